@@ -1,0 +1,21 @@
+// Package runtime is what luagen-generated code calls: it owns everything a
+// generated wrapper needs that is not specific to one script.
+//
+//   - [Script] holds one script's body and SHA1 and runs it with EVALSHA,
+//     falling back to EVAL when the server answers NOSCRIPT (after a restart,
+//     SCRIPT FLUSH or a failover), so NOSCRIPT never reaches a caller.
+//   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
+//     rueidis.Client (single node, sentinel or cluster); internal/luatest
+//     implements it offline.
+//   - [Slot] and [CheckSlots] implement Redis Cluster key hashing
+//     (CRC16/XMODEM of the key or its {hash tag}, modulo 16384) so a call whose
+//     keys span hash slots fails with [*CrossSlotError] before any round trip.
+//   - [Value] is a decoded reply; [Int64], [String], [Tuple] and friends turn
+//     it into Go values with a [*DecodeError] when the shape is wrong.
+//   - Errors are typed: [*ReplyError] (an error reply from the server),
+//     [*ScriptError] (a runtime error raised inside the script, with its .lua
+//     file and line), [*CodeError] (a reply the script header declared with
+//     ---@error, used as a sentinel with errors.Is).
+//
+// Nothing in this package knows any particular script.
+package runtime

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ReplyError is an error reply from the server (a RESP simple or blob error),
+// as an [Executor] returns it: the text without the leading '-' and without
+// a leading "ERR " (rueidis strips it, so every executor does, and messages
+// compare equal whichever executor produced them). "-ERR OUT_OF_STOCK" and
+// "-OUT_OF_STOCK" both arrive as Msg "OUT_OF_STOCK".
+type ReplyError struct {
+	Msg string
+}
+
+func (e *ReplyError) Error() string { return e.Msg }
+
+// Code returns the error code: the first word of the message (e.g.
+// "OUT_OF_STOCK" for "OUT_OF_STOCK 3 left"), after dropping a leading "ERR "
+// should an executor have kept one.
+func (e *ReplyError) Code() string {
+	m := strings.TrimPrefix(e.Msg, "ERR ")
+	if i := strings.IndexByte(m, ' '); i >= 0 {
+		return m[:i]
+	}
+	return m
+}
+
+// IsNoScript reports whether err is the server's NOSCRIPT reply to EVALSHA.
+// Some proxies and older servers prefix it with "ERR ", so that is stripped
+// first (the same rule as rueidis.IsNoScript after redis/rueidis#152).
+func IsNoScript(err error) bool {
+	var re *ReplyError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "NOSCRIPT")
+}
+
+// ScriptError is a runtime error raised while a script ran: a failed
+// redis.call, error(), or a Lua error such as indexing nil. Redis reports the
+// script line as "@user_script:N"; since generated code sends the .lua file
+// verbatim, Line is the line in File. Err is the server's reply.
+type ScriptError struct {
+	Script string // Go name, e.g. "stock.Deduct"
+	File   string // the .lua file, relative to the module root
+	Line   int    // 1-based line in File; 0 when the server did not say
+	Err    *ReplyError
+}
+
+func (e *ScriptError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Script, e.Err.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.File, e.Script, e.Err.Msg)
+}
+
+// Unwrap returns the server's reply.
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// scriptLine extracts N from the "... on @user_script:N." suffix Redis 7
+// appends to errors raised inside a script (script_lua.c, luaErrorInformationDiscard).
+func scriptLine(msg string) (int, bool) {
+	const marker = "@user_script:"
+	i := strings.LastIndex(msg, marker)
+	if i < 0 {
+		return 0, false
+	}
+	s := msg[i+len(marker):]
+	j := 0
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	n, err := strconv.Atoi(s[:j])
+	return n, err == nil
+}
+
+// CodeError is the sentinel for a reply a script header declares as a
+// failure with "---@error VALUE Name description". Generated packages export
+// one per declaration (stock.ErrOutOfStock) and callers test them with
+// errors.Is. Reply is the declared VALUE: an integer ("-1"), "nil", or an
+// error code such as "OUT_OF_STOCK" that the script sends with
+// redis.error_reply.
+type CodeError struct {
+	Script string // Go name, e.g. "stock.Deduct"
+	Name   string // e.g. "OutOfStock"
+	Reply  string // e.g. "-1", "nil", "OUT_OF_STOCK"
+	Desc   string // from the header, e.g. "stock is lower than qty"
+}
+
+func (e *CodeError) Error() string {
+	if e.Desc == "" {
+		return fmt.Sprintf("%s: %s (reply %s)", e.Script, e.Name, e.Reply)
+	}
+	return fmt.Sprintf("%s: %s: %s (reply %s)", e.Script, e.Name, e.Desc, e.Reply)
+}
+
+// codeReplyError is a declared error-reply code together with the text the
+// script sent; it matches its sentinel with errors.Is and keeps the detail.
+type codeReplyError struct {
+	code  *CodeError
+	reply *ReplyError
+}
+
+func (e *codeReplyError) Error() string { return e.code.Error() + ": " + e.reply.Msg }
+func (e *codeReplyError) Unwrap() []error {
+	return []error{e.code, e.reply}
+}
+
+// ErrUnexpectedReply matches every [*DecodeError] with errors.Is.
+var ErrUnexpectedReply = errors.New("unexpected script reply")
+
+// DecodeError reports a reply whose shape does not match the script's
+// declared ---@return type, e.g. a string where int64 was declared. It means
+// the .lua file and its header disagree.
+type DecodeError struct {
+	Script string // Go name, e.g. "stock.Deduct"
+	Want   string // the declared type, e.g. "int64"
+	Got    Value  // the reply as received
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s: unexpected reply %s, want %s", e.Script, e.Got, e.Want)
+}
+
+// Is reports whether target is [ErrUnexpectedReply].
+func (e *DecodeError) Is(target error) bool { return target == ErrUnexpectedReply }

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+// RueidisExecutor is the [Executor] for a rueidis.Client: single node,
+// sentinel or cluster. Concurrent calls share rueidis' auto-pipelining.
+type RueidisExecutor struct {
+	c rueidis.Client
+}
+
+var _ Executor = (*RueidisExecutor)(nil)
+
+// Rueidis returns an [Executor] that runs scripts on c. Commands are sent as
+// rueidis builds them by default: EVALSHA and EVAL are not retried after a
+// connection error, so a script never runs twice behind the caller's back.
+func Rueidis(c rueidis.Client) *RueidisExecutor { return &RueidisExecutor{c: c} }
+
+// Client returns the rueidis.Client the executor wraps.
+func (r *RueidisExecutor) Client() rueidis.Client { return r.c }
+
+// EvalSha implements [Executor] with EVALSHA or EVALSHA_RO.
+func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	var cmd rueidis.Completed
+	if s.readOnly {
+		cmd = r.c.B().EvalshaRo().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	} else {
+		cmd = r.c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	return FromRueidis(r.c.Do(ctx, cmd))
+}
+
+// Eval implements [Executor] with EVAL or EVAL_RO.
+func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	var cmd rueidis.Completed
+	if s.readOnly {
+		cmd = r.c.B().EvalRo().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	} else {
+		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	return FromRueidis(r.c.Do(ctx, cmd))
+}
+
+// Load implements [Executor]: SCRIPT LOAD on every node rueidis knows
+// (Client.Nodes: on a cluster, primaries and replicas). It returns the
+// first error, after trying every node.
+func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
+	var errs []error
+	for addr, n := range r.c.Nodes() {
+		res := n.Do(ctx, n.B().ScriptLoad().Script(s.body).Build().ToRetryable())
+		sha, err := res.ToString()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SCRIPT LOAD %s on %s: %w", s.name, addr, convertErr(err)))
+			continue
+		}
+		if sha != s.sha1 {
+			errs = append(errs, fmt.Errorf("SCRIPT LOAD %s on %s: server SHA1 %s, want %s", s.name, addr, sha, s.sha1))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FromRueidis converts a rueidis result to a [Value], turning error replies
+// into *[ReplyError] and a nil reply into a nil Value.
+// A scalar reply does not allocate.
+func FromRueidis(res rueidis.RedisResult) (Value, error) {
+	if err := res.NonRedisError(); err != nil {
+		return Value{}, err
+	}
+	msg, err := res.ToMessage()
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			return Value{}, nil
+		}
+		return Value{}, convertErr(err)
+	}
+	return fromMessage(&msg), nil
+}
+
+func convertErr(err error) error {
+	if re, ok := rueidis.IsRedisErr(err); ok {
+		return &ReplyError{Msg: re.Error()}
+	}
+	return err
+}
+
+func fromMessage(m *rueidis.RedisMessage) Value {
+	switch {
+	case m.IsNil():
+		return Value{}
+	case m.IsInt64():
+		n, _ := m.ToInt64()
+		return Value{Kind: KindInt, Int: n}
+	case m.IsString():
+		s, _ := m.ToString()
+		return Value{Kind: KindString, Str: s}
+	case m.IsArray():
+		arr, _ := m.ToArray()
+		vs := make([]Value, len(arr))
+		for i := range arr {
+			vs[i] = fromMessage(&arr[i])
+		}
+		return Value{Kind: KindArray, Array: vs}
+	case m.IsMap():
+		arr, _ := m.ToArray()
+		vs := make([]Value, len(arr))
+		for i := range arr {
+			vs[i] = fromMessage(&arr[i])
+		}
+		return Value{Kind: KindMap, Array: vs}
+	case m.IsBool():
+		b, _ := m.ToBool()
+		v := Value{Kind: KindBool}
+		if b {
+			v.Int = 1
+		}
+		return v
+	case m.IsFloat64():
+		f, _ := m.ToFloat64()
+		return Value{Kind: KindDouble, Float: f}
+	}
+	if err := m.Error(); err != nil {
+		return Value{Kind: KindError, Str: err.Error()}
+	}
+	// Verbatim strings and big numbers: rueidis exposes both through ToAny
+	// as strings.
+	if a, err := m.ToAny(); err == nil {
+		if s, ok := a.(string); ok {
+			if _, err := strconv.ParseInt(s, 10, 64); err != nil && isDigits(s) {
+				return Value{Kind: KindBigNumber, Str: s}
+			}
+			return Value{Kind: KindString, Str: s}
+		}
+	}
+	return Value{Kind: KindString, Str: m.String()}
+}
+
+func isDigits(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strconv"
+)
+
+// Executor runs scripts on a server or an offline fake. It is deliberately
+// narrow (three calls) so fakes and fault injectors are easy to write;
+// [Rueidis] adapts a rueidis.Client and internal/luatest runs scripts in
+// gopher-lua.
+//
+// Error replies must be returned as *[ReplyError]; anything else (network,
+// context) is passed to the caller unchanged. Implementations must not retry
+// EvalSha or Eval on their own: scripts are not idempotent in general.
+type Executor interface {
+	// EvalSha sends EVALSHA (EVALSHA_RO for read-only scripts) with
+	// s.SHA1(). A server without the script in its script cache answers
+	// NOSCRIPT, which [Script.Exec] handles.
+	EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error)
+	// Eval sends EVAL (EVAL_RO) with the script body, which also adds it to
+	// the server's script cache.
+	Eval(ctx context.Context, s *Script, keys, args []string) (Value, error)
+	// Load sends SCRIPT LOAD to every node that may run s (on a cluster:
+	// every primary and replica, since Redis 7 does not replicate SCRIPT LOAD).
+	Load(ctx context.Context, s *Script) error
+}
+
+// Script is one Lua script as a generated package declares it. Create it with
+// [NewScript] at package initialisation; it is immutable and safe for
+// concurrent use.
+type Script struct {
+	name     string
+	file     string
+	body     string
+	sha1     string
+	readOnly bool
+	anySlot  bool
+	codes    []*CodeError
+	ints     map[int64]*CodeError // codes whose Reply is an integer
+	onNil    *CodeError           // the code whose Reply is "nil"
+	prefixes map[string]*CodeError
+}
+
+// ScriptSpec describes a script to [NewScript].
+type ScriptSpec struct {
+	Name string // Go name with package, e.g. "stock.Deduct"
+	File string // source file, e.g. "lua/stock/deduct.lua"
+	Body string // the script text, sent verbatim
+	// ReadOnly sends EVALSHA_RO/EVAL_RO; set when the shebang has
+	// flags=no-writes, which Redis requires for the _RO variants.
+	ReadOnly bool
+	// AllowCrossSlot skips the client-side hash-slot check; set when the
+	// shebang has flags=allow-cross-slot-keys (single-node use only).
+	AllowCrossSlot bool
+	// Errors are the script's declared failure replies (---@error). Exec
+	// returns the matching sentinel instead of the reply.
+	Errors []*CodeError
+}
+
+// NewScript returns the Script for spec, computing its SHA1 once.
+// It panics when two Errors declare the same reply: that is a generator bug,
+// never a user input (luagen check rejects such headers).
+func NewScript(spec ScriptSpec) *Script {
+	sum := sha1.Sum([]byte(spec.Body))
+	s := &Script{
+		name:     spec.Name,
+		file:     spec.File,
+		body:     spec.Body,
+		sha1:     hex.EncodeToString(sum[:]),
+		readOnly: spec.ReadOnly,
+		anySlot:  spec.AllowCrossSlot,
+		codes:    spec.Errors,
+	}
+	for _, c := range spec.Errors {
+		if c.Reply == "nil" {
+			if s.onNil != nil {
+				panic("luagen: " + spec.Name + ": two ---@error nil declarations")
+			}
+			s.onNil = c
+		} else if n, err := strconv.ParseInt(c.Reply, 10, 64); err == nil {
+			if s.ints == nil {
+				s.ints = map[int64]*CodeError{}
+			}
+			if s.ints[n] != nil {
+				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.Reply)
+			}
+			s.ints[n] = c
+		} else {
+			if s.prefixes == nil {
+				s.prefixes = map[string]*CodeError{}
+			}
+			if s.prefixes[c.Reply] != nil {
+				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.Reply)
+			}
+			s.prefixes[c.Reply] = c
+		}
+	}
+	return s
+}
+
+// Name returns the script's Go name, e.g. "stock.Deduct".
+func (s *Script) Name() string { return s.name }
+
+// File returns the script's .lua file as given to [NewScript].
+func (s *Script) File() string { return s.file }
+
+// Body returns the script text.
+func (s *Script) Body() string { return s.body }
+
+// SHA1 returns the lowercase hex SHA1 of the body: the script's key in the
+// server's script cache, as EVALSHA and SCRIPT LOAD use it.
+func (s *Script) SHA1() string { return s.sha1 }
+
+// ReadOnly reports whether the script runs with EVALSHA_RO/EVAL_RO.
+func (s *Script) ReadOnly() bool { return s.readOnly }
+
+// Errors returns the script's declared failure replies.
+func (s *Script) Errors() []*CodeError { return s.codes }
+
+// Exec runs the script with keys as KEYS and args as ARGV on e:
+//
+//  1. all keys must hash to one slot, else *[CrossSlotError] and nothing is
+//     sent (unless the script opted out with flags=allow-cross-slot-keys);
+//  2. EVALSHA; on NOSCRIPT (the script cache was flushed, the server
+//     restarted or a replica was promoted) EVAL, which is safe because
+//     NOSCRIPT means the script did not run;
+//  3. an error reply raised inside the script becomes *[ScriptError], one
+//     the header declared becomes its *[CodeError] sentinel (wrapped with the
+//     server's text), any other error is returned as is;
+//  4. an integer or nil reply the header declared with ---@error becomes
+//     its *[CodeError] sentinel.
+//
+// Exec never retries a script that may have run.
+func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Value, error) {
+	if !s.anySlot {
+		if err := CheckSlots(s.name, keys); err != nil {
+			return Value{}, err
+		}
+	}
+	v, err := e.EvalSha(ctx, s, keys, args)
+	if err != nil && IsNoScript(err) {
+		v, err = e.Eval(ctx, s, keys, args)
+	}
+	if err != nil {
+		return Value{}, s.classify(err)
+	}
+	switch {
+	case v.Kind == KindInt && s.ints != nil:
+		if c := s.ints[v.Int]; c != nil {
+			return v, c
+		}
+	case v.Kind == KindNil && s.onNil != nil:
+		return v, s.onNil
+	}
+	return v, nil
+}
+
+// Load adds the script to the script cache of every node of e (SCRIPT LOAD).
+// Calling it is optional: Exec falls back to EVAL on NOSCRIPT either way; it
+// saves that extra round trip on the first call after start-up.
+func (s *Script) Load(ctx context.Context, e Executor) error {
+	return e.Load(ctx, s)
+}
+
+func (s *Script) classify(err error) error {
+	var re *ReplyError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if c := s.prefixes[re.Code()]; c != nil {
+		return &codeReplyError{code: c, reply: re}
+	}
+	if line, ok := scriptLine(re.Msg); ok {
+		return &ScriptError{Script: s.name, File: s.file, Line: line, Err: re}
+	}
+	return err
+}
+
+// Preload adds scripts to the script cache of every node of e (SCRIPT
+// LOAD), trying all of them and joining their errors. Generated packages call
+// it from their Preload method.
+func Preload(ctx context.Context, e Executor, scripts ...*Script) error {
+	var errs []error
+	for _, s := range scripts {
+		if err := e.Load(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
