@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -102,16 +104,22 @@ func fromMessage(m *rueidis.RedisMessage) Value {
 		return Value{Kind: KindString, Str: s}
 	case m.IsArray():
 		arr, _ := m.ToArray()
+		if len(arr) == 0 {
+			return Value{Kind: KindArray}
+		}
 		vs := make([]Value, len(arr))
 		for i := range arr {
 			vs[i] = fromMessage(&arr[i])
 		}
 		return Value{Kind: KindArray, Array: vs}
 	case m.IsMap():
-		arr, _ := m.ToArray()
-		vs := make([]Value, len(arr))
-		for i := range arr {
-			vs[i] = fromMessage(&arr[i])
+		// rueidis exposes RESP3 maps only as Go maps, so the server's pair
+		// order is lost; sort by key to keep Values deterministic.
+		mm, _ := m.ToMap()
+		vs := make([]Value, 0, 2*len(mm))
+		for _, k := range slices.Sorted(maps.Keys(mm)) {
+			v := mm[k]
+			vs = append(vs, Value{Kind: KindString, Str: k}, fromMessage(&v))
 		}
 		return Value{Kind: KindMap, Array: vs}
 	case m.IsBool():

@@ -1,0 +1,38 @@
+# luagen's developer commands. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+GO ?= go
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: test redis vet generated unit demo bench
+
+## test: everything CI checks: redis-server present, go vet, generated code
+## fresh, and every test with the race detector.
+test: redis vet generated
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## redis: install redis-server 7 (Debian package) when it is missing.
+redis:
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+		echo "redis-server not found; installing it with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
+	@redis-server --version
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+## generated: fail when `go generate ./...` changes or adds a file.
+generated:
+	$(GO) generate ./...
+	@if [ -n "$$(git status --porcelain -- '*.lua.go')" ]; then \
+		echo "generated code is stale; run go generate ./... and commit:"; git status --short -- '*.lua.go'; exit 1; \
+	fi
+
+## unit: the fast tests only (no redis-server needed).
+unit:
+	$(GO) test -count=1 ./gen/... ./runtime/... ./cmd/...
+
+## demo: the main job on an embedded Redis.
+demo:
+	$(GO) run ./examples/seckill

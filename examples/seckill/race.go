@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+
+	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/stock"
+)
+
+// recordTTL is how long purchase records live; long enough to check them,
+// short enough that demo runs against a shared server clean themselves up.
+const recordTTL = 10 * time.Minute
+
+// keys are one SKU's keys. They share the {sku} hash tag, so on a cluster
+// every deduction for the SKU runs in one slot, on one primary.
+type keys struct{ sku string }
+
+func (k keys) stock() string           { return "seckill:{" + k.sku + "}:stock" }
+func (k keys) log(buyer string) string { return "seckill:{" + k.sku + "}:log:" + buyer }
+
+// race sets up the SKU, lets cfg.Buyers buyers race for it and checks the
+// keyspace afterwards.
+func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
+	client, exec, server, closeFn, err := connect(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+
+	k := keys{sku: cfg.SKU}
+	if k.sku == "" {
+		k.sku = "sku-" + randomID()
+	}
+	if err := client.Do(ctx, client.B().Set().Key(k.stock()).Value(strconv.Itoa(cfg.Stock)).Build()).Error(); err != nil {
+		return nil, fmt.Errorf("set up stock on %s: %w", server, err)
+	}
+	defer client.Do(context.WithoutCancel(ctx), client.B().Del().Key(k.stock()).Build())
+
+	scripts := stock.New(exec)
+	if err := scripts.Preload(ctx); err != nil {
+		return nil, fmt.Errorf("preload scripts on %s: %w", server, err)
+	}
+
+	rep := &report{Server: server, SKU: k.sku, Buyers: cfg.Buyers, Stock: cfg.Stock, Qty: cfg.Qty, Concurrency: cfg.Concurrency}
+	outcome := make([]int8, cfg.Buyers) // 1 sold, 2 refused, 3 error
+	latency := make([]time.Duration, cfg.Buyers)
+	var next, done atomic.Int64
+	var firstErr atomic.Value
+
+	stopProgress := startProgress(progress, cfg.Buyers, &done)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range min(cfg.Concurrency, cfg.Buyers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= cfg.Buyers || ctx.Err() != nil {
+					return
+				}
+				buyer := "u" + strconv.Itoa(i)
+				t0 := time.Now()
+				_, err := scripts.Deduct(ctx,
+					stock.DeductKeys{Stock: k.stock(), Log: k.log(buyer)},
+					stock.DeductArgs{Qty: int64(cfg.Qty), Buyer: buyer, At: t0, TTL: recordTTL})
+				latency[i] = time.Since(t0)
+				switch {
+				case err == nil:
+					outcome[i] = 1
+				case errors.Is(err, stock.ErrOutOfStock):
+					outcome[i] = 2
+				default:
+					outcome[i] = 3
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("interrupted after %d of %d buyers", done.Load(), cfg.Buyers)
+	}
+
+	var sold []string
+	for i, o := range outcome {
+		switch o {
+		case 1:
+			rep.Sold++
+			sold = append(sold, "u"+strconv.Itoa(i))
+		case 2:
+			rep.Refused++
+		case 3:
+			rep.Errors++
+		}
+	}
+	if e, ok := firstErr.Load().(string); ok {
+		rep.FirstError = e
+	}
+	rep.setTiming(elapsed, latency)
+	if err := rep.audit(ctx, client, k, sold); err != nil {
+		return nil, fmt.Errorf("audit on %s: %w", server, err)
+	}
+	return rep, nil
+}
+
+// connect returns a client and executor for cfg: the -redis servers, or an
+// embedded miniredis. miniredis rejects the Redis 7 shebang line our scripts
+// start with, so the embedded executor comments it out.
+func connect(cfg config) (rueidis.Client, runtime.Executor, string, func(), error) {
+	addrs := cfg.addrs()
+	var mr *miniredis.Miniredis
+	server := cfg.Redis
+	if len(addrs) == 0 {
+		mr = miniredis.NewMiniRedis()
+		if err := mr.Start(); err != nil {
+			return nil, nil, "", nil, fmt.Errorf("start embedded redis: %w", err)
+		}
+		addrs = []string{mr.Addr()}
+		server = "embedded miniredis " + mr.Addr()
+	}
+	client, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:  addrs,
+		DisableCache: true, // no client-side caching: every read goes to the server
+		// miniredis answers CLUSTER SLOTS as a one-node cluster; talk to it
+		// as the single server it is.
+		ForceSingleClient: mr != nil,
+	})
+	if err != nil {
+		if mr != nil {
+			mr.Close()
+		}
+		return nil, nil, "", nil, fmt.Errorf("connect to %s: %w", server, err)
+	}
+	var exec runtime.Executor = runtime.Rueidis(client)
+	if mr != nil {
+		exec = runtime.WithoutShebang(exec)
+	}
+	if client.Mode() == rueidis.ClientModeCluster {
+		server = "cluster " + server
+	}
+	return client, exec, server, func() {
+		client.Close()
+		if mr != nil {
+			mr.Close()
+		}
+	}, nil
+}
+
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

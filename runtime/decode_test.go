@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var sc = NewScript(ScriptSpec{Name: "t.S", File: "s.lua", Body: "return 1"})
+
+func TestDecoders(t *testing.T) {
+	n, err := Int64(sc, IntValue(-5))
+	require.NoError(t, err)
+	assert.Equal(t, int64(-5), n)
+
+	_, err = Int64(sc, StringValue("5"))
+	require.ErrorIs(t, err, ErrUnexpectedReply)
+	assert.EqualError(t, err, `t.S: unexpected reply "5", want int64`)
+
+	for v, want := range map[string]bool{"1": true, "0": false, "nil": false} {
+		val := Nil
+		if v != "nil" {
+			val = IntValue(map[string]int64{"1": 1, "0": 0}[v])
+		}
+		got, err := Bool(sc, val)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, v)
+	}
+	_, err = Bool(sc, IntValue(2))
+	assert.ErrorIs(t, err, ErrUnexpectedReply)
+
+	f, err := Float64(sc, StringValue("1.25"))
+	require.NoError(t, err)
+	assert.Equal(t, 1.25, f)
+	_, err = Float64(sc, StringValue("x"))
+	assert.ErrorIs(t, err, ErrUnexpectedReply)
+
+	d, err := Duration(sc, IntValue(1500), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, d)
+	d, err = Duration(sc, IntValue(-2), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, -2*time.Millisecond, d, "PTTL's -2 stays visible")
+
+	tm, err := Time(sc, IntValue(1_700_000_000_123), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1_700_000_000_123), tm.UnixMilli())
+	tm, err = Time(sc, IntValue(1_700_000_000), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1_700_000_000), tm.Unix())
+
+	tup, err := Tuple(sc, ArrayValue(IntValue(1), Nil), 2)
+	require.NoError(t, err)
+	assert.Len(t, tup, 2)
+	_, err = Tuple(sc, ArrayValue(IntValue(1)), 2)
+	assert.EqualError(t, err, "t.S: unexpected reply [(integer) 1], want array of 2")
+
+	m, err := StringMap(sc, ArrayValue(StringValue("a"), StringValue("1"), StringValue("b"), StringValue("2")))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "1", "b": "2"}, m)
+	_, err = StringMap(sc, ArrayValue(StringValue("a")))
+	assert.ErrorIs(t, err, ErrUnexpectedReply)
+
+	ints, err := Slice(sc, ArrayValue(IntValue(1), IntValue(2)), Int64)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, ints)
+	_, err = Slice(sc, ArrayValue(IntValue(1), StringValue("x")), Int64)
+	assert.ErrorIs(t, err, ErrUnexpectedReply)
+
+	p, err := Optional(sc, Nil, String)
+	require.NoError(t, err)
+	assert.Nil(t, p)
+	p, err = Optional(sc, StringValue("x"), String)
+	require.NoError(t, err)
+	assert.Equal(t, "x", *p)
+}
+
+func TestEncoders(t *testing.T) {
+	assert.Equal(t, "-42", FormatInt(-42))
+	assert.Equal(t, "0.1", FormatFloat(0.1))
+	assert.Equal(t, "1e+21", FormatFloat(1e21))
+	assert.Equal(t, "1", FormatBool(true))
+	assert.Equal(t, "0", FormatBool(false))
+	assert.Equal(t, "1500", FormatDuration(1500*time.Millisecond, time.Millisecond))
+	assert.Equal(t, "1", FormatDuration(1999*time.Millisecond, time.Second), "truncated, as EXPIRE takes whole seconds")
+	at := time.UnixMilli(1_700_000_000_999)
+	assert.Equal(t, "1700000000999", FormatTime(at, time.Millisecond))
+	assert.Equal(t, "1700000000", FormatTime(at, time.Second))
+}
+
+func TestReplyErrorCode(t *testing.T) {
+	for msg, code := range map[string]string{
+		"OUT_OF_STOCK 3 left": "OUT_OF_STOCK",
+		"ERR OUT_OF_STOCK":    "OUT_OF_STOCK",
+		"WRONGTYPE Operation": "WRONGTYPE",
+		"NOSCRIPT":            "NOSCRIPT",
+	} {
+		assert.Equal(t, code, (&ReplyError{Msg: msg}).Code(), msg)
+	}
+	assert.True(t, IsNoScript(&ReplyError{Msg: "ERR NOSCRIPT x"}))
+	assert.True(t, IsNoScript(errors.Join(errors.New("ctx"), &ReplyError{Msg: "NOSCRIPT x"})))
+	assert.False(t, IsNoScript(errors.New("NOSCRIPT but not a reply")))
+}
+
+func TestScriptLine(t *testing.T) {
+	for msg, want := range map[string]int{
+		"ERR user_script:3: Script attempted to access nonexistent global variable 'foo' script: e242c1, on @user_script:3.": 3,
+		"WRONGTYPE Operation against a key holding the wrong kind of value script: a7c3, on @user_script:12.":                 12,
+		"plain error": 0,
+	} {
+		got, ok := scriptLine(msg)
+		assert.Equal(t, want, got, msg)
+		assert.Equal(t, want != 0, ok, msg)
+	}
+}
+
+func TestNewScriptSHA1(t *testing.T) {
+	// SHA1 of "return 1", as SCRIPT LOAD answers it.
+	assert.Equal(t, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", sc.SHA1())
+}

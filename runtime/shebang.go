@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// WithoutShebang returns an Executor that sends every script with its first
+// line turned from a Redis 7 shebang ("#!lua flags=...") into a Lua comment
+// ("--!lua flags=..."), keeping line numbers. Use it only for servers that
+// reject the shebang: Redis before 7.0 and emulators such as miniredis
+// (v2.40 answers "syntax error near '#'"). The script's flags are then not
+// enforced by the server; the client-side hash-slot check still is.
+func WithoutShebang(e Executor) Executor {
+	return &shebangless{inner: e}
+}
+
+type shebangless struct {
+	inner  Executor
+	plain  sync.Map // *Script → *Script with the shebang commented out
+	initMu sync.Mutex
+}
+
+func (x *shebangless) plainScript(s *Script) *Script {
+	if !strings.HasPrefix(s.body, "#!") {
+		return s
+	}
+	if p, ok := x.plain.Load(s); ok {
+		return p.(*Script)
+	}
+	x.initMu.Lock()
+	defer x.initMu.Unlock()
+	if p, ok := x.plain.Load(s); ok {
+		return p.(*Script)
+	}
+	p := NewScript(ScriptSpec{
+		Name:           s.name,
+		File:           s.file,
+		Body:           "--" + s.body[2:],
+		ReadOnly:       false, // EVAL_RO needs the no-writes flag, which is gone
+		AllowCrossSlot: s.anySlot,
+		Errors:         s.codes,
+	})
+	x.plain.Store(s, p)
+	return p
+}
+
+func (x *shebangless) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	return x.inner.EvalSha(ctx, x.plainScript(s), keys, args)
+}
+
+func (x *shebangless) Eval(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	return x.inner.Eval(ctx, x.plainScript(s), keys, args)
+}
+
+func (x *shebangless) Load(ctx context.Context, s *Script) error {
+	return x.inner.Load(ctx, x.plainScript(s))
+}
