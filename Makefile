@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test redis vet generated unit demo bench
+.PHONY: test redis vet generated unit demo cluster
 
 ## test: everything CI checks: redis-server present, go vet, generated code
 ## fresh, and every test with the race detector.
@@ -36,3 +36,7 @@ unit:
 ## demo: the main job on an embedded Redis.
 demo:
 	$(GO) run ./examples/seckill
+
+## cluster: run a local 3+3 Redis Cluster in the foreground (Ctrl-C stops it).
+cluster: redis
+	$(GO) run ./internal/redistest/localcluster

@@ -1,12 +1,14 @@
-// Package redistest starts real redis-server processes for tests: each on a
-// free loopback port, in a temporary directory, stopped by PID when the test
-// ends. Tests need redis-server 7 on PATH; `make test` installs it with
-// apt-get when it is missing.
+// Package redistest starts real redis-server processes for tests and the
+// demo: single servers and 3-primary/3-replica clusters, each node on a free
+// loopback port in its own directory, stopped by PID. It needs redis-server
+// and redis-cli 7 on PATH; `make test` installs them with apt-get when they
+// are missing.
 package redistest
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,43 +25,51 @@ import (
 
 // Server is one redis-server process.
 type Server struct {
-	Addr string // host:port on 127.0.0.1
+	Addr string // 127.0.0.1:port
 	Port int
-	Dir  string // working directory (dump files, logs)
+	Dir  string // working directory: redis.log, nodes.conf
 	cmd  *exec.Cmd
 	args []string
-	tb   testing.TB
 }
 
 // Start runs a redis-server with persistence off on a free loopback port and
-// stops it (SIGKILL by PID) when tb ends. extra are additional config
-// arguments such as "--maxmemory", "10mb". It fails tb when the binary is
-// missing or the server does not answer PING within 10 s.
+// stops it (SIGKILL by PID) when tb ends. extra are more configuration
+// arguments, e.g. "--maxmemory", "10mb". It fails tb when redis-server is
+// missing or does not answer PING within 10 s.
 func Start(tb testing.TB, extra ...string) *Server {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
+	s, err := StartServer(tb.TempDir(), extra...)
 	if err != nil {
-		tb.Fatalf("redis-server not on PATH (run `make test`, which installs it): %v", err)
-	}
-	s := &Server{Dir: tb.TempDir(), tb: tb}
-	s.args = append([]string{"--save", "", "--appendonly", "no", "--bind", "127.0.0.1",
-		"--protected-mode", "no", "--dir", s.Dir, "--logfile", "redis.log"}, extra...)
-	for attempt := 0; ; attempt++ {
-		s.Port = FreePort(tb)
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
-		if err = s.start(bin); err == nil {
-			break
-		}
-		if attempt == 4 {
-			tb.Fatalf("redistest: %v", err)
-		}
+		tb.Fatalf("redistest: %v", err)
 	}
 	tb.Cleanup(s.Stop)
 	return s
 }
 
-func (s *Server) start(bin string) error {
-	s.cmd = exec.Command(bin, append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
+// StartServer is [Start] without a testing.TB: it runs the server in dir and
+// the caller must call Stop.
+func StartServer(dir string, extra ...string) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, fmt.Errorf("redis-server not on PATH (run `make test`, which installs it): %w", err)
+	}
+	s := &Server{Dir: dir}
+	s.args = append([]string{"--save", "", "--appendonly", "no", "--bind", "127.0.0.1",
+		"--protected-mode", "no", "--dir", dir, "--logfile", "redis.log"}, extra...)
+	var err error
+	for range 5 { // a free port can be taken between FreePort and bind
+		if s.Port, err = freePort(); err != nil {
+			return nil, err
+		}
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+		if err = s.start(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+func (s *Server) start() error {
+	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
 	s.cmd.Dir = s.Dir
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
@@ -83,23 +93,27 @@ func (s *Server) Stop() {
 }
 
 // Restart kills the server and starts it again on the same port with the
-// same configuration; with persistence off it comes back empty. It fails
-// the test when the server does not come back within 10 s.
-func (s *Server) Restart() {
-	s.tb.Helper()
+// same configuration; with persistence off it comes back empty (and, in a
+// cluster, with its nodes.conf). It returns an error when the server does
+// not answer PING within 10 s.
+func (s *Server) Restart() error {
 	s.Stop()
-	bin, _ := exec.LookPath("redis-server")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := s.start(bin)
-		if err == nil {
-			return
+		err := s.start()
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
-		if time.Now().After(deadline) { // the port may linger for a moment
-			s.tb.Fatalf("redistest: restart: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the port may linger for a moment
 	}
+}
+
+// Signal sends sig to the server process (SIGSTOP/SIGCONT to pause it).
+func (s *Server) Signal(sig syscall.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("redistest: server not running")
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // PID returns the server's process id, or 0 when it is stopped.
@@ -116,8 +130,8 @@ func (s *Server) Log() string {
 	return string(b)
 }
 
-// Client returns a rueidis client connected to the server, closed when the
-// test ends.
+// Client returns a rueidis client for the server with client-side caching
+// off, closed when tb ends.
 func (s *Server) Client(tb testing.TB) rueidis.Client {
 	tb.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr}, DisableCache: true})
@@ -128,35 +142,59 @@ func (s *Server) Client(tb testing.TB) rueidis.Client {
 	return c
 }
 
-// Do runs one command on the server with a fresh connection and returns the
-// reply's first line, for set-up and assertions that must not share a
-// client with the code under test (e.g. SCRIPT FLUSH, DEBUG SLEEP).
+// Do runs one command on the server over a fresh single-node connection and
+// returns the reply formatted with fmt.Sprint (arrays as [a b]), or "ERR "
+// and the message for an error reply. It is for set-up and assertions that
+// must not share a client with the code under test (SCRIPT FLUSH, INFO).
 func (s *Server) Do(tb testing.TB, args ...string) string {
 	tb.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr}, DisableCache: true, DisableRetry: true})
+	out, err := do(s.Addr, args...)
 	if err != nil {
-		tb.Fatalf("redistest: connect %s: %v", s.Addr, err)
+		tb.Fatalf("redistest: %s on %s: %v", args[0], s.Addr, err)
+	}
+	return out
+}
+
+func do(addr string, args ...string) (string, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
+		DisableRetry: true, ForceSingleClient: true})
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build())
-	if err := res.Error(); err != nil && !rueidis.IsRedisNil(err) {
-		return "ERR " + err.Error()
+	if err := res.Error(); err != nil {
+		if rueidis.IsRedisNil(err) {
+			return "<nil>", nil
+		}
+		if re, ok := rueidis.IsRedisErr(err); ok {
+			return "ERR " + re.Error(), nil
+		}
+		return "", err
 	}
 	a, _ := res.ToAny()
-	return fmt.Sprint(a)
+	return fmt.Sprint(a), nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
+	p, err := freePort()
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	return p
+}
+
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("redistest: free port: %v", err)
+		return 0, fmt.Errorf("free port: %w", err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // WaitPing dials addr until it answers PING with +PONG or timeout passes.

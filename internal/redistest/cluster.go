@@ -1,0 +1,256 @@
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Cluster is a local Redis Cluster: 3 primaries and 3 replicas, each a
+// [Server] on a free loopback port.
+type Cluster struct {
+	Nodes []*Server
+}
+
+// StartCluster starts a 3-primary/3-replica cluster, joined with
+// `redis-cli --cluster create … --cluster-replicas 1 --cluster-yes`, waits
+// for cluster_state:ok on every node and for every replica to be in sync,
+// and stops all nodes by PID when tb ends.
+func StartCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	c, err := NewCluster(tb.TempDir())
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(c.Stop)
+	return c
+}
+
+// NewCluster is [StartCluster] without a testing.TB: nodes live in
+// subdirectories of dir and the caller must call Stop.
+func NewCluster(dir string) (*Cluster, error) {
+	c := &Cluster{}
+	for i := range 6 {
+		d := filepath.Join(dir, "node"+strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		s, err := StartServer(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			// A short node timeout makes failure detection and failover fast
+			// enough for tests; 2 s still tolerates a loaded CI machine.
+			"--cluster-node-timeout", "2000")
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, s)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	if err := c.WaitHealthy(30 * time.Second); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stop kills every node by PID.
+func (c *Cluster) Stop() {
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+}
+
+// Addrs returns every node's address, usable as a seed list.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Client returns a rueidis cluster client seeded with every node, with
+// client-side caching off, closed when tb ends.
+func (c *Cluster) Client(tb testing.TB) rueidis.Client {
+	tb.Helper()
+	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: c.Addrs(), DisableCache: true})
+	if err != nil {
+		tb.Fatalf("redistest: connect cluster: %v", err)
+	}
+	if cl.Mode() != rueidis.ClientModeCluster {
+		cl.Close()
+		tb.Fatalf("redistest: client mode %v, want cluster", cl.Mode())
+	}
+	tb.Cleanup(cl.Close)
+	return cl
+}
+
+// WaitHealthy waits until every running node reports cluster_state:ok with
+// all 16384 slots assigned, knows all 6 nodes, and every replica's link to
+// its primary is up.
+func (c *Cluster) WaitHealthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := c.healthy()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not healthy after %v: %w", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) healthy() error {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 {
+			continue
+		}
+		info, err := do(n.Addr, "CLUSTER", "INFO")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:6"} {
+			if !strings.Contains(info, want) {
+				return fmt.Errorf("%s: no %s", n.Addr, want)
+			}
+		}
+		repl, err := do(n.Addr, "INFO", "replication")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
+			return fmt.Errorf("%s: replica link down", n.Addr)
+		}
+	}
+	return nil
+}
+
+// NodeInfo is one line of CLUSTER NODES.
+type NodeInfo struct {
+	ID      string
+	Addr    string // 127.0.0.1:port
+	Primary bool
+	Of      string   // the primary's ID, for a replica
+	Slots   [][2]int // owned slot ranges, inclusive
+}
+
+// Topology returns CLUSTER NODES as seen by the first running node.
+func (c *Cluster) Topology() ([]NodeInfo, error) {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 {
+			continue
+		}
+		out, err := do(n.Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return nil, err
+		}
+		return parseNodes(out), nil
+	}
+	return nil, errors.New("no node running")
+}
+
+func parseNodes(out string) []NodeInfo {
+	var nodes []NodeInfo
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		ni := NodeInfo{ID: f[0], Addr: strings.SplitN(f[1], "@", 2)[0], Primary: strings.Contains(f[2], "master")}
+		if f[3] != "-" {
+			ni.Of = f[3]
+		}
+		for _, r := range f[8:] {
+			if strings.HasPrefix(r, "[") { // a slot being migrated
+				continue
+			}
+			lo, hi, found := strings.Cut(r, "-")
+			a, _ := strconv.Atoi(lo)
+			b := a
+			if found {
+				b, _ = strconv.Atoi(hi)
+			}
+			ni.Slots = append(ni.Slots, [2]int{a, b})
+		}
+		nodes = append(nodes, ni)
+	}
+	return nodes
+}
+
+// node returns the Server listening on addr.
+func (c *Cluster) node(addr string) *Server {
+	for _, n := range c.Nodes {
+		if n.Addr == addr {
+			return n
+		}
+	}
+	return nil
+}
+
+// PrimaryOf returns the primary serving slot and one of its replicas.
+func (c *Cluster) PrimaryOf(slot uint16) (primary, replica *Server, err error) {
+	nodes, err := c.Topology()
+	if err != nil {
+		return nil, nil, err
+	}
+	var pid string
+	for _, n := range nodes {
+		for _, r := range n.Slots {
+			if n.Primary && int(slot) >= r[0] && int(slot) <= r[1] {
+				primary, pid = c.node(n.Addr), n.ID
+			}
+		}
+	}
+	if primary == nil {
+		return nil, nil, fmt.Errorf("no primary serves slot %d", slot)
+	}
+	for _, n := range nodes {
+		if n.Of == pid {
+			replica = c.node(n.Addr)
+		}
+	}
+	if replica == nil {
+		return nil, nil, fmt.Errorf("primary %s of slot %d has no replica", primary.Addr, slot)
+	}
+	return primary, replica, nil
+}
+
+// Failover promotes a replica of the primary serving slot with CLUSTER
+// FAILOVER (a coordinated, lossless manual failover) and waits until every
+// node sees the replica as the slot's primary and the cluster is healthy. It
+// returns the old and the new primary.
+func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newPrimary *Server, err error) {
+	oldPrimary, newPrimary, err = c.PrimaryOf(slot)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out, err := do(newPrimary.Addr, "CLUSTER", "FAILOVER"); err != nil || out != "OK" {
+		return nil, nil, fmt.Errorf("CLUSTER FAILOVER on %s: %v %s", newPrimary.Addr, err, out)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		p, _, err := c.PrimaryOf(slot)
+		if err == nil && p == newPrimary && c.healthy() == nil {
+			return oldPrimary, newPrimary, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("failover of slot %d to %s not done after %v", slot, newPrimary.Addr, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
