@@ -1,13 +1,16 @@
 module github.com/luagen/luagen
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/dave/jennifer v1.7.1
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/gopher-lua v1.1.2
 )
 
 require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )
