@@ -184,6 +184,8 @@ func goType(t Type, tuple string) *jen.Statement {
 		return jen.Id(tuple)
 	case ShapeNone:
 		return rt("Value")
+	case ShapeStatus:
+		return jen.Null() // the call returns only error
 	}
 	return scalarType(t.Elem)
 }
