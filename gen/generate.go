@@ -91,7 +91,7 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		pkgScope[n] = builtin
 	}
 	methods["Preload"] = builtin
-	add := func(scope map[string]symbol, name string, sym symbol) {
+	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
 			if prev.s == nil {
@@ -100,9 +100,10 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 				msg += fmt.Sprintf(" by %s:%d:%d (%s); generated names must be unique in the package", prev.s.Path, prev.at.Line, prev.at.Col, prev.tag)
 			}
 			diags = append(diags, Diagnostic{Path: sym.s.Path, Pos: sym.at, Msg: msg})
-			return
+			return false
 		}
 		scope[name] = sym
+		return true
 	}
 	for _, s := range scripts {
 		sym := func(at Pos, tag string) symbol { return symbol{s: s, at: at, tag: tag} }
@@ -114,23 +115,26 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		if OutputName(s.Path) == PackageFile {
 			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: "the file name scripts.lua is reserved: luagen writes the package's " + PackageFile})
 		}
-		add(methods, s.Name, sym(s.NamePos, nameTag))
-		add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
-		add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
-		if len(s.Keys) > 0 {
-			add(pkgScope, s.Name+"Keys", sym(s.NamePos, nameTag))
-		}
-		if len(s.Args) > 0 {
-			add(pkgScope, s.Name+"Args", sym(s.NamePos, nameTag))
+		// When the script's name collides, the names derived from it collide
+		// too; one report is enough.
+		if add(methods, s.Name, sym(s.NamePos, nameTag)) {
+			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
+			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
+			if len(s.Keys) > 0 {
+				add(pkgScope, s.Name+"Keys", sym(s.NamePos, nameTag))
+			}
+			if len(s.Args) > 0 {
+				add(pkgScope, s.Name+"Args", sym(s.NamePos, nameTag))
+			}
+			if len(s.Statuses) > 0 {
+				add(pkgScope, s.Name+"Reply", sym(s.NamePos, nameTag+" with ---@status"))
+				for _, st := range s.Statuses {
+					add(pkgScope, s.Name+st.GoName, sym(st.NamePos, "---@status "+st.Value+" "+st.Name))
+				}
+			}
 		}
 		if r := s.Return; r != nil && r.Shape == ShapeTuple {
 			add(pkgScope, r.Tuple, sym(r.Pos, "---@return tuple "+r.Tuple))
-		}
-		if len(s.Statuses) > 0 {
-			add(pkgScope, s.Name+"Reply", sym(s.NamePos, nameTag+" with ---@status"))
-			for _, st := range s.Statuses {
-				add(pkgScope, s.Name+st.GoName, sym(st.NamePos, "---@status "+st.Value+" "+st.Name))
-			}
 		}
 		for _, e := range s.Errors {
 			add(pkgScope, "Err"+e.GoName, sym(e.NamePos, "---@error "+e.Value+" "+e.Name))

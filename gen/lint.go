@@ -144,12 +144,15 @@ func reportSyntax(r *reporter, err error, lines []string) {
 		r.errorf(Pos{1, 1}, "Lua syntax error: %v", err)
 		return
 	}
-	p := Pos{pe.Pos.Line, pe.Pos.Column}
-	if p.Line == parse.EOF || p.Line > len(lines) {
-		p = Pos{len(lines), len(lines[len(lines)-1]) + 1}
-	}
 	msg := strings.TrimSpace(pe.Message)
-	if pe.Token != "" && p.Line != len(lines)+1 {
+	if pe.Pos.Line == parse.EOF || pe.Pos.Line > len(lines) {
+		last := len(lines)
+		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s (a missing end?)", msg)
+		return
+	}
+	// gopher-lua records the position after the token; point at its start.
+	p := Pos{pe.Pos.Line, pe.Pos.Column - len(pe.Token) + 1}
+	if pe.Token != "" {
 		msg += fmt.Sprintf(" near %q", pe.Token)
 	}
 	r.errorf(p, "Lua syntax error: %s", msg)
