@@ -3,7 +3,11 @@ package gen
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // FuzzParse feeds arbitrary text to Parse (header, shebang, Lua parser and
@@ -41,4 +45,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseLongLines guards against quadratic column lookups: thousands of
+// reported constructs on one line must stay fast (fuzzing found stalls of
+// seconds before matches were cached per line).
+func TestParseLongLines(t *testing.T) {
+	for name, src := range map[string]string{
+		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
+		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+	} {
+		start := time.Now()
+		_, diags := Parse("f.lua", "f.lua", []byte(src))
+		assert.GreaterOrEqual(t, len(diags), 3000, name)
+		assert.Less(t, time.Since(start), 2*time.Second, name)
+	}
 }

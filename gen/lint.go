@@ -78,12 +78,26 @@ type linter struct {
 	keys     usage
 	argv     usage
 	depth    int // function nesting; 0 is the script's main chunk
+	regexps  map[string]*regexp.Regexp
 }
 
 // usage is how a script reads KEYS or ARGV.
 type usage struct {
 	indexes map[int]bool // literal indexes read: KEYS[2]
 	dynamic bool         // KEYS[i], #KEYS, ipairs(KEYS), unpack(KEYS), KEYS passed on
+}
+
+// indexRe matches name[n] (or name[anything], which the parser accepted
+// as n, e.g. KEYS[0x2]) in masked source. Patterns are compiled once per
+// script.
+func (l *linter) indexRe(name string, n int) *regexp.Regexp {
+	k := name + "[" + strconv.Itoa(n)
+	if re := l.regexps[k]; re != nil {
+		return re
+	}
+	re := regexp.MustCompile(`\b` + name + `\s*\[\s*(?:` + strconv.Itoa(n) + `|[^\]]*)\s*\]`)
+	l.regexps[k] = re
+	return re
 }
 
 type callSite struct {
@@ -119,7 +133,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 		reportSyntax(r, err, lines)
 		return
 	}
-	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{},
+	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.block(chunk, nil)
 	l.checkUnused("key", "KEYS", s.Keys, l.keys)
@@ -326,7 +340,9 @@ func (l *linter) expr(e ast.Expr) {
 		if fn := l.redisCall(e); fn != "" {
 			p := l.loc.find(e.Line(), reRedisCall)
 			c := &callSite{call: e, fn: fn, pos: p}
-			if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
+			if p.Line > len(l.loc.lines) {
+				// cannot happen: the AST and the locator see the same lines
+			} else if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
 				c.args = l.loc.callArgs(l.loc.starts[p.Line-1] + p.Col - 1 + m[1])
 			}
 			l.calls = append(l.calls, c)
@@ -389,7 +405,7 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 	if fixed > 0 && decl[fixed-1].Variadic {
 		fixed, variadic = fixed-1, true
 	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[\s*(?:` + strconv.Itoa(n) + `|[^\]]*)\s*\]`)
+	re := l.indexRe(name, n)
 	switch {
 	case n < 1:
 		l.r.errorf(l.loc.find(line, re), "%s[%d] is always nil: %s is 1-based", name, n, name)

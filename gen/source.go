@@ -125,11 +125,12 @@ type locator struct {
 	starts []int
 	lines  []string
 	seen   map[string]int
+	found  map[string][][]int // matches of one pattern on one line, computed once
 }
 
 func newLocator(code string) *locator {
 	lines, starts := splitLines(code)
-	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}}
+	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{}}
 }
 
 // find returns the position of the next match of re (its first submatch
@@ -142,7 +143,11 @@ func (l *locator) find(line int, re *regexp.Regexp) Pos {
 	k := re.String() + "\x00" + strconv.Itoa(line)
 	n := l.seen[k]
 	l.seen[k] = n + 1
-	ms := re.FindAllStringSubmatchIndex(text, -1)
+	ms, ok := l.found[k]
+	if !ok {
+		ms = re.FindAllStringSubmatchIndex(text, -1)
+		l.found[k] = ms
+	}
 	if len(ms) == 0 {
 		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
 	}
