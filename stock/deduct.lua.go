@@ -11,7 +11,7 @@ import (
 )
 
 // DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. All keys must
-// hash to one slot.
+// hash to one slot: give them one {hash tag}.
 type DeductKeys struct {
 	// Stock is KEYS[1]: string counter holding the units left, e.g. seckill:{sku42}:stock
 	Stock string
@@ -31,13 +31,14 @@ type DeductArgs struct {
 	TTL time.Duration
 }
 
-// Errors [Scripts.Deduct] returns for replies its header declares as failures.
+// Errors of [Scripts.Deduct]: the replies its header declares as failures.
+// Test for them with errors.Is.
 var (
-	// ErrOutOfStock: the script replied -1: stock is lower than qty; nothing was changed
+	// ErrOutOfStock is returned when the script replies -1: stock is lower than qty; nothing was changed
 	ErrOutOfStock = &runtime.CodeError{Script: "stock.Deduct", Name: "OutOfStock", Reply: "-1", Desc: "stock is lower than qty; nothing was changed"}
-	// ErrNoSuchSKU: the script replied -2: the stock key does not exist
+	// ErrNoSuchSKU is returned when the script replies -2: the stock key does not exist
 	ErrNoSuchSKU = &runtime.CodeError{Script: "stock.Deduct", Name: "NoSuchSKU", Reply: "-2", Desc: "the stock key does not exist"}
-	// ErrBadArgument: the script replied with error BAD_ARG: qty, at or ttl is not a positive integer
+	// ErrBadArgument is returned when the script replies with error BAD_ARG: qty, at or ttl is not a positive integer
 	ErrBadArgument = &runtime.CodeError{Script: "stock.Deduct", Name: "BadArgument", Reply: "BAD_ARG", Desc: "qty, at or ttl is not a positive integer"}
 )
 
@@ -53,10 +54,10 @@ var DeductScript = runtime.NewScript(runtime.ScriptSpec{
 // The check and the decrement run as one script, so concurrent buyers can
 // never oversell: when stock is lower than qty nothing is changed.
 //
-// It returns units left after the deduction. Errors: [ErrOutOfStock],
-// [ErrNoSuchSKU], [ErrBadArgument]; [runtime.ErrCrossSlot] when the keys hash
-// to different slots (nothing is sent); *[runtime.ScriptError] when the
-// script fails at run time.
+// It returns units left after the deduction. Declared failures:
+// [ErrOutOfStock], [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to
+// different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
+// error raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
 	v, err := DeductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Log}, []string{
 		runtime.FormatInt(args.Qty),

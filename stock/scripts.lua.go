@@ -16,13 +16,15 @@ type Scripts struct {
 
 // New returns Scripts that run on e, e.g. runtime.Rueidis(client) or an
 // offline luatest executor.
-func New(e runtime.Executor) *Scripts { return &Scripts{exec: e} }
+func New(e runtime.Executor) *Scripts {
+	return &Scripts{exec: e}
+}
 
 // All lists this package's scripts in file order.
 var All = []*runtime.Script{DeductScript}
 
-// Preload adds every script of this package to the script cache of every
-// node (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
+// Preload adds every script of this package to the script cache of every node
+// (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
 func (s *Scripts) Preload(ctx context.Context) error {
 	return runtime.Preload(ctx, s.exec, All...)
 }

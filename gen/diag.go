@@ -1,0 +1,69 @@
+package gen
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Pos is a position in a .lua file: 1-based line and 1-based byte column.
+type Pos struct {
+	Line, Col int
+}
+
+// Diagnostic is one problem found in a script, reported as
+// "path:line:col: message" where path is the file as the user named it.
+type Diagnostic struct {
+	Path string
+	Pos
+	Msg string
+}
+
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s", d.Path, d.Line, d.Col, d.Msg)
+}
+
+// Diagnostics is a list of problems. Once sorted (by path, line, column,
+// message) it prints the same whatever order files were checked in.
+type Diagnostics []Diagnostic
+
+// Sort orders ds by path, line, column and message, and drops exact
+// duplicates (one construct can be reached twice, e.g. an undeclared KEYS[n]
+// inside a redis.call that is also linted for cluster safety).
+func (ds Diagnostics) Sort() Diagnostics {
+	slices.SortFunc(ds, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Col, b.Col), cmp.Compare(a.Msg, b.Msg))
+	})
+	return slices.Compact(ds)
+}
+
+// Error returns the diagnostics one per line, so a Diagnostics can be
+// returned as an error.
+func (ds Diagnostics) Error() string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
+}
+
+// reporter collects the diagnostics of one file.
+type reporter struct {
+	path  string
+	diags Diagnostics
+}
+
+func (r *reporter) errorf(p Pos, format string, args ...any) {
+	if p.Line < 1 {
+		p.Line = 1
+	}
+	if p.Col < 1 {
+		p.Col = 1
+	}
+	r.diags = append(r.diags, Diagnostic{Path: r.path, Pos: p, Msg: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,63 @@
+package gen
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// FuzzParse feeds arbitrary text to Parse (header, shebang, Lua parser and
+// lint) and checks that it does not panic and that every diagnostic points
+// into the file: a line that exists and a column at most one past its end.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("../lua/*/*.lua")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{
+		"", "#!", "#!lua flags=", "#!lua flags=,,\n", "---@", "---@key", "---@arg ... int64",
+		"---@return tuple X\n---@field a time.Duration", "---@error nil\n", "--[[", "'\\",
+		"---@key k\nreturn redis.call('GET', KEYS[1] .. ARGV[1])",
+		"---@return bool\nreturn false", "\r\n\r---@key k\r\nreturn KEYS[1]",
+		"local KEYS = 1 return KEYS[9]", "redis.call(", "return redis.call('MSET', unpack(ARGV))",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		lines, _ := splitLines(string(src))
+		_, diags := Parse("f.lua", "f.lua", src)
+		for _, d := range diags {
+			if d.Line < 1 || d.Line > len(lines) {
+				t.Fatalf("%s: line outside 1..%d", d, len(lines))
+			}
+			if d.Col < 1 || d.Col > len(lines[d.Line-1])+1 {
+				t.Fatalf("%s: column outside 1..%d", d, len(lines[d.Line-1])+1)
+			}
+			if d.Path != "f.lua" || d.Msg == "" {
+				t.Fatalf("bad diagnostic %#v", d)
+			}
+		}
+	})
+}
+
+// TestParseLongLines guards against quadratic column lookups: thousands of
+// reported constructs on one line must stay fast (fuzzing found stalls of
+// seconds before matches were cached per line).
+func TestParseLongLines(t *testing.T) {
+	for name, src := range map[string]string{
+		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
+		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+	} {
+		start := time.Now()
+		_, diags := Parse("f.lua", "f.lua", []byte(src))
+		assert.GreaterOrEqual(t, len(diags), 3000, name)
+		assert.Less(t, time.Since(start), 2*time.Second, name)
+	}
+}

@@ -1,0 +1,144 @@
+package gen
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Config says how to generate one Go package.
+type Config struct {
+	// Package is the Go package name of the output.
+	Package string
+	// New is the name of the constructor of Scripts; "" means "New".
+	New string
+	// Command is the command that regenerates the output, recorded in the
+	// first line of every generated file, e.g. "luagen generate ../lua/stock".
+	Command string
+}
+
+// Source is one .lua input.
+type Source struct {
+	Path string // as the user named it; used in diagnostics
+	File string // relative to the module root, forward slashes; recorded in ScriptSpec.File
+	Src  []byte
+}
+
+// PackageFile is the name of the generated file that holds Scripts, the
+// constructor, All and Preload.
+const PackageFile = "scripts.lua.go"
+
+// OutputName returns the generated file name for a script:
+// deduct.lua → deduct.lua.go.
+func OutputName(luaPath string) string {
+	return path.Base(strings.ReplaceAll(luaPath, "\\", "/")) + ".go"
+}
+
+// Generate parses and checks every source and, when nothing is wrong,
+// returns the generated files by name: one <file>.lua.go per script and
+// PackageFile. It never touches the file system; see [Write] and [Plan].
+// With diagnostics it returns no files.
+func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
+	if cfg.New == "" {
+		cfg.New = "New"
+	}
+	var diags Diagnostics
+	var scripts []*Script
+	for _, src := range srcs {
+		s, ds := Parse(src.Path, src.File, src.Src)
+		diags = append(diags, ds...)
+		scripts = append(scripts, s)
+	}
+	diags = append(diags, checkPackage(scripts, cfg)...)
+	if len(diags) > 0 {
+		return nil, diags.Sort()
+	}
+	out := map[string][]byte{}
+	for _, s := range scripts {
+		b, err := emitScript(s, cfg)
+		if err != nil {
+			// jennifer's output failed go/format: a generator bug, not a user
+			// error, but report it where the user can see which script.
+			return nil, Diagnostics{{Path: s.Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+		}
+		out[OutputName(s.Path)] = b
+	}
+	b, err := emitPackage(scripts, cfg)
+	if err != nil {
+		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+	}
+	out[PackageFile] = b
+	return out, nil
+}
+
+// symbol is a Go name the generated package declares, and where from.
+type symbol struct {
+	s   *Script
+	at  Pos
+	tag string // what declared it, e.g. "---@error nil NotHeld"
+}
+
+// checkPackage reports generated names that collide across the package:
+// two scripts with one name, two sentinels with one name, a tuple named
+// like another script's Keys type, and output file names.
+func checkPackage(scripts []*Script, cfg Config) Diagnostics {
+	var diags Diagnostics
+	pkgScope := map[string]symbol{}
+	methods := map[string]symbol{}
+	files := map[string]symbol{}
+	builtin := symbol{tag: "luagen"}
+	for _, n := range []string{"Scripts", cfg.New, "All"} {
+		pkgScope[n] = builtin
+	}
+	methods["Preload"] = builtin
+	add := func(scope map[string]symbol, name string, sym symbol) bool {
+		if prev, ok := scope[name]; ok {
+			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
+			if prev.s == nil {
+				msg += " by luagen itself; choose another name"
+			} else {
+				msg += fmt.Sprintf(" by %s:%d:%d (%s); generated names must be unique in the package", prev.s.Path, prev.at.Line, prev.at.Col, prev.tag)
+			}
+			diags = append(diags, Diagnostic{Path: sym.s.Path, Pos: sym.at, Msg: msg})
+			return false
+		}
+		scope[name] = sym
+		return true
+	}
+	for _, s := range scripts {
+		sym := func(at Pos, tag string) symbol { return symbol{s: s, at: at, tag: tag} }
+		nameTag := "---@script " + s.Name
+		if s.NamePos == (Pos{1, 1}) {
+			nameTag = "the file name"
+		}
+		add(files, OutputName(s.Path), sym(Pos{1, 1}, "the file name"))
+		if OutputName(s.Path) == PackageFile {
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: "the file name scripts.lua is reserved: luagen writes the package's " + PackageFile})
+		}
+		// When the script's name collides, the names derived from it collide
+		// too; one report is enough.
+		if add(methods, s.Name, sym(s.NamePos, nameTag)) {
+			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
+			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
+			if len(s.Keys) > 0 {
+				add(pkgScope, s.Name+"Keys", sym(s.NamePos, nameTag))
+			}
+			if len(s.Args) > 0 {
+				add(pkgScope, s.Name+"Args", sym(s.NamePos, nameTag))
+			}
+			if len(s.Statuses) > 0 {
+				add(pkgScope, s.Name+"Reply", sym(s.NamePos, nameTag+" with ---@status"))
+				for _, st := range s.Statuses {
+					add(pkgScope, s.Name+st.GoName, sym(st.NamePos, "---@status "+st.Value+" "+st.Name))
+				}
+			}
+		}
+		if r := s.Return; r != nil && r.Shape == ShapeTuple {
+			add(pkgScope, r.Tuple, sym(r.Pos, "---@return tuple "+r.Tuple))
+		}
+		for _, e := range s.Errors {
+			add(pkgScope, "Err"+e.GoName, sym(e.NamePos, "---@error "+e.Value+" "+e.Name))
+		}
+	}
+	return diags
+}

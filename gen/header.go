@@ -1,0 +1,538 @@
+package gen
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// tags are the header tags luagen knows, in the order the manual lists them.
+var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@unsafe-keys"}
+
+// tagAliases suggests luagen's tag for tags other annotation dialects use.
+var tagAliases = map[string]string{
+	"@param": "@arg", "@argv": "@arg", "@keys": "@key", "@returns": "@return",
+	"@ret": "@return", "@err": "@error", "@name": "@script", "@unsafe": "@unsafe-keys",
+}
+
+// typeAliases suggests a type for names people reach for from other languages.
+var typeAliases = map[string]string{
+	"int": "int64", "integer": "int64", "int32": "int64", "long": "int64", "number": "int64",
+	"float": "float64", "double": "float64", "float32": "float64",
+	"boolean": "bool", "str": "string", "bytes": "[]byte", "[]uint8": "[]byte",
+	"duration": "time.Duration", "time": "time.Time", "timestamp": "time.Time",
+	"map": "map[string]string", "table": "map[string]string", "hash": "map[string]string",
+	"array": "[]string", "list": "[]string", "ok": "status",
+}
+
+// unitWords are tokens that were clearly meant as a unit, so an unknown one
+// is reported as a bad unit rather than taken as the description.
+var unitWords = map[string]bool{
+	"ns": true, "us": true, "µs": true, "m": true, "h": true, "sec": true, "secs": true,
+	"second": true, "seconds": true, "msec": true, "msecs": true, "millis": true,
+	"millisecond": true, "milliseconds": true, "min": true, "mins": true, "minute": true,
+	"minutes": true, "MS": true, "S": true, "Ms": true,
+}
+
+var scalarByName = map[string]Scalar{
+	"string": String, "[]byte": Bytes, "int64": Int64, "float64": Float64,
+	"bool": Bool, "time.Duration": Duration, "time.Time": Time,
+}
+
+const scalarList = "string, []byte, int64, float64, bool, time.Duration, time.Time"
+
+// word is one whitespace-separated token of a header line with its 1-based
+// column.
+type word struct {
+	s   string
+	col int
+}
+
+func splitWords(line string) []word {
+	var ws []word
+	for i := 0; i < len(line); {
+		if line[i] == ' ' || line[i] == '\t' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		ws = append(ws, word{line[i:j], i + 1})
+		i = j
+	}
+	return ws
+}
+
+// headerParser holds the state of parsing one header block.
+type headerParser struct {
+	r       *reporter
+	s       *Script
+	line    string // the current line
+	lineNo  int
+	seen    map[string]Pos // "@script", "@return" → first position
+	tuple   *Return        // the last ---@return tuple, for ---@field
+	names   map[string]Pos // "key stock", "arg qty", "field ttl", "reply OutOfStock", "value -1"
+	hasBody bool
+}
+
+func (p *headerParser) pos(col int) Pos { return Pos{p.lineNo, col} }
+
+// desc returns the rest of the line from word i on, or "".
+func (p *headerParser) desc(ws []word, i int) string {
+	if i >= len(ws) {
+		return ""
+	}
+	return strings.TrimSpace(p.line[ws[i].col-1:])
+}
+
+// parseHeader reads the header block: every line from the top (after the
+// shebang) that is blank or starts with "---". It returns the index of the
+// first line after the header.
+func parseHeader(r *reporter, s *Script, lines []string) int {
+	p := &headerParser{r: r, s: s, seen: map[string]Pos{}, names: map[string]Pos{}}
+	i := 0
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "#!") {
+		parseShebang(r, s, lines[0])
+		i = 1
+	}
+	for ; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimLeft(line, " \t")
+		indent := len(line) - len(trimmed)
+		switch {
+		case trimmed == "":
+			if len(s.Doc) > 0 && s.Doc[len(s.Doc)-1] != "" {
+				s.Doc = append(s.Doc, "") // a blank line ends a doc paragraph
+			}
+			continue
+		case strings.HasPrefix(trimmed, "#!"):
+			r.errorf(Pos{i + 1, indent + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
+			continue
+		case !strings.HasPrefix(trimmed, "---"):
+			p.finish()
+			return i
+		}
+		p.line, p.lineNo = line, i+1
+		rest := trimmed[3:]
+		if strings.HasPrefix(rest, "@") {
+			p.tag(indent + 4)
+			continue
+		}
+		rest = strings.TrimPrefix(rest, " ")
+		if strings.TrimSpace(rest) == "" {
+			if len(s.Doc) > 0 && s.Doc[len(s.Doc)-1] != "" {
+				s.Doc = append(s.Doc, "")
+			}
+			continue
+		}
+		if strings.Trim(rest, "-") == "" {
+			continue // a ------ rule
+		}
+		s.Doc = append(s.Doc, strings.TrimRight(rest, " \t"))
+	}
+	p.finish()
+	return len(lines)
+}
+
+func (p *headerParser) finish() {
+	for len(p.s.Doc) > 0 && p.s.Doc[len(p.s.Doc)-1] == "" {
+		p.s.Doc = p.s.Doc[:len(p.s.Doc)-1]
+	}
+	if t := p.tuple; t != nil && len(t.Fields) == 0 {
+		p.r.errorf(t.Pos, "tuple %s has no fields: list them with ---@field name type description lines after the ---@return", t.Tuple)
+	}
+	if len(p.s.Statuses) > 0 && p.s.Return == nil {
+		p.r.errorf(p.s.Statuses[0].ValuePos, "---@status names a reply value, but the header has no ---@return: declare ---@return int64 or ---@return string")
+	}
+}
+
+// tag parses a "---@tag ..." line; col is the column of the '@'.
+func (p *headerParser) tag(col int) {
+	ws := splitWords(p.line[col-1:])
+	for i := range ws {
+		ws[i].col += col - 1
+	}
+	name := ws[0].s
+	switch name {
+	case "@script":
+		p.script(ws)
+	case "@key":
+		p.param(ws, &p.s.Keys, "key")
+	case "@arg":
+		p.param(ws, &p.s.Args, "arg")
+	case "@return":
+		p.ret(ws)
+	case "@field":
+		p.field(ws)
+	case "@error":
+		p.reply(ws, &p.s.Errors, "error")
+	case "@status":
+		p.reply(ws, &p.s.Statuses, "status")
+	case "@unsafe-keys":
+		if len(ws) < 2 {
+			p.r.errorf(p.pos(ws[0].col), "---@unsafe-keys needs a reason: say why this script may touch keys it does not receive in KEYS")
+		}
+		p.s.UnsafeKeys = p.desc(ws, 1)
+		p.s.UnsafeKeysPos = p.pos(ws[0].col)
+	default:
+		if s := tagAliases[name]; s != "" {
+			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, s)
+		} else if s := closest(name, tags); s != "" {
+			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, s)
+		} else {
+			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; known tags are %s", name, strings.Join(tags, ", "))
+		}
+	}
+}
+
+// once reports a repeated single-use tag and returns false for it.
+func (p *headerParser) once(w word) bool {
+	if first, ok := p.seen[w.s]; ok {
+		p.r.errorf(p.pos(w.col), "duplicate ---%s (first at line %d): a script has one", w.s, first.Line)
+		return false
+	}
+	p.seen[w.s] = p.pos(w.col)
+	return true
+}
+
+func (p *headerParser) script(ws []word) {
+	if !p.once(ws[0]) {
+		return
+	}
+	if len(ws) < 2 {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@script: want ---@script Name")
+		return
+	}
+	if len(ws) > 2 {
+		p.r.errorf(p.pos(ws[2].col), "malformed ---@script: unexpected %q after the name; the doc comment goes on plain --- lines", ws[2].s)
+	}
+	if !isExported(ws[1].s) {
+		p.r.errorf(p.pos(ws[1].col), "script name %q is not an exported Go identifier (try %q)", ws[1].s, pascal(ws[1].s))
+		return
+	}
+	p.s.Name, p.s.NamePos = ws[1].s, p.pos(ws[1].col)
+}
+
+// declare records a name in a namespace ("key", "arg", "field", ...) and
+// reports a duplicate; it returns false for one.
+func (p *headerParser) declare(ns, name string, at Pos, what string) bool {
+	k := ns + " " + name
+	if first, ok := p.names[k]; ok {
+		p.r.errorf(at, "duplicate %s (first at line %d)", what, first.Line)
+		return false
+	}
+	p.names[k] = at
+	return true
+}
+
+// paramName reads "name" or "...name" from w.
+func (p *headerParser) paramName(tag string, w word, kind string) (name string, variadic bool, ok bool) {
+	name = w.s
+	if strings.HasPrefix(name, "...") {
+		name, variadic = name[3:], true
+	}
+	if !isLuaName(name) {
+		p.r.errorf(p.pos(w.col), "malformed ---%s: %q is not a name (letters, digits and _; \"...name\" for the rest of %s)", tag, w.s, kind)
+		return "", false, false
+	}
+	return name, variadic, true
+}
+
+func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
+	tag, wire := ws[0].s, "KEYS"
+	if kind == "arg" {
+		wire = "ARGV"
+	}
+	ok := false
+	defer func() {
+		if !ok && kind == "key" {
+			p.s.keysIncomplete = true
+		} else if !ok {
+			p.s.argsIncomplete = true
+		}
+	}()
+	if len(ws) < 2 {
+		if kind == "key" {
+			p.r.errorf(p.pos(ws[0].col), "malformed ---@key: want ---@key name description")
+		} else {
+			p.r.errorf(p.pos(ws[0].col), "malformed ---@arg: want ---@arg name type description")
+		}
+		return
+	}
+	name, variadic, named := p.paramName(tag, ws[1], wire)
+	if !named {
+		return
+	}
+	at := p.pos(ws[1].col)
+	prm := &Param{Name: name, GoName: pascal(name), Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
+	next := 2
+	if kind == "arg" {
+		if len(ws) < 3 {
+			p.r.errorf(p.pos(ws[1].col+len(ws[1].s)), "---@arg %s needs a type: one of %s", name, scalarList)
+			return
+		}
+		t, n, typed := p.parseType(ws, 2, false)
+		if !typed {
+			return
+		}
+		if t.Shape != ShapeScalar {
+			p.r.errorf(p.pos(ws[2].col), "---@arg type must be a scalar (%s); for a list of values declare the last arg variadic: ---@arg ...%s %s", scalarList, name, elemName(t))
+			return
+		}
+		prm.Type, next = t, n
+	}
+	prm.Desc = p.desc(ws, next)
+	if n := len(*list); n > 0 && (*list)[n-1].Variadic {
+		last := (*list)[n-1]
+		p.r.errorf(at, "%s %q follows the variadic ...%s (line %d); only the last %s can be variadic", kind, name, last.Name, last.Pos.Line, kind)
+		return
+	}
+	if !p.declare(kind, name, at, fmt.Sprintf("%s %q", kind, name)) ||
+		!p.declare(kind+"-go", prm.GoName, at, fmt.Sprintf("%s %q: its Go name %s is taken", kind, name, prm.GoName)) {
+		return
+	}
+	*list = append(*list, prm)
+	ok = true
+}
+
+func elemName(t Type) string {
+	if t.Elem == 0 {
+		return "string"
+	}
+	return t.Elem.String()
+}
+
+// parseType reads the type at ws[i] and, for Duration and Time, the unit
+// after it. ret allows the reply shapes (T?, []T, map, status). It returns
+// the index of the first word after the type.
+func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
+	w := ws[i]
+	tok := w.s
+	var t Type
+	switch {
+	case tok == "status" && ret:
+		return Type{Shape: ShapeStatus}, i + 1, true
+	case tok == "map[string]string" && ret:
+		return Type{Shape: ShapeMap}, i + 1, true
+	case strings.HasSuffix(tok, "?") && ret:
+		t.Shape, tok = ShapeOptional, strings.TrimSuffix(tok, "?")
+	case strings.HasPrefix(tok, "[]") && tok != "[]byte" && ret:
+		t.Shape, tok = ShapeSlice, tok[2:]
+	default:
+		t.Shape = ShapeScalar
+	}
+	elem, ok := scalarByName[tok]
+	if !ok {
+		p.unknownType(w, ret)
+		return t, 0, false
+	}
+	t.Elem = elem
+	i++
+	if !elem.needsUnit() {
+		return t, i, true
+	}
+	if i >= len(ws) || (ws[i].s != "ms" && ws[i].s != "s") {
+		at := p.pos(w.col + len(w.s))
+		if i < len(ws) && unitWords[ws[i].s] {
+			p.r.errorf(p.pos(ws[i].col), "unknown unit %q for %s: use ms or s", ws[i].s, elem)
+		} else {
+			p.r.errorf(at, "%s needs a unit right after the type: ms or s (e.g. %s ms)", elem, w.s)
+		}
+		return t, 0, false
+	}
+	if ws[i].s == "ms" {
+		t.Unit = time.Millisecond
+	} else {
+		t.Unit = time.Second
+	}
+	return t, i + 1, true
+}
+
+func (p *headerParser) unknownType(w word, ret bool) {
+	known := scalarList
+	if ret {
+		known += ", T?, []T, map[string]string, status, tuple Name"
+	}
+	base := strings.TrimSuffix(strings.TrimPrefix(w.s, "[]"), "?")
+	sugg := typeAliases[strings.ToLower(w.s)]
+	if sugg == "" {
+		if s := typeAliases[strings.ToLower(base)]; s != "" && base != w.s {
+			sugg = strings.Replace(w.s, base, s, 1)
+		}
+	}
+	if sugg == "" {
+		cands := []string{"string", "[]byte", "int64", "float64", "bool", "time.Duration", "time.Time"}
+		if ret {
+			cands = append(cands, "status", "tuple", "map[string]string")
+		}
+		if s := closest(base, cands); s != "" {
+			sugg = strings.Replace(w.s, base, s, 1)
+		}
+	}
+	if !ret && (strings.HasSuffix(w.s, "?") || strings.HasPrefix(w.s, "[]") && w.s != "[]byte") {
+		p.r.errorf(p.pos(w.col), "unsupported arg type %q: args are scalars (%s); \"...name\" takes the rest of ARGV", w.s, scalarList)
+		return
+	}
+	if sugg != "" && sugg != w.s {
+		p.r.errorf(p.pos(w.col), "unknown type %q; did you mean %q?", w.s, sugg)
+		return
+	}
+	p.r.errorf(p.pos(w.col), "unknown type %q; known types are %s", w.s, known)
+}
+
+func (p *headerParser) ret(ws []word) {
+	if !p.once(ws[0]) {
+		return
+	}
+	if len(ws) < 2 {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@return: want ---@return type description")
+		return
+	}
+	if ws[1].s == "tuple" {
+		if len(ws) < 3 {
+			p.r.errorf(p.pos(ws[1].col), "malformed ---@return tuple: want ---@return tuple Name description")
+			return
+		}
+		if !isExported(ws[2].s) {
+			p.r.errorf(p.pos(ws[2].col), "tuple name %q is not an exported Go identifier (try %q)", ws[2].s, pascal(ws[2].s))
+			return
+		}
+		p.tuple = &Return{Type: Type{Shape: ShapeTuple}, Tuple: ws[2].s, Desc: p.desc(ws, 3), Pos: p.pos(ws[2].col)}
+		p.s.Return = p.tuple
+		return
+	}
+	t, next, ok := p.parseType(ws, 1, true)
+	if !ok {
+		return
+	}
+	p.s.Return = &Return{Type: t, Desc: p.desc(ws, next), Pos: p.pos(ws[1].col)}
+}
+
+func (p *headerParser) field(ws []word) {
+	if p.tuple == nil {
+		p.r.errorf(p.pos(ws[0].col), "---@field without a preceding ---@return tuple Name")
+		return
+	}
+	if len(ws) < 3 {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@field: want ---@field name type description")
+		return
+	}
+	if !isLuaName(ws[1].s) {
+		p.r.errorf(p.pos(ws[1].col), "malformed ---@field: %q is not a name (letters, digits and _)", ws[1].s)
+		return
+	}
+	t, next, ok := p.parseType(ws, 2, true)
+	if !ok {
+		return
+	}
+	if t.Shape == ShapeStatus {
+		p.r.errorf(p.pos(ws[2].col), "a tuple field cannot be a status; use string")
+		return
+	}
+	name, at := ws[1].s, p.pos(ws[1].col)
+	f := &Param{Name: name, GoName: pascal(name), Type: t, Desc: p.desc(ws, next), Pos: at}
+	if !p.declare("field", name, at, fmt.Sprintf("field %q", name)) ||
+		!p.declare("field-go", f.GoName, at, fmt.Sprintf("field %q: its Go name %s is taken", name, f.GoName)) {
+		return
+	}
+	p.tuple.Fields = append(p.tuple.Fields, f)
+}
+
+// isCode reports whether s looks like an error code: capitals, digits and
+// '_', starting with a capital (OUT_OF_STOCK, BAD_ARG, E42).
+func isCode(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
+	if len(ws) < 3 {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@%s: want ---@%s VALUE Name description", kind, kind)
+		return
+	}
+	v, n := ws[1], ws[2]
+	value := v.s
+	if kind == "error" {
+		if _, err := strconv.ParseInt(value, 10, 64); err != nil && value != "nil" && !isCode(value) {
+			p.r.errorf(p.pos(v.col), "malformed ---@error value %q: want an integer (-1), nil, or an error code in capitals (OUT_OF_STOCK) that the script sends with redis.error_reply", value)
+			return
+		}
+	} else if value == "nil" {
+		p.r.errorf(p.pos(v.col), "---@status nil: a nil reply cannot be a named status; use ---@error nil Name, or an optional ---@return T?")
+		return
+	}
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		value = strconv.FormatInt(n, 10) // "+1", "01" → "1", as Redis would send it
+	}
+	if !isLuaName(n.s) {
+		p.r.errorf(p.pos(n.col), "malformed ---@%s: name %q is not an identifier", kind, n.s)
+		return
+	}
+	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: pascal(n.s), NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
+	if !p.declare("value", value, r.ValuePos, fmt.Sprintf("reply value %s", value)) ||
+		!p.declare("reply", r.GoName, r.NamePos, fmt.Sprintf("%s name %q", kind, n.s)) {
+		return
+	}
+	*list = append(*list, r)
+}
+
+// checkReturn reports reply declarations that do not fit the return type.
+// It runs after the whole header is read, since tags come in any order.
+func checkReturn(r *reporter, s *Script) {
+	ret := s.Return
+	if ret != nil && len(s.Statuses) > 0 {
+		if ret.Shape != ShapeScalar || (ret.Elem != Int64 && ret.Elem != String) {
+			r.errorf(s.Statuses[0].ValuePos, "---@status needs ---@return int64 or ---@return string (line %d declares %s)", ret.Pos.Line, typeString(ret))
+		} else if ret.Elem == Int64 {
+			for _, st := range s.Statuses {
+				if _, err := strconv.ParseInt(st.Value, 10, 64); err != nil {
+					r.errorf(st.ValuePos, "---@status value %q is not an integer, but the script returns int64", st.Value)
+				}
+			}
+		}
+	}
+	if ret != nil && ret.Shape == ShapeOptional {
+		for _, e := range s.Errors {
+			if e.Value == "nil" {
+				r.errorf(e.ValuePos, "---@error nil and the optional ---@return %s (line %d) both claim the nil reply; drop one", typeString(ret), ret.Pos.Line)
+			}
+		}
+	}
+}
+
+// typeString spells t as a header would.
+func typeString(ret *Return) string {
+	switch ret.Shape {
+	case ShapeNone:
+		return "nothing"
+	case ShapeStatus:
+		return "status"
+	case ShapeMap:
+		return "map[string]string"
+	case ShapeTuple:
+		return "tuple " + ret.Tuple
+	case ShapeOptional:
+		return ret.Elem.String() + "?"
+	case ShapeSlice:
+		return "[]" + ret.Elem.String()
+	}
+	return ret.Elem.String()
+}
+
+// defaultName derives a script's Go name from its file name:
+// deduct.lua → Deduct, acquire_lock.lua → AcquireLock, get-ttl.lua → GetTTL.
+func defaultName(file string) string {
+	return pascal(strings.TrimSuffix(path.Base(file), ".lua"))
+}

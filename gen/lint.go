@@ -1,0 +1,777 @@
+package gen
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// origin is where a value used as a key comes from, ordered from safe to
+// unsafe: joining two origins keeps the worse one.
+type origin int
+
+const (
+	fromKeys    origin = iota // KEYS[n], or a local only ever assigned from KEYS
+	fromUnknown               // a parameter, a table field, a call luagen cannot see into
+	fromLiteral               // a string or number literal in the script
+	fromArgv                  // ARGV[n], or a local assigned from it
+	fromBuilt                 // built in Lua: .., string.format, a string method, a reply
+)
+
+type taint struct {
+	origin origin
+	why    string // "comes from ARGV[2]", "is built in Lua (string concatenation)", ...
+	via    string // the local it reached the call through, if any
+}
+
+func (t taint) String() string {
+	if t.via != "" {
+		return t.why + " (via local " + t.via + ")"
+	}
+	return t.why
+}
+
+func join(a, b taint) taint {
+	if b.origin > a.origin {
+		return b
+	}
+	return a
+}
+
+// binding is one local variable (or parameter, or loop variable).
+type binding struct {
+	name   string
+	values []ast.Expr // every expression assigned to it
+	fixed  *taint     // set for parameters and loop variables
+	memo   *taint
+	busy   bool
+}
+
+type scope struct {
+	parent *scope
+	vars   map[string]*binding
+}
+
+func (s *scope) lookup(name string) *binding {
+	for ; s != nil; s = s.parent {
+		if b := s.vars[name]; b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// linter walks one script's Lua AST once, in source order, and then checks
+// what it saw against the header.
+type linter struct {
+	r        *reporter
+	s        *Script
+	loc      *locator
+	scope    *scope
+	resolved map[*ast.IdentExpr]*binding
+	calls    []*callSite
+	keys     usage
+	argv     usage
+	depth    int // function nesting; 0 is the script's main chunk
+	regexps  map[string]*regexp.Regexp
+}
+
+// usage is how a script reads KEYS or ARGV.
+type usage struct {
+	indexes map[int]bool // literal indexes read: KEYS[2]
+	dynamic bool         // KEYS[i], #KEYS, ipairs(KEYS), unpack(KEYS), KEYS passed on
+}
+
+// indexRe matches name[n] (or name[anything], which the parser accepted
+// as n, e.g. KEYS[0x2]) in masked source. Patterns are compiled once per
+// script.
+func (l *linter) indexRe(name string, n int) *regexp.Regexp {
+	k := name + "[" + strconv.Itoa(n)
+	if re := l.regexps[k]; re != nil {
+		return re
+	}
+	re := regexp.MustCompile(`\b` + name + `\s*\[\s*(?:` + strconv.Itoa(n) + `|[^\]]*)\s*\]`)
+	l.regexps[k] = re
+	return re
+}
+
+type callSite struct {
+	call *ast.FuncCallExpr
+	fn   string // "redis.call" or "redis.pcall"
+	pos  Pos
+	args []Pos // position of each argument, when found
+}
+
+var (
+	reRedisCall  = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
+	reReturnFals = regexp.MustCompile(`\breturn\s+(false)\b`)
+)
+
+// lintLua parses the script with gopher-lua and checks its use of KEYS and
+// ARGV, its keys' cluster safety, and bool returns. src is the whole file.
+func lintLua(r *reporter, s *Script, src string, lines []string) {
+	code, _ := mask(src)
+	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
+	// reported by the header parser. Blank both so the parser sees Lua and
+	// line numbers stay.
+	parsed := []byte(src)
+	_, starts := splitLines(src)
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "#!") {
+			for j := starts[i]; j < starts[i]+len(line); j++ {
+				parsed[j] = ' '
+			}
+		}
+	}
+	chunk, err := parse.Parse(strings.NewReader(string(parsed)), s.Path)
+	if err != nil {
+		reportSyntax(r, err, lines)
+		return
+	}
+	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
+		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
+	l.block(chunk, nil)
+	l.checkUnused("key", "KEYS", s.Keys, l.keys)
+	l.checkUnused("arg", "ARGV", s.Args, l.argv)
+	if s.UnsafeKeys == "" {
+		for _, c := range l.calls {
+			l.checkCall(c)
+		}
+	} else {
+		for _, c := range l.calls {
+			l.checkCommand(c) // not-in-scripts and no-writes still apply
+		}
+	}
+	if ret := s.Return; ret != nil && ret.Shape == ShapeScalar && ret.Elem == Bool {
+		l.checkFalseReturns(chunk)
+	}
+}
+
+func reportSyntax(r *reporter, err error, lines []string) {
+	pe, ok := err.(*parse.Error)
+	if !ok {
+		r.errorf(Pos{1, 1}, "Lua syntax error: %v", err)
+		return
+	}
+	msg := strings.TrimSpace(pe.Message)
+	if pe.Pos.Line == parse.EOF || pe.Pos.Line > len(lines) {
+		last := len(lines)
+		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s (a missing end?)", msg)
+		return
+	}
+	// gopher-lua records the position after the token; point at its start.
+	p := Pos{pe.Pos.Line, pe.Pos.Column - len(pe.Token) + 1}
+	if pe.Token != "" {
+		msg += fmt.Sprintf(" near %q", pe.Token)
+	}
+	r.errorf(p, "Lua syntax error: %s", msg)
+}
+
+// --- walking ---
+
+func (l *linter) push() { l.scope = &scope{parent: l.scope, vars: map[string]*binding{}} }
+func (l *linter) pop()  { l.scope = l.scope.parent }
+
+func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding {
+	b := &binding{name: name, fixed: fixed, values: values}
+	l.scope.vars[name] = b
+	return b
+}
+
+// block walks stmts in a new scope; pre declares names first (loop
+// variables, parameters).
+func (l *linter) block(stmts []ast.Stmt, pre func()) {
+	l.push()
+	defer l.pop()
+	if pre != nil {
+		pre()
+	}
+	for _, st := range stmts {
+		l.stmt(st)
+	}
+}
+
+func (l *linter) stmt(st ast.Stmt) {
+	switch st := st.(type) {
+	case *ast.LocalAssignStmt:
+		l.exprs(st.Exprs)
+		for i, name := range st.Names {
+			switch {
+			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i])):
+				l.declare(name, nil, st.Exprs[i])
+			case len(st.Exprs) > 0 && i >= len(st.Exprs)-1 && multi(st.Exprs[len(st.Exprs)-1]):
+				last := st.Exprs[len(st.Exprs)-1]
+				t := l.elemTaint(last)
+				l.declare(name, &t)
+			default:
+				l.declare(name, &taint{origin: fromLiteral, why: "nil"})
+			}
+		}
+	case *ast.AssignStmt:
+		l.exprs(st.Rhs)
+		for i, lhs := range st.Lhs {
+			if id, ok := lhs.(*ast.IdentExpr); ok {
+				if b := l.scope.lookup(id.Value); b != nil {
+					l.resolved[id] = b
+					if i < len(st.Rhs) {
+						b.values = append(b.values, st.Rhs[i])
+					} else {
+						b.fixed = &taint{origin: fromUnknown, why: ""}
+					}
+				}
+				continue
+			}
+			l.expr(lhs)
+		}
+	case *ast.FuncCallStmt:
+		l.expr(st.Expr)
+	case *ast.DoBlockStmt:
+		l.block(st.Stmts, nil)
+	case *ast.WhileStmt:
+		l.expr(st.Condition)
+		l.block(st.Stmts, nil)
+	case *ast.RepeatStmt:
+		l.block(st.Stmts, nil)
+		l.expr(st.Condition)
+	case *ast.IfStmt:
+		l.expr(st.Condition)
+		l.block(st.Then, nil)
+		l.block(st.Else, nil)
+	case *ast.NumberForStmt:
+		l.expr(st.Init)
+		l.expr(st.Limit)
+		if st.Step != nil {
+			l.expr(st.Step)
+		}
+		l.block(st.Stmts, func() { l.declare(st.Name, &taint{origin: fromUnknown, why: ""}) })
+	case *ast.GenericForStmt:
+		l.exprs(st.Exprs)
+		elem := taint{origin: fromUnknown, why: ""}
+		if len(st.Exprs) == 1 {
+			if c, ok := st.Exprs[0].(*ast.FuncCallExpr); ok && len(c.Args) == 1 && (l.isGlobal(c.Func, "ipairs") || l.isGlobal(c.Func, "pairs")) {
+				elem = l.tableElems(c.Args[0])
+			}
+		}
+		l.block(st.Stmts, func() {
+			for i, name := range st.Names {
+				if i == 1 {
+					l.declare(name, &elem)
+				} else {
+					l.declare(name, &taint{origin: fromUnknown, why: ""})
+				}
+			}
+		})
+	case *ast.FuncDefStmt:
+		if st.Name.Func != nil {
+			l.expr(st.Name.Func)
+		} else {
+			l.expr(st.Name.Receiver)
+		}
+		l.function(st.Func, st.Name.Method != "")
+	case *ast.ReturnStmt:
+		l.exprs(st.Exprs)
+	}
+}
+
+func (l *linter) exprs(es []ast.Expr) {
+	for _, e := range es {
+		l.expr(e)
+	}
+}
+
+func (l *linter) function(f *ast.FunctionExpr, method bool) {
+	l.depth++
+	defer func() { l.depth-- }()
+	l.block(f.Stmts, func() {
+		if method {
+			l.declare("self", &taint{origin: fromUnknown, why: ""})
+		}
+		for _, p := range f.ParList.Names {
+			l.declare(p, &taint{origin: fromUnknown, why: ""})
+		}
+	})
+}
+
+// isGlobal reports whether e names the global variable name (not shadowed
+// by a local).
+func (l *linter) isGlobal(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.IdentExpr)
+	return ok && id.Value == name && l.scope.lookup(name) == nil
+}
+
+func (l *linter) expr(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		if b := l.scope.lookup(e.Value); b != nil {
+			l.resolved[e] = b
+			return
+		}
+		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
+		case "KEYS":
+			l.keys.dynamic = true
+		case "ARGV":
+			l.argv.dynamic = true
+		}
+	case *ast.AttrGetExpr:
+		for _, g := range []struct {
+			name string
+			u    *usage
+			decl []*Param
+		}{{"KEYS", &l.keys, l.s.Keys}, {"ARGV", &l.argv, l.s.Args}} {
+			if !l.isGlobal(e.Object, g.name) {
+				continue
+			}
+			if n, ok := literalIndex(e.Key); ok {
+				l.index(g.name, g.u, g.decl, n, e.Line())
+			} else {
+				g.u.dynamic = true
+				l.expr(e.Key)
+			}
+			return
+		}
+		l.expr(e.Object)
+		l.expr(e.Key)
+	case *ast.FuncCallExpr:
+		if fn := l.redisCall(e); fn != "" {
+			p := l.loc.find(e.Line(), reRedisCall)
+			c := &callSite{call: e, fn: fn, pos: p}
+			if p.Line > len(l.loc.lines) {
+				// cannot happen: the AST and the locator see the same lines
+			} else if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
+				c.args = l.loc.callArgs(l.loc.starts[p.Line-1] + p.Col - 1 + m[1])
+			}
+			l.calls = append(l.calls, c)
+		}
+		if e.Func != nil {
+			l.expr(e.Func)
+		}
+		if e.Receiver != nil {
+			l.expr(e.Receiver)
+		}
+		l.exprs(e.Args)
+	case *ast.LogicalOpExpr:
+		l.expr(e.Lhs)
+		l.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		l.expr(e.Lhs)
+		l.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		l.expr(e.Lhs)
+		l.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		l.expr(e.Lhs)
+		l.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		l.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		l.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		l.expr(e.Expr)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if f.Key != nil {
+				l.expr(f.Key)
+			}
+			l.expr(f.Value)
+		}
+	case *ast.FunctionExpr:
+		l.function(e, false)
+	}
+}
+
+// literalIndex returns n for a literal integer index such as KEYS[2].
+func literalIndex(e ast.Expr) (int, bool) {
+	num, ok := e.(*ast.NumberExpr)
+	if !ok {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(num.Value, 0, 64); err == nil {
+		return int(n), true
+	}
+	if f, err := strconv.ParseFloat(num.Value, 64); err == nil && f == float64(int(f)) {
+		return int(f), true
+	}
+	return 0, false
+}
+
+// index records KEYS[n] or ARGV[n] and reports an undeclared one.
+func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
+	fixed, variadic := len(decl), false
+	if fixed > 0 && decl[fixed-1].Variadic {
+		fixed, variadic = fixed-1, true
+	}
+	re := l.indexRe(name, n)
+	switch {
+	case n < 1:
+		l.r.errorf(l.loc.find(line, re), "%s[%d] is always nil: %s is 1-based", name, n, name)
+	case n > fixed && !variadic && !(name == "KEYS" && l.s.keysIncomplete) && !(name == "ARGV" && l.s.argsIncomplete):
+		kind := "key"
+		if name == "ARGV" {
+			kind = "arg"
+		}
+		l.r.errorf(l.loc.find(line, re), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
+			name, n, fixed, plural(fixed, kind), kind, kind)
+	}
+	u.indexes[n] = true
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// checkUnused reports declared keys or args the script never reads.
+func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
+	if u.dynamic || (kind == "key" && l.s.keysIncomplete) || (kind == "arg" && l.s.argsIncomplete) {
+		return
+	}
+	for i, p := range decl {
+		if p.Variadic {
+			used := false
+			for n := range u.indexes {
+				used = used || n > i
+			}
+			if !used {
+				l.r.errorf(p.Pos, "%s \"...%s\" is declared but the script never reads %s beyond %s[%d] (read them with a loop such as for i = %d, #%s)",
+					kind, p.Name, name, name, i, i+1, name)
+			}
+			continue
+		}
+		if !u.indexes[i+1] {
+			l.r.errorf(p.Pos, "%s %q is declared but the script never reads %s[%d]", kind, p.Name, name, i+1)
+		}
+	}
+}
+
+// redisCall returns "redis.call" or "redis.pcall" when e calls one of them.
+func (l *linter) redisCall(e *ast.FuncCallExpr) string {
+	a, ok := e.Func.(*ast.AttrGetExpr)
+	if !ok || !l.isGlobal(a.Object, "redis") {
+		return ""
+	}
+	if k, ok := a.Key.(*ast.StringExpr); ok && (k.Value == "call" || k.Value == "pcall") {
+		return "redis." + k.Value
+	}
+	return ""
+}
+
+// multi reports whether e expands to several values as the last
+// expression of a list: a call or "...".
+func multi(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.FuncCallExpr, *ast.Comma3Expr:
+		return true
+	}
+	return false
+}
+
+// --- origins ---
+
+func (l *linter) taintOf(e ast.Expr) taint {
+	switch e := e.(type) {
+	case *ast.StringExpr:
+		return taint{origin: fromLiteral, why: fmt.Sprintf("is the literal %q", e.Value)}
+	case *ast.NumberExpr:
+		return taint{origin: fromLiteral, why: "is the literal " + e.Value}
+	case *ast.StringConcatOpExpr:
+		return taint{origin: fromBuilt, why: "is built in Lua (string concatenation)"}
+	case *ast.AttrGetExpr:
+		if l.isGlobal(e.Object, "KEYS") {
+			return taint{origin: fromKeys, why: ""}
+		}
+		if l.isGlobal(e.Object, "ARGV") {
+			if n, ok := literalIndex(e.Key); ok {
+				return taint{origin: fromArgv, why: fmt.Sprintf("comes from ARGV[%d]", n)}
+			}
+			return taint{origin: fromArgv, why: "comes from ARGV"}
+		}
+	case *ast.IdentExpr:
+		if b := l.resolved[e]; b != nil {
+			t := l.bindingTaint(b)
+			if t.via == "" {
+				t.via = b.name
+			}
+			return t
+		}
+	case *ast.LogicalOpExpr:
+		return join(l.taintOf(e.Lhs), l.taintOf(e.Rhs))
+	case *ast.FuncCallExpr:
+		if fn := l.redisCall(e); fn != "" {
+			return taint{origin: fromBuilt, why: "comes from a " + fn + " reply"}
+		}
+		if e.Receiver != nil {
+			return taint{origin: fromBuilt, why: "is built in Lua (string method :" + e.Method + ")"}
+		}
+		if a, ok := e.Func.(*ast.AttrGetExpr); ok {
+			if k, ok := a.Key.(*ast.StringExpr); ok && (l.isGlobal(a.Object, "string") || l.isGlobal(a.Object, "table") && k.Value == "concat") {
+				g := a.Object.(*ast.IdentExpr).Value
+				return taint{origin: fromBuilt, why: "is built in Lua (" + g + "." + k.Value + ")"}
+			}
+		}
+		if l.isGlobal(e.Func, "tostring") && len(e.Args) == 1 {
+			return l.taintOf(e.Args[0])
+		}
+		if l.isUnpack(e) {
+			return l.elemTaint(e)
+		}
+	}
+	return taint{origin: fromUnknown, why: ""}
+}
+
+func (l *linter) isUnpack(e *ast.FuncCallExpr) bool {
+	if len(e.Args) == 0 {
+		return false
+	}
+	if l.isGlobal(e.Func, "unpack") {
+		return true
+	}
+	a, ok := e.Func.(*ast.AttrGetExpr)
+	if !ok || !l.isGlobal(a.Object, "table") {
+		return false
+	}
+	k, ok := a.Key.(*ast.StringExpr)
+	return ok && k.Value == "unpack"
+}
+
+// elemTaint is the origin of the values a multi-value expression expands
+// to: unpack(KEYS) gives keys, unpack(ARGV) args.
+func (l *linter) elemTaint(e ast.Expr) taint {
+	if c, ok := e.(*ast.FuncCallExpr); ok {
+		if l.isUnpack(c) {
+			t := l.tableElems(c.Args[0])
+			if t.origin == fromArgv {
+				t.why = "comes from ARGV (unpack(ARGV))"
+			}
+			return t
+		}
+		return l.taintOf(c)
+	}
+	return taint{origin: fromUnknown, why: ""}
+}
+
+// tableElems is the origin of the elements of a table expression.
+func (l *linter) tableElems(e ast.Expr) taint {
+	switch {
+	case l.isGlobal(e, "KEYS"):
+		return taint{origin: fromKeys, why: ""}
+	case l.isGlobal(e, "ARGV"):
+		return taint{origin: fromArgv, why: "comes from ARGV"}
+	}
+	return taint{origin: fromUnknown, why: ""}
+}
+
+func (l *linter) bindingTaint(b *binding) taint {
+	if b.memo != nil {
+		return *b.memo
+	}
+	if b.busy {
+		return taint{origin: fromKeys, why: ""} // a cycle adds nothing new
+	}
+	b.busy = true
+	t := taint{origin: fromKeys, why: ""}
+	if b.fixed != nil {
+		t = *b.fixed
+	} else if len(b.values) == 0 {
+		t = taint{origin: fromUnknown, why: ""}
+	}
+	for _, v := range b.values {
+		t = join(t, l.taintOf(v))
+	}
+	b.busy = false
+	b.memo = &t
+	return t
+}
+
+// --- commands ---
+
+// commandOf returns the lower-case command name of a call and its entry in
+// the command table (descending into a subcommand such as OBJECT ENCODING).
+func commandOf(args []ast.Expr) (string, commandInfo, bool) {
+	if len(args) == 0 {
+		return "", commandInfo{}, false
+	}
+	lit, ok := args[0].(*ast.StringExpr)
+	if !ok {
+		return "", commandInfo{}, false
+	}
+	name := strings.ToLower(lit.Value)
+	info, known := commands[name]
+	if known && info.subcommands && len(args) > 1 {
+		if sub, ok := args[1].(*ast.StringExpr); ok {
+			if si, ok := commands[name+"|"+strings.ToLower(sub.Value)]; ok {
+				return name + " " + strings.ToLower(sub.Value), si, true
+			}
+		}
+	}
+	return name, info, known
+}
+
+// checkCommand reports calls Redis refuses whatever the keys are.
+func (l *linter) checkCommand(c *callSite) {
+	name, info, known := commandOf(c.call.Args)
+	if !known {
+		return
+	}
+	at := c.pos
+	if len(c.args) > 0 {
+		at = c.args[0]
+	}
+	cmd := strings.ToUpper(name)
+	if info.noScript {
+		l.r.errorf(at, "%s cannot be called from a script: Redis answers \"This Redis command is not allowed from script\"", cmd)
+	}
+	if info.write && l.s.ReadOnly {
+		l.r.errorf(at, "%s writes, but the shebang declares flags=no-writes: Redis answers \"Write commands are not allowed from read-only scripts\"", cmd)
+	}
+}
+
+// checkCall runs checkCommand and the cluster-safety lint on one call.
+func (l *linter) checkCall(c *callSite) {
+	l.checkCommand(c)
+	args := c.call.Args
+	name, info, known := commandOf(args)
+	if name == "" {
+		return // the command is not a literal: nothing to go on
+	}
+	var idx []int
+	if known {
+		idx = keyIndexes(info, args)
+	} else if len(args) > 1 {
+		idx = []int{1} // unknown command: assume only the first argument is a key
+	}
+	cmd := strings.ToUpper(name)
+	last := len(args) - 1
+	expands := multi(args[last])
+	for _, i := range idx {
+		var t taint
+		switch {
+		case i < last || i == last && !expands:
+			t = l.taintOf(args[i])
+		case expands:
+			t = l.elemTaint(args[last])
+			i = last
+		default:
+			continue
+		}
+		if t.origin < fromLiteral || (t.origin == fromLiteral && !known) {
+			continue
+		}
+		at := c.pos
+		if i < len(c.args) {
+			at = c.args[i]
+		}
+		l.r.errorf(at, "cluster-unsafe key: the %s key %s; Redis Cluster routes a script by its KEYS, so pass every key in KEYS (or opt out with ---@unsafe-keys reason)", cmd, t)
+		if expands && i == last {
+			break
+		}
+	}
+}
+
+// keyIndexes returns which arguments of a call are keys (1 is the first
+// argument after the command name), following the command's key specs
+// (https://redis.io/docs/latest/develop/reference/key-specs/). When the
+// last argument expands to several values (unpack(...)), positions past it
+// are clamped to it. Specs that need a non-literal argument to resolve
+// (a keyword search over variables, a numkeys that is not a literal) keep
+// only what is certain.
+func keyIndexes(info commandInfo, args []ast.Expr) []int {
+	n := len(args) // argv length when nothing expands; also the clamp limit
+	var out []int
+	for _, sp := range info.specs {
+		if sp.notKey || sp.unknown {
+			continue
+		}
+		start := sp.index
+		if sp.keyword != "" {
+			start = -1
+			if sp.startFrom > 0 {
+				for i := sp.startFrom; i < n; i++ {
+					if isWord(args[i], sp.keyword) {
+						start = i + 1
+						break
+					}
+				}
+			} else {
+				for i := n + sp.startFrom; i >= 1; i-- {
+					if isWord(args[i], sp.keyword) {
+						start = i + 1
+						break
+					}
+				}
+			}
+			if start < 0 {
+				continue
+			}
+		}
+		if sp.keyNum {
+			first := start + sp.firstKey
+			count := 1
+			if k := start + sp.keyNumIdx; k < n {
+				if v, ok := literalIndex(args[k]); ok {
+					count = v
+				}
+			}
+			for j := 0; j < count && first+j*sp.keyStep < n; j++ {
+				out = append(out, first+j*sp.keyStep)
+			}
+			continue
+		}
+		end := start + sp.lastKey
+		if sp.lastKey < 0 {
+			end = n + sp.lastKey
+			if sp.limit > 1 {
+				end = start + (end-start+1)/sp.limit - 1
+			}
+		}
+		step := max(sp.keyStep, 1)
+		for i := start; i <= end && i < n; i += step {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func isWord(e ast.Expr, w string) bool {
+	s, ok := e.(*ast.StringExpr)
+	return ok && strings.EqualFold(s.Value, w)
+}
+
+// --- bool returns ---
+
+// checkFalseReturns reports "return false" in the main chunk of a script
+// whose header declares ---@return bool: Redis turns Lua false into a nil
+// reply, which a bool result cannot tell from "no reply" (and which an
+// ---@error nil would claim).
+func (l *linter) checkFalseReturns(stmts []ast.Stmt) {
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			if len(st.Exprs) > 0 {
+				if _, ok := st.Exprs[0].(*ast.FalseExpr); ok {
+					l.r.errorf(l.loc.find(st.Line(), reReturnFals), "return false reaches the caller as a nil reply, not a bool (Redis converts Lua false to nil): return 0 for false and 1 for true")
+				}
+			}
+		case *ast.DoBlockStmt:
+			l.checkFalseReturns(st.Stmts)
+		case *ast.WhileStmt:
+			l.checkFalseReturns(st.Stmts)
+		case *ast.RepeatStmt:
+			l.checkFalseReturns(st.Stmts)
+		case *ast.IfStmt:
+			l.checkFalseReturns(st.Then)
+			l.checkFalseReturns(st.Else)
+		case *ast.NumberForStmt:
+			l.checkFalseReturns(st.Stmts)
+		case *ast.GenericForStmt:
+			l.checkFalseReturns(st.Stmts)
+		}
+	}
+}

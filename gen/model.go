@@ -1,0 +1,109 @@
+package gen
+
+import "time"
+
+// Scalar is one of the value types a header may name for an ---@arg, a
+// ---@return or a ---@field.
+type Scalar int
+
+// The scalar types, spelled in headers as their Go names.
+const (
+	String   Scalar = iota + 1 // string
+	Bytes                      // []byte
+	Int64                      // int64
+	Float64                    // float64
+	Bool                       // bool
+	Duration                   // time.Duration, with a unit
+	Time                       // time.Time, with a unit
+)
+
+var scalarNames = map[Scalar]string{
+	String: "string", Bytes: "[]byte", Int64: "int64", Float64: "float64",
+	Bool: "bool", Duration: "time.Duration", Time: "time.Time",
+}
+
+func (s Scalar) String() string { return scalarNames[s] }
+
+// needsUnit reports whether the type is sent or received as a number of a
+// unit (ms or s) that the header must state.
+func (s Scalar) needsUnit() bool { return s == Duration || s == Time }
+
+// Shape is the form of a ---@return or ---@field type.
+type Shape int
+
+// The shapes a reply can have.
+const (
+	ShapeNone     Shape = iota // no ---@return: the raw runtime.Value
+	ShapeScalar                // T
+	ShapeOptional              // T?: a nil reply is a nil *T
+	ShapeSlice                 // []T: an array
+	ShapeMap                   // map[string]string: a flat array field, value, ...
+	ShapeStatus                // status: a status reply such as OK; the call returns only error
+	ShapeTuple                 // tuple Name: a positional array decoded into struct Name
+)
+
+// Type is a declared value type. Unit is time.Millisecond or time.Second
+// for Duration and Time (also as slice or optional elements), else 0.
+type Type struct {
+	Shape Shape
+	Elem  Scalar
+	Unit  time.Duration
+}
+
+// Script is one .lua file with its parsed header.
+type Script struct {
+	Path    string // the file as the user named it, for diagnostics
+	File    string // the file relative to the module root, with forward slashes
+	Body    string // the file's text, sent to Redis verbatim
+	Name    string // Go name: ---@script, else the file name in PascalCase
+	NamePos Pos    // where Name was declared (1:1 when derived from the file name)
+	Doc     []string
+
+	Flags          []string // shebang flags, in order
+	ReadOnly       bool     // flags=no-writes
+	AllowCrossSlot bool     // flags=allow-cross-slot-keys
+
+	Keys   []*Param
+	Args   []*Param
+	Return *Return // nil when the header has no ---@return
+
+	Errors   []*Reply // ---@error, in order
+	Statuses []*Reply // ---@status, in order
+
+	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
+	UnsafeKeysPos Pos
+
+	// A ---@key or ---@arg line had an error, so the declared count is
+	// unknown: skip the KEYS/ARGV use checks rather than pile on.
+	keysIncomplete, argsIncomplete bool
+}
+
+// Param is a declared key, arg or tuple field.
+type Param struct {
+	Name     string // as written in the header, e.g. "holdCount"
+	GoName   string // e.g. "HoldCount"
+	Variadic bool   // ---@key ...name / ---@arg ...name: the rest of KEYS/ARGV
+	Type     Type   // args and fields; keys are strings
+	Desc     string
+	Pos      Pos // the name's position
+	used     bool
+}
+
+// Return is the ---@return declaration.
+type Return struct {
+	Type
+	Tuple  string   // the struct name for ShapeTuple
+	Fields []*Param // ---@field lines for ShapeTuple
+	Desc   string
+	Pos    Pos // position of the type token
+}
+
+// Reply is an ---@error or ---@status declaration.
+type Reply struct {
+	Value    string // "-1", "nil", "OUT_OF_STOCK", "OK", "0"
+	ValuePos Pos
+	Name     string // as written, e.g. "OutOfStock"
+	GoName   string // e.g. "OutOfStock"
+	NamePos  Pos
+	Desc     string
+}

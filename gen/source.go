@@ -1,0 +1,214 @@
+package gen
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// splitLines splits src into lines the way the Lua lexer counts them (and
+// so the way Redis reports @user_script:N): "\n", "\r", "\r\n" and "\n\r"
+// each end one line. It also returns each line's byte offset.
+func splitLines(src string) (lines []string, starts []int) {
+	start := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c != '\n' && c != '\r' {
+			continue
+		}
+		lines, starts = append(lines, src[start:i]), append(starts, start)
+		if i+1 < len(src) && (src[i+1] == '\n' || src[i+1] == '\r') && src[i+1] != c {
+			i++
+		}
+		start = i + 1
+	}
+	if start < len(src) || len(lines) == 0 {
+		lines, starts = append(lines, src[start:]), append(starts, start)
+	}
+	return lines, starts
+}
+
+// mask returns two copies of src with the same length and line breaks:
+// code has comments and the contents of string literals replaced by spaces
+// (delimiters stay), so a regexp over it finds only real tokens; strs has
+// only string contents blanked, so comment lines remain visible. Both follow
+// Lua 5.1's lexer: -- and --[==[ ]==] comments, '…' and "…" strings with
+// backslash escapes, and [==[ ]==] long strings.
+func mask(src string) (code, strs string) {
+	c := []byte(src)
+	s := []byte(src)
+	blank := func(b []byte, from, to int) {
+		for i := from; i < to && i < len(b); i++ {
+			if b[i] != '\n' && b[i] != '\r' {
+				b[i] = ' '
+			}
+		}
+	}
+	i := 0
+	for i < len(src) {
+		switch ch := src[i]; {
+		case ch == '-' && strings.HasPrefix(src[i:], "--"):
+			end := 0
+			if lvl, ok := longBracket(src, i+2); ok {
+				end = closeLong(src, i+2+lvl+2, lvl)
+			} else {
+				end = i + 2
+				for end < len(src) && src[end] != '\n' && src[end] != '\r' {
+					end++
+				}
+			}
+			blank(c, i, end)
+			i = end
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(src) && src[j] != ch && src[j] != '\n' && src[j] != '\r' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(src))
+			blank(c, i+1, j)
+			blank(s, i+1, j)
+			i = j + 1
+		case ch == '[':
+			if lvl, ok := longBracket(src, i); ok {
+				open := i + lvl + 2
+				end := closeLong(src, open, lvl)
+				close := max(open, end-lvl-2)
+				blank(c, open, close)
+				blank(s, open, close)
+				i = end
+				continue
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return string(c), string(s)
+}
+
+// longBracket reports whether src[i:] opens a long bracket [[ or [==[ and
+// returns its level (the number of '=').
+func longBracket(src string, i int) (int, bool) {
+	if i >= len(src) || src[i] != '[' {
+		return 0, false
+	}
+	j := i + 1
+	for j < len(src) && src[j] == '=' {
+		j++
+	}
+	if j < len(src) && src[j] == '[' {
+		return j - i - 1, true
+	}
+	return 0, false
+}
+
+// closeLong returns the offset just after the ]==] of the given level
+// that closes a long bracket whose contents start at from, or len(src).
+func closeLong(src string, from, lvl int) int {
+	closer := "]" + strings.Repeat("=", lvl) + "]"
+	if k := strings.Index(src[min(from, len(src)):], closer); k >= 0 {
+		return from + k + len(closer)
+	}
+	return len(src)
+}
+
+// locator finds columns for AST nodes, which gopher-lua gives only lines
+// for, by matching patterns in the masked source line by line. The n-th
+// lookup of one pattern on one line returns its n-th match, so two
+// identical constructs on one line get their own columns as long as they
+// are looked up in source order, which the linter's walk follows.
+type locator struct {
+	code   string
+	starts []int
+	lines  []string
+	seen   map[string]int
+	found  map[string][][]int // matches of one pattern on one line, computed once
+}
+
+func newLocator(code string) *locator {
+	lines, starts := splitLines(code)
+	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{}}
+}
+
+// find returns the position of the next match of re (its first submatch
+// when it has one) on line, or the line's first non-blank column.
+func (l *locator) find(line int, re *regexp.Regexp) Pos {
+	if line < 1 || line > len(l.lines) {
+		return Pos{max(line, 1), 1}
+	}
+	text := l.lines[line-1]
+	k := re.String() + "\x00" + strconv.Itoa(line)
+	n := l.seen[k]
+	l.seen[k] = n + 1
+	ms, ok := l.found[k]
+	if !ok {
+		ms = re.FindAllStringSubmatchIndex(text, -1)
+		l.found[k] = ms
+	}
+	if len(ms) == 0 {
+		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
+	}
+	m := ms[min(n, len(ms)-1)]
+	if len(m) >= 4 && m[2] >= 0 {
+		return Pos{line, m[2] + 1}
+	}
+	return Pos{line, m[0] + 1}
+}
+
+// offset converts a byte offset in the source to a position.
+func (l *locator) offset(off int) Pos {
+	lo, hi := 0, len(l.starts)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if l.starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return Pos{lo + 1, off - l.starts[lo] + 1}
+}
+
+// callArgs returns the position of each argument of the call whose callee
+// ends at byte offset end (e.g. just after "redis.call"): it finds the '('
+// and splits the masked text at top-level commas. It returns nil for the
+// other call syntaxes (f'str', f{table}).
+func (l *locator) callArgs(end int) []Pos {
+	i := end
+	for i < len(l.code) && isSpace(l.code[i]) {
+		i++
+	}
+	if i >= len(l.code) || l.code[i] != '(' {
+		return nil
+	}
+	var out []Pos
+	depth := 0
+	expectArg := true
+	for i++; i < len(l.code); i++ {
+		c := l.code[i]
+		if expectArg && !isSpace(c) {
+			if c == ')' && depth == 0 {
+				return out
+			}
+			out = append(out, l.offset(i))
+			expectArg = false
+		}
+		switch c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth == 0 {
+				return out
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				expectArg = true
+			}
+		}
+	}
+	return out
+}
