@@ -3,11 +3,8 @@ module github.com/luagen/luagen
 go 1.26.0
 
 require (
-<<<<<<< HEAD
 	github.com/alicebob/miniredis/v2 v2.40.0
-=======
 	github.com/dave/jennifer v1.7.1
->>>>>>> gen
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
 	github.com/yuin/gopher-lua v1.1.2
@@ -15,7 +12,6 @@ require (
 )
 
 require (
-	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
