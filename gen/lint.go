@@ -95,7 +95,19 @@ func (l *linter) indexRe(name string, n int) *regexp.Regexp {
 	if re := l.regexps[k]; re != nil {
 		return re
 	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[\s*(?:` + strconv.Itoa(n) + `|[^\]]*)\s*\]`)
+	re := regexp.MustCompile(`\b` + name + `\s*\[\s*` + strconv.Itoa(n) + `\s*\]`)
+	l.regexps[k] = re
+	return re
+}
+
+// anyIndexRe matches name[<any expression>], for indexes written as
+// expressions (KEYS[1+1]) that the exact pattern of indexRe misses.
+func (l *linter) anyIndexRe(name string) *regexp.Regexp {
+	k := name + "[*"
+	if re := l.regexps[k]; re != nil {
+		return re
+	}
+	re := regexp.MustCompile(`\b` + name + `\s*\[[^\]]*\]`)
 	l.regexps[k] = re
 	return re
 }
@@ -406,6 +418,9 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 		fixed, variadic = fixed-1, true
 	}
 	re := l.indexRe(name, n)
+	if line >= 1 && line <= len(l.loc.lines) && !re.MatchString(l.loc.lines[line-1]) {
+		re = l.anyIndexRe(name)
+	}
 	switch {
 	case n < 1:
 		l.r.errorf(l.loc.find(line, re), "%s[%d] is always nil: %s is 1-based", name, n, name)
