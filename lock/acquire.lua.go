@@ -10,10 +10,17 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order.
+// AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order. All keys must
+// hash to one slot: give them one {hash tag}.
 type AcquireKeys struct {
 	// Lock is KEYS[1]: the lock hash: owner → hold count
 	Lock string
+	// Fence is KEYS[2]: fencing counter (string); must share lock's {hash tag}
+	Fence string
+	// Latch is KEYS[3]: this call's latch; must share lock's {hash tag}
+	Latch string
+	// Acks are KEYS[4] onward: latches of earlier calls to delete; must share lock's {hash tag}
+	Acks []string
 }
 
 // AcquireArgs are the ARGV of [Scripts.Acquire], in ARGV order.
@@ -22,17 +29,23 @@ type AcquireArgs struct {
 	Owner string
 	// Lease is ARGV[2], sent as whole milliseconds (truncated): lease to set on success, whole ms >= 1
 	Lease time.Duration
+	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of the latch, whole ms >= 1
+	LatchTTL time.Duration
+	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a first acquire, whole ms >= 1
+	FenceTTL time.Duration
 }
 
-// AcquireResult is the reply of [Scripts.Acquire], an array of 3 decoded by
+// AcquireResult is the reply of [Scripts.Acquire], an array of 4 decoded by
 // position: outcome of one attempt.
 type AcquireResult struct {
 	// Acquired is element 1, 1 is true, 0 or nil is false: true when owner holds the lock after the call
 	Acquired bool
 	// HoldCount is element 2: owner's hold count after the call; 0 when refused
 	HoldCount int64
-	// TTL is element 3, received as milliseconds: when refused: the holder's remaining lease
+	// TTL is element 3, received as milliseconds: when refused: the holder's remaining lease (-1: none, -2: no lock)
 	TTL time.Duration
+	// Token is element 4: fencing token drawn by a first acquire; 0 otherwise
+	Token int64
 }
 
 // AcquireScript is lua/lock/acquire.lua as a [runtime.Script].
@@ -42,20 +55,41 @@ var AcquireScript = runtime.NewScript(runtime.ScriptSpec{
 	Body: acquireBody,
 })
 
-// Acquire takes a reentrant lock for owner or, when owner already holds it,
-// raises owner's hold count; either way the lease is set to lease from now.
-// The lock is a hash of owner → hold count with a PEXPIRE lease (Redisson's
-// RLock layout). When another owner holds it nothing changes and the reply
-// carries that holder's remaining lease, so a waiter knows how long to wait.
+// Acquire takes the reentrant lock for owner, or raises owner's hold count
+// when owner already holds it; either way the lease is set to lease from
+// now. The lock is a hash of owner → hold count under a PEXPIRE lease
+// (Redisson's RLock layout). When another owner holds it nothing changes
+// and the reply carries the holder's remaining lease, so a waiter knows how
+// long it may have to wait.
 //
-// It returns [AcquireResult]: outcome of one attempt. An error raised inside
-// the script is a *[runtime.ScriptError] naming the line.
+// A first acquire (the lock was free) draws a fencing token:
+// max(last token + 1, server time in µs), kept in fence for fenceTTL. The
+// counter alone would go back to 1 when fence is lost (a restart without
+// persistence, a failover that missed the last write) or expires; the clock
+// floor keeps tokens rising across both, and the counter keeps them rising
+// should the clock step back while fence lives.
+//
+// Every call names a latch of its own. A successful acquire records its
+// answer there for latchTTL, so a retry after a lost reply returns that
+// answer instead of counting a second hold; an Abandon that ran first leaves
+// "X" there and the late acquire does nothing. acks are latches of the same
+// owner's earlier calls whose replies arrived; they are deleted, so a busy
+// lock leaves at most one latch per owner behind.
+//
+// It returns [AcquireResult]: outcome of one attempt. Keys that hash to
+// different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
+// error raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArgs) (AcquireResult, error) {
-	v, err := AcquireScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
+	v, err := AcquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Latch}, keys.Acks...), []string{
+		args.Owner,
+		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+	})
 	if err != nil {
 		return AcquireResult{}, err
 	}
-	a, err := runtime.Tuple(AcquireScript, v, 3)
+	a, err := runtime.Tuple(AcquireScript, v, 4)
 	if err != nil {
 		return AcquireResult{}, err
 	}
@@ -69,33 +103,82 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 	if r.TTL, err = runtime.Duration(AcquireScript, a[2], time.Millisecond); err != nil {
 		return AcquireResult{}, err
 	}
+	if r.Token, err = runtime.Int64(AcquireScript, a[3]); err != nil {
+		return AcquireResult{}, err
+	}
 	return r, nil
 }
 
 // acquireBody is lua/lock/acquire.lua, verbatim.
 const acquireBody = `#!lua
---- Acquire takes a reentrant lock for owner or, when owner already holds it,
---- raises owner's hold count; either way the lease is set to lease from now.
---- The lock is a hash of owner → hold count with a PEXPIRE lease (Redisson's
---- RLock layout). When another owner holds it nothing changes and the reply
---- carries that holder's remaining lease, so a waiter knows how long to wait.
+--- Acquire takes the reentrant lock for owner, or raises owner's hold count
+--- when owner already holds it; either way the lease is set to lease from
+--- now. The lock is a hash of owner → hold count under a PEXPIRE lease
+--- (Redisson's RLock layout). When another owner holds it nothing changes
+--- and the reply carries the holder's remaining lease, so a waiter knows how
+--- long it may have to wait.
+---
+--- A first acquire (the lock was free) draws a fencing token:
+--- max(last token + 1, server time in µs), kept in fence for fenceTTL. The
+--- counter alone would go back to 1 when fence is lost (a restart without
+--- persistence, a failover that missed the last write) or expires; the clock
+--- floor keeps tokens rising across both, and the counter keeps them rising
+--- should the clock step back while fence lives.
+---
+--- Every call names a latch of its own. A successful acquire records its
+--- answer there for latchTTL, so a retry after a lost reply returns that
+--- answer instead of counting a second hold; an Abandon that ran first leaves
+--- "X" there and the late acquire does nothing. acks are latches of the same
+--- owner's earlier calls whose replies arrived; they are deleted, so a busy
+--- lock leaves at most one latch per owner behind.
 ---@script Acquire
----@key lock   the lock hash: owner → hold count
----@arg owner  string             owner token of the caller
----@arg lease  time.Duration ms   lease to set on success, whole ms >= 1
----@return tuple AcquireResult    outcome of one attempt
+---@key lock      the lock hash: owner → hold count
+---@key fence     fencing counter (string); must share lock's {hash tag}
+---@key latch     this call's latch; must share lock's {hash tag}
+---@key ...acks   latches of earlier calls to delete; must share lock's {hash tag}
+---@arg owner     string            owner token of the caller
+---@arg lease     time.Duration ms  lease to set on success, whole ms >= 1
+---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
+---@arg fenceTTL  time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@return tuple AcquireResult      outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
----@field ttl       time.Duration ms  when refused: the holder's remaining lease
+---@field ttl       time.Duration ms  when refused: the holder's remaining lease (-1: none, -2: no lock)
+---@field token     int64             fencing token drawn by a first acquire; 0 otherwise
 
--- Check "is anyone else holding it", not "does my field exist": the common
--- copy that tests only HEXISTS lock owner writes a second owner into a held
--- lock hash and hands both of them the lock.
-local holders = redis.call('HLEN', KEYS[1])
-if holders == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  local count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, count, 0}
+for i = 4, #KEYS do
+  redis.call('DEL', KEYS[i])
 end
-return {0, 0, redis.call('PTTL', KEYS[1])}
+
+local latched = redis.call('GET', KEYS[3])
+if latched then
+  -- A retry of a call that already ran (or was abandoned). Repeat its answer
+  -- only while the hold it took still exists.
+  local count, token = string.match(latched, '^(%d+) (%d+)$')
+  if count and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+    return {1, tonumber(count), 0, tonumber(token)}
+  end
+  return {0, 0, redis.call('PTTL', KEYS[1]), 0}
+end
+
+-- Test "is the lock free", not only "is my field there": a script that only
+-- checks HEXISTS lock owner writes a second owner into a held lock hash and
+-- hands both of them the lock.
+local count
+local token = 0
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+elseif redis.call('EXISTS', KEYS[1]) == 0 then
+  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  local now = redis.call('TIME')
+  local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+  token = math.max(last + 1, floor)
+  redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[4])
+else
+  return {0, 0, redis.call('PTTL', KEYS[1]), 0}
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], string.format('%d %.0f', count, token), 'PX', ARGV[3])
+return {1, count, 0, token}
 `

@@ -18,14 +18,20 @@ type ReleaseKeys struct {
 	Lock string
 	// Channel is KEYS[2]: unlock channel; must share lock's {hash tag}
 	Channel string
+	// Latch is KEYS[3]: this call's latch; must share lock's {hash tag}
+	Latch string
+	// Acks are KEYS[4] onward: latches of earlier calls to delete; must share lock's {hash tag}
+	Acks []string
 }
 
 // ReleaseArgs are the ARGV of [Scripts.Release], in ARGV order.
 type ReleaseArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Lease is ARGV[2], sent as whole milliseconds (truncated): lease to keep while holds remain, whole ms >= 1
-	Lease time.Duration
+	// LatchTTL is ARGV[2], sent as whole milliseconds (truncated): lifetime of the latch, whole ms >= 1
+	LatchTTL time.Duration
+	// Sharded is ARGV[3], sent as 1 or 0: notify with SPUBLISH instead of PUBLISH
+	Sharded bool
 }
 
 // ReleaseReply is the reply of [Scripts.Release]: holds left; 0 when the lock
@@ -64,16 +70,30 @@ var ReleaseScript = runtime.NewScript(runtime.ScriptSpec{
 })
 
 // Release lowers owner's hold count by one. At zero the lock key is deleted
-// and an unlock message is published on channel so waiters retry at once;
-// while holds remain the lease is reset to lease from now. A caller that
-// does not hold the lock changes nothing.
+// and an unlock message goes to channel, so waiters try again at once; while
+// holds remain the lease is left as it is (the watchdog or the explicit
+// lease governs it). A caller that does not hold the lock changes nothing.
+//
+// The answer is recorded in latch for latchTTL: a retry after a lost reply
+// returns the first answer instead of releasing a second hold (Redisson
+// issues 4871 and 7367). acks are latches of the same owner's earlier calls
+// whose replies arrived; they are deleted.
+//
+// channel is sent in KEYS so that the client's slot check covers it; it is
+// a pub/sub channel, never a key. sharded picks SPUBLISH (Redis Cluster:
+// the message stays in the lock's shard) over PUBLISH (one server; works on
+// every Redis version).
 //
 // It returns [ReleaseReply]: holds left; 0 when the lock was released.
 // Declared failures: [ErrNotHeld]. Keys that hash to different slots fail with
 // [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArgs) (ReleaseReply, error) {
-	v, err := ReleaseScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
+	v, err := ReleaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Channel, keys.Latch}, keys.Acks...), []string{
+		args.Owner,
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -87,27 +107,53 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 // releaseBody is lua/lock/release.lua, verbatim.
 const releaseBody = `#!lua
 --- Release lowers owner's hold count by one. At zero the lock key is deleted
---- and an unlock message is published on channel so waiters retry at once;
---- while holds remain the lease is reset to lease from now. A caller that
---- does not hold the lock changes nothing.
+--- and an unlock message goes to channel, so waiters try again at once; while
+--- holds remain the lease is left as it is (the watchdog or the explicit
+--- lease governs it). A caller that does not hold the lock changes nothing.
+---
+--- The answer is recorded in latch for latchTTL: a retry after a lost reply
+--- returns the first answer instead of releasing a second hold (Redisson
+--- issues 4871 and 7367). acks are latches of the same owner's earlier calls
+--- whose replies arrived; they are deleted.
+---
+--- channel is sent in KEYS so that the client's slot check covers it; it is
+--- a pub/sub channel, never a key. sharded picks SPUBLISH (Redis Cluster:
+--- the message stays in the lock's shard) over PUBLISH (one server; works on
+--- every Redis version).
 ---@script Release
----@key lock     the lock hash: owner → hold count
----@key channel  unlock channel; must share lock's {hash tag}
----@arg owner    string             owner token of the caller
----@arg lease    time.Duration ms   lease to keep while holds remain, whole ms >= 1
+---@key lock      the lock hash: owner → hold count
+---@key channel   unlock channel; must share lock's {hash tag}
+---@key latch     this call's latch; must share lock's {hash tag}
+---@key ...acks   latches of earlier calls to delete; must share lock's {hash tag}
+---@arg owner     string            owner token of the caller
+---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
+---@arg sharded   bool              notify with SPUBLISH instead of PUBLISH
 ---@return int64                    holds left; 0 when the lock was released
----@status 0 Released              the last hold was released and waiters were notified
+---@status 0 Released               the last hold was released and waiters were notified
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
+
+for i = 4, #KEYS do
+  redis.call('DEL', KEYS[i])
+end
+
+local latched = redis.call('GET', KEYS[3])
+if latched then
+  return tonumber(latched)
+end
 
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   return nil
 end
 local count = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if count > 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return count
+if count <= 0 then
+  count = 0
+  redis.call('DEL', KEYS[1])
+  if ARGV[3] == '1' then
+    redis.call('SPUBLISH', KEYS[2], 'released')
+  else
+    redis.call('PUBLISH', KEYS[2], 'released')
+  end
 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', KEYS[2], KEYS[1])
-return 0
+redis.call('SET', KEYS[3], count, 'PX', ARGV[2])
+return count
 `

@@ -31,9 +31,11 @@ var RenewScript = runtime.NewScript(runtime.ScriptSpec{
 	Body: renewBody,
 })
 
-// Renew sets the lease of a lock owner holds to lease from now. It does
-// nothing when owner does not hold the lock (released, expired or taken by
-// another owner), so a late renewal can never resurrect a lost lock.
+// Renew sets the lease of a lock owner holds to lease from now (never from
+// the previous deadline, so delays do not add up). It does nothing when
+// owner does not hold the lock (released, expired or taken by another
+// owner), so a late renewal can never resurrect a lost lock. It is
+// idempotent and safe to retry.
 //
 // It returns true when the lease was extended (1 is true, 0 or nil is false).
 // An error raised inside the script is a *[runtime.ScriptError] naming the
@@ -48,9 +50,11 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 
 // renewBody is lua/lock/renew.lua, verbatim.
 const renewBody = `#!lua
---- Renew sets the lease of a lock owner holds to lease from now. It does
---- nothing when owner does not hold the lock (released, expired or taken by
---- another owner), so a late renewal can never resurrect a lost lock.
+--- Renew sets the lease of a lock owner holds to lease from now (never from
+--- the previous deadline, so delays do not add up). It does nothing when
+--- owner does not hold the lock (released, expired or taken by another
+--- owner), so a late renewal can never resurrect a lost lock. It is
+--- idempotent and safe to retry.
 ---@script Renew
 ---@key lock   the lock hash: owner → hold count
 ---@arg owner  string             owner token of the caller

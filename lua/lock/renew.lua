@@ -1,7 +1,9 @@
 #!lua
---- Renew sets the lease of a lock owner holds to lease from now. It does
---- nothing when owner does not hold the lock (released, expired or taken by
---- another owner), so a late renewal can never resurrect a lost lock.
+--- Renew sets the lease of a lock owner holds to lease from now (never from
+--- the previous deadline, so delays do not add up). It does nothing when
+--- owner does not hold the lock (released, expired or taken by another
+--- owner), so a late renewal can never resurrect a lost lock. It is
+--- idempotent and safe to retry.
 ---@script Renew
 ---@key lock   the lock hash: owner → hold count
 ---@arg owner  string             owner token of the caller
