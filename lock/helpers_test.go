@@ -1,0 +1,160 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/rueidis"
+	"go.uber.org/goleak"
+
+	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/runtime"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newClient returns a lock Client on rc, closed when t ends (before rc,
+// whose cleanup was registered earlier).
+func newClient(t testing.TB, rc rueidis.Client, opts ...lock.Option) *lock.Client {
+	t.Helper()
+	c, err := lock.NewClient(rc, opts...)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func newMutex(t testing.TB, c *lock.Client, name string, opts ...lock.Option) *lock.Mutex {
+	t.Helper()
+	m, err := lock.New(c, name, opts...)
+	if err != nil {
+		t.Fatalf("New(%q): %v", name, err)
+	}
+	return m
+}
+
+// errLostReply stands for a reply lost on the way back: the script ran on
+// the server, the caller got a connection error.
+var errLostReply = errors.New("test: connection reset after the script ran")
+
+// faultExecutor wraps a real executor: it counts calls per script and can
+// run a call on the server and then report errLostReply, or fail a call
+// without sending it, or hold a call until its context ends.
+type faultExecutor struct {
+	runtime.Executor
+
+	mu     sync.Mutex
+	calls  map[string]int // by script name, e.g. "lock.Renew"
+	faults map[string][]fault
+	onDone func(script string, v runtime.Value, err error)
+}
+
+type fault int
+
+const (
+	pass       fault = iota // send as usual
+	lostReply               // run on the server, then report errLostReply
+	unsent                  // report errLostReply without sending
+	stall                   // run on the server, then wait for ctx to end
+	stallFirst              // wait for ctx to end, then return its error without sending
+)
+
+func newFaultExecutor(rc rueidis.Client) *faultExecutor {
+	return &faultExecutor{Executor: runtime.Rueidis(rc), calls: map[string]int{}, faults: map[string][]fault{}}
+}
+
+// inject queues faults for the next calls of script, one per call.
+func (f *faultExecutor) inject(script string, fs ...fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults[script] = append(f.faults[script], fs...)
+}
+
+func (f *faultExecutor) count(script string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[script]
+}
+
+func (f *faultExecutor) next(script string) fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[script]++
+	q := f.faults[script]
+	if len(q) == 0 {
+		return pass
+	}
+	f.faults[script] = q[1:]
+	return q[0]
+}
+
+func (f *faultExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return f.do(ctx, s, func() (runtime.Value, error) { return f.Executor.EvalSha(ctx, s, keys, args) })
+}
+
+func (f *faultExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return f.do(ctx, s, func() (runtime.Value, error) { return f.Executor.Eval(ctx, s, keys, args) })
+}
+
+func (f *faultExecutor) do(ctx context.Context, s *runtime.Script, send func() (runtime.Value, error)) (v runtime.Value, err error) {
+	switch f.next(s.Name()) {
+	case unsent:
+		err = errLostReply
+	case stallFirst:
+		<-ctx.Done()
+		err = ctx.Err()
+	case lostReply:
+		if v, err = send(); err == nil {
+			v, err = runtime.Value{}, errLostReply
+		}
+	case stall:
+		v, err = send()
+		<-ctx.Done()
+		v, err = runtime.Value{}, ctx.Err()
+	default:
+		v, err = send()
+	}
+	f.mu.Lock()
+	done := f.onDone
+	f.mu.Unlock()
+	if done != nil {
+		done(s.Name(), v, err)
+	}
+	return v, err
+}
+
+// events records a Mutex's events for assertions.
+type events struct {
+	mu  sync.Mutex
+	all []lock.Event
+	n   atomic.Int64
+	ch  chan lock.Event // optional: every event is also sent here
+}
+
+func (e *events) hook(ev lock.Event) {
+	e.mu.Lock()
+	e.all = append(e.all, ev)
+	e.mu.Unlock()
+	e.n.Add(1)
+	if e.ch != nil {
+		e.ch <- ev
+	}
+}
+
+func (e *events) of(kind lock.EventKind) []lock.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []lock.Event
+	for _, ev := range e.all {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+const (
+	// subscriptionLinger keeps a channel subscribed this long after its last
+	// waiter left, so a lock that is waited on again and again does not
+	// SUBSCRIBE and UNSUBSCRIBE for every waiter.
+	subscriptionLinger = time.Second
+	// unsubscribeTimeout bounds the UNSUBSCRIBE sent when a subscription ends.
+	unsubscribeTimeout = 2 * time.Second
+	resubscribeMin     = 20 * time.Millisecond
+	resubscribeMax     = 2 * time.Second
+)
+
+// subscription is one unlock channel's subscription, shared by every waiter
+// of the Client for that lock. A goroutine holds it open with rueidis'
+// Client.Receive on rueidis' shared pub/sub connection (SSUBSCRIBE to the
+// slot's node on a cluster) and resubscribes when the server drops it (a
+// failover, a slot migration, a broken connection).
+//
+// Each message leaves one permit in wake: an unlock frees the lock for one
+// owner, so one waiter wakes per message instead of all of them storming
+// the server (Redisson's LockPubSub releases one semaphore permit the same
+// way). A permit that arrives while every waiter is busy with an attempt
+// waits for the next one to sleep, so a message is never lost between a
+// refused attempt and the sleep after it.
+type subscription struct {
+	c       *Client
+	channel string
+	cancel  context.CancelFunc // ends run's context
+
+	// Guarded by c.mu.
+	refs     int
+	linger   *time.Timer // runs expire once the last waiter has left
+	stopping bool
+
+	wake    chan struct{} // one permit per notification, capacity 1
+	settled chan struct{} // closed at the first confirmation or failure
+	settle  sync.Once
+	ready   atomic.Bool // confirmed at least once
+}
+
+// subscribe returns the subscription to channel with one more waiter,
+// starting it when it is new. Every subscribe must be paired with leave.
+func (c *Client) subscribe(channel string) (*subscription, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	s := c.subs[channel]
+	if s == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s = &subscription{
+			c:       c,
+			channel: channel,
+			cancel:  cancel,
+			wake:    make(chan struct{}, 1),
+			settled: make(chan struct{}),
+		}
+		c.subs[channel] = s
+		c.wg.Add(1)
+		go s.run(ctx)
+	}
+	s.refs++
+	if s.linger != nil {
+		if s.linger.Stop() {
+			c.wg.Done() // expire will not run
+		}
+		s.linger = nil
+	}
+	return s, nil
+}
+
+// leave drops one waiter; the last one arms the linger timer.
+func (s *subscription) leave() {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.refs--
+	if s.refs == 0 && !s.stopping && !c.closed {
+		c.wg.Add(1) // expire, or whoever stops the timer, calls Done
+		s.linger = time.AfterFunc(subscriptionLinger, s.expire)
+	}
+}
+
+// expire ends a subscription nobody has waited on for subscriptionLinger.
+func (s *subscription) expire() {
+	c := s.c
+	defer c.wg.Done()
+	c.mu.Lock()
+	if s.refs > 0 || s.stopping {
+		c.mu.Unlock()
+		return
+	}
+	s.linger = nil
+	s.stopping = true
+	delete(c.subs, s.channel)
+	c.mu.Unlock()
+	s.unsubscribe()
+}
+
+// shutdown ends the subscription for Client.Close.
+func (s *subscription) shutdown() {
+	c := s.c
+	c.mu.Lock()
+	if s.linger != nil && s.linger.Stop() {
+		c.wg.Done()
+	}
+	s.linger = nil
+	already := s.stopping
+	s.stopping = true
+	c.mu.Unlock()
+	if !already {
+		s.unsubscribe()
+	}
+}
+
+// unsubscribe sends UNSUBSCRIBE (SUNSUBSCRIBE), which makes Receive return,
+// then cancels run's context in case the command did not get through.
+// Cancelling alone would leave the connection subscribed on the server.
+func (s *subscription) unsubscribe() {
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	rc := s.c.rc
+	var cmd rueidis.Completed
+	if s.c.sharded {
+		cmd = rc.B().Sunsubscribe().Channel(s.channel).Build()
+	} else {
+		cmd = rc.B().Unsubscribe().Channel(s.channel).Build()
+	}
+	_ = rc.Do(ctx, cmd).Error()
+	cancel()
+	s.cancel()
+}
+
+func (s *subscription) stopped(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.stopping
+}
+
+// run keeps the channel subscribed until the subscription is stopped.
+func (s *subscription) run(ctx context.Context) {
+	defer s.c.wg.Done()
+	defer s.markSettled() // waiters never wait for a subscription that is gone
+	rc := s.c.rc
+	hooked := rueidis.WithOnSubscriptionHook(ctx, func(ps rueidis.PubSubSubscription) {
+		if ps.Kind != "subscribe" && ps.Kind != "ssubscribe" {
+			return
+		}
+		if s.ready.Swap(true) {
+			// A resubscription: an unlock may have been published while the
+			// channel was not subscribed, so let one waiter try now.
+			s.notify()
+		}
+		s.markSettled()
+	})
+	backoff := resubscribeMin
+	for {
+		var cmd rueidis.Completed
+		if s.c.sharded {
+			cmd = rc.B().Ssubscribe().Channel(s.channel).Build()
+		} else {
+			cmd = rc.B().Subscribe().Channel(s.channel).Build()
+		}
+		err := rc.Receive(hooked, cmd, func(rueidis.PubSubMessage) { s.notify() })
+		if s.stopped(ctx) || errors.Is(err, rueidis.ErrClosing) {
+			return
+		}
+		if err == nil {
+			// The server unsubscribed us: the slot moved (Redis sends
+			// SUNSUBSCRIBE on a failover or migration). Subscribe again
+			// right away; rueidis follows the slot to its new node.
+			backoff = resubscribeMin
+		} else {
+			// Waiters should not wait for a subscription that failed: they
+			// fall back to polling until it comes back.
+			s.markSettled()
+			backoff = min(2*backoff, resubscribeMax)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *subscription) markSettled() { s.settle.Do(func() { close(s.settled) }) }
+
+// notify leaves one permit for one waiter.
+func (s *subscription) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain drops a pending permit: called by a waiter that got the lock, for
+// whom any unlock before that is spent.
+func (s *subscription) drain() {
+	select {
+	case <-s.wake:
+	default:
+	}
+}
