@@ -94,12 +94,16 @@ func (f *faultExecutor) next(script string) fault {
 	return q[0]
 }
 
+// EvalSha counts and faults one logical call: it falls back to EVAL on
+// NOSCRIPT itself, so a fault applies to the send that runs the script.
 func (f *faultExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return f.do(ctx, s, func() (runtime.Value, error) { return f.Executor.EvalSha(ctx, s, keys, args) })
-}
-
-func (f *faultExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return f.do(ctx, s, func() (runtime.Value, error) { return f.Executor.Eval(ctx, s, keys, args) })
+	return f.do(ctx, s, func() (runtime.Value, error) {
+		v, err := f.Executor.EvalSha(ctx, s, keys, args)
+		if runtime.IsNoScript(err) {
+			v, err = f.Executor.Eval(ctx, s, keys, args)
+		}
+		return v, err
+	})
 }
 
 func (f *faultExecutor) do(ctx context.Context, s *runtime.Script, send func() (runtime.Value, error)) (v runtime.Value, err error) {
