@@ -1,0 +1,158 @@
+package lock_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/runtime"
+)
+
+// TestCluster runs the lock on a 3+3 Redis Cluster: unlock notifications
+// travel by sharded pub/sub, mutual exclusion and hand-off hold, and a
+// holder keeps its lock across a coordinated failover of the lock's slot
+// (or learns it lost it), never overlapping with another holder. One
+// cluster serves every subtest; the failover comes last.
+func TestCluster(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+
+	t.Run("ShardedNotification", func(t *testing.T) {
+		rc := cl.Client(t)
+		holder := newMutex(t, newClient(t, cl.Client(t)), "c-handoff", lock.WithLease(time.Minute))
+		_, err := holder.Lock(ctx)
+		require.NoError(t, err)
+		var ev events
+		w := newMutex(t, newClient(t, rc), "c-handoff", lock.WithHook(ev.hook))
+		result := make(chan error, 1)
+		go func() {
+			_, err := w.Lock(ctx)
+			result <- err
+		}()
+		primary, _, err := cl.PrimaryOf(runtime.Slot(w.Key()))
+		require.NoError(t, err)
+		channel := w.Key() + ":unlock"
+		require.Eventually(t, func() bool {
+			return primary.Do(t, "PUBSUB", "SHARDNUMSUB", channel) == "["+channel+" 1]" && len(ev.of(lock.EventAttempt)) == 2
+		}, 10*time.Second, 5*time.Millisecond, "the waiter subscribes with SSUBSCRIBE on the slot's primary")
+		assert.Equal(t, "["+channel+" 0]", primary.Do(t, "PUBSUB", "NUMSUB", channel), "not with SUBSCRIBE")
+		time.Sleep(50 * time.Millisecond) // let the second attempt's refusal arrive
+		require.NoError(t, holder.Unlock(ctx))
+		select {
+		case err := <-result:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waiter did not get the lock")
+		}
+		attempts := ev.of(lock.EventAttempt)
+		assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger)
+		require.NoError(t, w.Unlock(ctx))
+	})
+
+	t.Run("MutualExclusion", func(t *testing.T) {
+		const clients, goroutines, sections = 3, 8, 50
+		const counter = "c-mx:{counter}"
+		var occupancy, maxOccupancy atomic.Int64
+		var wg sync.WaitGroup
+		for range clients {
+			rc := cl.Client(t)
+			c := newClient(t, rc, lock.WithWatchdogLease(2*time.Second))
+			for range goroutines {
+				m := newMutex(t, c, "c-mx")
+				wg.Go(func() {
+					for range sections {
+						if err := section(m, rc, counter, &occupancy, &maxOccupancy); err != nil {
+							t.Errorf("section: %v", err)
+							return
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		assert.EqualValues(t, 1, maxOccupancy.Load())
+		primary, _, err := cl.PrimaryOf(runtime.Slot(counter))
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(clients*goroutines*sections), primary.Do(t, "GET", counter))
+	})
+
+	t.Run("Failover", func(t *testing.T) {
+		const lease = 3 * time.Second
+		holder := newMutex(t, newClient(t, cl.Client(t), lock.WithWatchdogLease(lease)), "c-failover")
+		held, err := holder.Lock(ctx)
+		require.NoError(t, err)
+		var lostAt atomic.Int64 // ns since start, 0 while held
+		start := time.Now()
+		context.AfterFunc(held, func() { lostAt.Store(int64(time.Since(start))) })
+
+		var ev events
+		w := newMutex(t, newClient(t, cl.Client(t), lock.WithWatchdogLease(lease)), "c-failover", lock.WithHook(ev.hook))
+		var acquiredAt atomic.Int64
+		result := make(chan error, 1)
+		go func() {
+			_, err := w.Lock(ctx)
+			acquiredAt.Store(int64(time.Since(start)))
+			result <- err
+		}()
+
+		slot := runtime.Slot(holder.Key())
+		oldPrimary, newPrimary, err := cl.Failover(slot, 30*time.Second)
+		require.NoError(t, err)
+		t.Logf("slot %d moved from %s to %s", slot, oldPrimary.Addr, newPrimary.Addr)
+		time.Sleep(2 * lease) // renewals must now reach the new primary
+
+		if lost := lostAt.Load(); lost != 0 {
+			// Allowed: the holder learned it lost the lock. Then the waiter
+			// must not have had it before that.
+			t.Logf("the holder lost the lock at %v: %v", time.Duration(lost), context.Cause(held))
+			require.ErrorIs(t, context.Cause(held), lock.ErrLost)
+			select {
+			case err := <-result:
+				require.NoError(t, err)
+				assert.GreaterOrEqual(t, acquiredAt.Load(), lost, "two holders at once")
+			case <-time.After(2 * lease):
+				t.Fatal("the waiter did not get the lost lock")
+			}
+			require.NoError(t, w.Unlock(ctx))
+			return
+		}
+		select {
+		case <-result:
+			t.Fatal("the waiter got the lock while the holder still held it")
+		default:
+		}
+		n, err := holder.HoldCount(ctx)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, n, "the hold survived the failover")
+
+		// The waiter is still subscribed within the slot's shard (on the
+		// new primary, or on the old one, now its replica, which receives
+		// the shard's messages too): the hand-off still goes by notification.
+		channel := w.Key() + ":unlock"
+		subs := oldPrimary.Do(t, "PUBSUB", "SHARDNUMSUB", channel) + " " + newPrimary.Do(t, "PUBSUB", "SHARDNUMSUB", channel)
+		t.Logf("SHARDNUMSUB on the old and the new primary: %s", subs)
+		assert.Equal(t, 1, strings.Count(subs, channel+" 1]"), "one subscription, within the shard")
+		require.NoError(t, holder.Unlock(ctx))
+		unlocked := time.Since(start)
+		select {
+		case err := <-result:
+			require.NoError(t, err)
+		case <-time.After(2 * lease):
+			t.Fatal("the waiter did not get the lock")
+		}
+		assert.Greater(t, acquiredAt.Load(), int64(unlocked)-int64(time.Millisecond))
+		attempts := ev.of(lock.EventAttempt)
+		assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger,
+			"woken by the notification on the new primary, not by polling")
+		require.NoError(t, w.Unlock(ctx))
+	})
+}
