@@ -1,0 +1,385 @@
+package lock_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/lock"
+)
+
+func TestInvalidOptionsAreRejected(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	c := newClient(t, rc)
+	for name, opt := range map[string]lock.Option{
+		"zero lease":            lock.WithLease(0),
+		"negative lease":        lock.WithLease(-time.Second),
+		"sub-millisecond lease": lock.WithLease(500 * time.Microsecond),
+		"lease above MaxLease":  lock.WithLease(lock.MaxLease + time.Millisecond),
+		"overflowing lease":     lock.WithLease(math.MaxInt64),
+		"tiny watchdog lease":   lock.WithWatchdogLease(2 * time.Millisecond),
+		"negative watchdog":     lock.WithWatchdogLease(-1),
+		"overflowing watchdog":  lock.WithWatchdogLease(math.MaxInt64),
+		"zero retry window":     lock.WithRetryWindow(0),
+		"zero fence TTL":        lock.WithFenceTTL(0),
+		"negative MinPoll":      lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: -1}),
+		"MinPoll above MaxPoll": lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: time.Second, MaxPoll: time.Millisecond}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := lock.New(c, "x", opt)
+			assert.ErrorIs(t, err, lock.ErrBadOption)
+			_, err = lock.NewClient(rc, opt)
+			assert.ErrorIs(t, err, lock.ErrBadOption, "as a Client default too")
+		})
+	}
+	_, err := lock.New(c, "")
+	assert.ErrorIs(t, err, lock.ErrBadOption, "empty name")
+	_, err = lock.New(c, "}x", lock.WithKeyPrefix("p"))
+	assert.ErrorIs(t, err, lock.ErrBadOption, "p{}x} hashes whole, unlike p{}x}:fence")
+	_, err = lock.New(nil, "x")
+	assert.ErrorIs(t, err, lock.ErrBadOption)
+	_, err = lock.NewClient(nil)
+	assert.ErrorIs(t, err, lock.ErrBadOption)
+	// The last lease option wins, and nil options are ignored.
+	m, err := lock.New(c, "x", lock.WithLease(time.Second), nil, lock.WithWatchdogLease(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, "lock:{x}", m.Key())
+	m, err = lock.New(c, "a{b}", lock.WithKeyPrefix("app:"))
+	require.NoError(t, err, "a name with braces keeps its keys in one slot")
+	assert.Equal(t, "app:{a{b}}", m.Key())
+	assert.Equal(t, "0", srv.Do(t, "DBSIZE"), "New sends nothing")
+}
+
+// A reply lost after the script ran is retried under the same latch: the
+// retry returns the first answer and holds are counted once.
+func TestLostRepliesAreRetriedOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	c := newClient(t, rc, lock.WithExecutor(fx))
+	m := newMutex(t, c, "lost-reply")
+	ctx := context.Background()
+	holds := func() int64 {
+		n, err := m.HoldCount(ctx)
+		require.NoError(t, err)
+		return n
+	}
+
+	fx.inject("lock.Acquire", lostReply)
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, holds(), "the retried acquire counted one hold")
+	assert.Equal(t, 2, fx.count("lock.Acquire"))
+	assert.NotZero(t, m.Token(), "the retry returned the first call's token")
+
+	_, err = m.Lock(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, holds())
+	fx.inject("lock.Release", lostReply)
+	require.NoError(t, m.Unlock(ctx))
+	assert.EqualValues(t, 1, holds(), "the retried release released one hold")
+	assert.NoError(t, held.Err())
+
+	fx.inject("lock.Release", unsent, lostReply)
+	require.NoError(t, m.Unlock(ctx))
+	assert.EqualValues(t, 0, holds())
+	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
+	assert.ErrorIs(t, context.Cause(held), lock.ErrUnlocked)
+
+	// Each call's latch is deleted by the next call of the Mutex: at rest
+	// at most one is left.
+	for range 20 {
+		_, err := m.Lock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, m.Unlock(ctx))
+	}
+	latches := srv.Do(t, "KEYS", m.Key()+":latch:*")
+	assert.Equal(t, 1, strings.Count(latches, ":latch:"), "latches left: %s", latches)
+}
+
+// A failed renewal is retried while the lease lasts; renewals that keep
+// failing end the hold with ErrLost once the lease has run out on the
+// holder's clock, before the server could have given the lock to anyone.
+func TestWatchdogRetriesThenGivesUp(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	const lease = 600 * time.Millisecond
+	var ev events
+	c := newClient(t, rc, lock.WithWatchdogLease(lease), lock.WithExecutor(fx), lock.WithHook(ev.hook))
+	m := newMutex(t, c, "flaky")
+	ctx := context.Background()
+
+	fx.inject("lock.Renew", unsent)
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	time.Sleep(2 * lease)
+	require.NoError(t, held.Err(), "one failed renewal is survived")
+	require.Len(t, ev.of(lock.EventRenewFailed), 1)
+	assert.NotEmpty(t, ev.of(lock.EventRenewed))
+	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()))
+
+	for range 1000 { // the server is unreachable from now on
+		fx.inject("lock.Renew", unsent)
+	}
+	failing := time.Now()
+	select {
+	case <-held.Done():
+	case <-time.After(lease + slack):
+		t.Fatal("still held a lease after renewals began to fail")
+	}
+	t.Logf("lost %v after renewals began to fail", time.Since(failing))
+	assert.ErrorIs(t, context.Cause(held), lock.ErrLost)
+	pttl := srv.Do(t, "PTTL", m.Key())
+	assert.NotEqual(t, "-2", pttl, "the holder gave up before the server dropped the lock")
+	require.Len(t, ev.of(lock.EventLost), 1)
+}
+
+// All waiters of one Client share one subscription per lock; each unlock
+// wakes one of them, and the subscription ends after the last one leaves.
+func TestWaitersShareOneSubscription(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	holder := newMutex(t, newClient(t, srv.Client(t)), "shared", lock.WithLease(time.Minute))
+	_, err := holder.Lock(ctx)
+	require.NoError(t, err)
+
+	const waiters = 6
+	c := newClient(t, srv.Client(t))
+	var ev events
+	var wg sync.WaitGroup
+	for range waiters {
+		m := newMutex(t, c, "shared", lock.WithHook(ev.hook))
+		wg.Go(func() {
+			if _, err := m.Lock(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+			if err := m.Unlock(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	channel := holder.Key() + ":unlock"
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == 2*waiters }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "["+channel+" 1]", srv.Do(t, "PUBSUB", "NUMSUB", channel), "one subscription for all waiters")
+	require.NoError(t, holder.Unlock(ctx))
+	wg.Wait()
+	require.Len(t, ev.of(lock.EventAcquired), waiters)
+	polls := 0
+	for _, e := range ev.of(lock.EventAttempt) {
+		if e.Trigger == lock.TriggerPoll {
+			polls++
+		}
+	}
+	assert.Zero(t, polls, "every hand-off went by notification")
+	t.Logf("%d attempts for %d acquisitions", len(ev.of(lock.EventAttempt)), waiters)
+	require.Eventually(t, func() bool { return srv.Do(t, "PUBSUB", "NUMSUB", channel) == "["+channel+" 0]" },
+		5*time.Second, 20*time.Millisecond, "unsubscribed after the last waiter left")
+}
+
+// An explicit lease is never renewed; the held context ends with it.
+func TestExplicitLease(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	c := newClient(t, rc, lock.WithExecutor(fx))
+	const lease = 300 * time.Millisecond
+	m := newMutex(t, c, "leased", lock.WithLease(lease))
+	start := time.Now()
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	<-held.Done()
+	took := time.Since(start)
+	assert.ErrorIs(t, context.Cause(held), lock.ErrLeaseExpired)
+	assert.GreaterOrEqual(t, took, lease-lease/100-5*time.Millisecond)
+	assert.LessOrEqual(t, took, lease+slack)
+	assert.Zero(t, fx.count("lock.Renew"))
+	require.Eventually(t, func() bool { return srv.Do(t, "EXISTS", m.Key()) == "0" }, time.Second, 5*time.Millisecond)
+}
+
+// The end of the context given to Lock stops the watchdog; the lock then
+// lives out its lease, and Unlock still releases it.
+func TestContextEndStopsWatchdog(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	const lease = 600 * time.Millisecond
+	c := newClient(t, rc, lock.WithExecutor(fx), lock.WithWatchdogLease(lease))
+	m := newMutex(t, c, "ctx-end")
+	ctx, cancel := context.WithCancel(context.Background())
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	cancel()
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), context.Canceled)
+	renews := fx.count("lock.Renew")
+	time.Sleep(lease / 2)
+	assert.Equal(t, renews, fx.count("lock.Renew"))
+	assert.NotZero(t, m.Token(), "still held on the server")
+	require.NoError(t, m.Unlock(ctx), "Unlock with the ended context still releases")
+	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
+}
+
+func TestClose(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	c, err := lock.NewClient(rc)
+	require.NoError(t, err)
+	ctx := context.Background()
+	holder := newMutex(t, c, "closing")
+	held, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	var ev events
+	waiter := newMutex(t, c, "closing", lock.WithHook(ev.hook))
+	result := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(ctx)
+		result <- err
+	}()
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == 2 }, 5*time.Second, 5*time.Millisecond)
+	c.Close()
+	assert.ErrorIs(t, <-result, lock.ErrClosed)
+	assert.ErrorIs(t, context.Cause(held), lock.ErrClosed)
+	_, err = holder.Lock(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	c.Close() // idempotent
+	assert.Equal(t, "1", srv.Do(t, "EXISTS", holder.Key()), "Close does not release: the lock expires")
+}
+
+func TestForceUnlock(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const lease = 600 * time.Millisecond
+	c := newClient(t, srv.Client(t), lock.WithWatchdogLease(lease))
+	holder := newMutex(t, c, "forced")
+	held, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	var ev events
+	waiter := newMutex(t, newClient(t, srv.Client(t)), "forced", lock.WithHook(ev.hook))
+	result := make(chan bool, 1)
+	go func() {
+		_, ok, err := waiter.TryLock(ctx, 30*time.Second)
+		assert.NoError(t, err)
+		result <- ok
+	}()
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == 2 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+
+	operator := newMutex(t, c, "forced")
+	deleted, err := operator.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, deleted)
+	assert.True(t, <-result)
+	attempts := ev.of(lock.EventAttempt)
+	assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger, "ForceUnlock wakes waiters")
+	select {
+	case <-held.Done():
+		assert.ErrorIs(t, context.Cause(held), lock.ErrLost)
+	case <-time.After(lease/3 + slack):
+		t.Fatal("the old holder did not learn of the ForceUnlock at its next renewal")
+	}
+	require.NoError(t, waiter.Unlock(ctx))
+	deleted, err = operator.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.False(t, deleted, "nothing to delete")
+}
+
+func TestQueries(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := newClient(t, srv.Client(t))
+	m := newMutex(t, c, "queried", lock.WithLease(10*time.Second))
+	other := newMutex(t, c, "queried")
+
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, ttl, "free")
+	for _, q := range []func(context.Context) (bool, error){m.IsHeld, m.IsLocked, other.IsLocked} {
+		b, err := q(ctx)
+		require.NoError(t, err)
+		assert.False(t, b)
+	}
+	_, err = m.Lock(ctx)
+	require.NoError(t, err)
+	ttl, err = other.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 9*time.Second)
+	assert.LessOrEqual(t, ttl, 10*time.Second)
+	held, err := m.IsHeld(ctx)
+	require.NoError(t, err)
+	assert.True(t, held)
+	held, err = other.IsHeld(ctx)
+	require.NoError(t, err)
+	assert.False(t, held, "held by another owner")
+	locked, err := other.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	n, err := other.HoldCount(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	srv.Do(t, "PERSIST", m.Key())
+	ttl, err = m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Negative(t, ttl, "a key without expiry")
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// With notifications off, waiters poll (MaxPoll caps the sleep) and
+// nothing subscribes.
+func TestPollOnly(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := newClient(t, srv.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, MaxPoll: 20 * time.Millisecond}))
+	holder := newMutex(t, c, "polled", lock.WithLease(time.Minute))
+	_, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	var ev events
+	w := newMutex(t, c, "polled", lock.WithHook(ev.hook))
+	result := make(chan error, 1)
+	go func() {
+		_, err := w.Lock(ctx)
+		result <- err
+	}()
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) >= 3 }, 5*time.Second, 5*time.Millisecond)
+	channel := holder.Key() + ":unlock"
+	assert.Equal(t, "["+channel+" 0]", srv.Do(t, "PUBSUB", "NUMSUB", channel))
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-result)
+	attempts := ev.of(lock.EventAttempt)
+	assert.Equal(t, lock.TriggerPoll, attempts[len(attempts)-1].Trigger)
+	require.NoError(t, w.Unlock(ctx))
+}
+
+// A waiter whose context ends returns at once with its error.
+func TestCancelWhileWaiting(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t))
+	holder := newMutex(t, c, "cancelled", lock.WithLease(time.Minute))
+	_, err := holder.Lock(context.Background())
+	require.NoError(t, err)
+	var ev events
+	w := newMutex(t, c, "cancelled", lock.WithHook(ev.hook))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	held, err := w.Lock(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 200*time.Millisecond+slack)
+	assert.ErrorIs(t, context.Cause(held), lock.ErrNotAcquired)
+	failed := ev.of(lock.EventAcquireFailed)
+	require.Len(t, failed, 1)
+	assert.ErrorIs(t, failed[0].Err, context.DeadlineExceeded)
+	_, err = w.Lock(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "an ended context sends nothing")
+}
