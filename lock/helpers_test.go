@@ -3,6 +3,8 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,12 +12,44 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
 
+	"github.com/luagen/luagen/internal/redistest"
 	"github.com/luagen/luagen/lock"
 	"github.com/luagen/luagen/runtime"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if exampleServer != nil {
+		exampleServer.Stop()
+		_ = os.RemoveAll(exampleServer.Dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left after the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var (
+	exampleOnce   sync.Once
+	exampleServer *redistest.Server
+)
+
+// redisAddr returns the address of a redis-server shared by the examples
+// (which have no testing.T to start one with), stopped by TestMain.
+func redisAddr() string {
+	exampleOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lock-examples-")
+		if err != nil {
+			panic(err)
+		}
+		if exampleServer, err = redistest.StartServer(dir); err != nil {
+			panic(err)
+		}
+	})
+	return exampleServer.Addr
 }
 
 // newClient returns a lock Client on rc, closed when t ends (before rc,
