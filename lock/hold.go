@@ -7,23 +7,34 @@ import (
 )
 
 // hold is one period during which a Mutex holds its lock: from a first
-// acquire to the last release, loss, or the end of the context it was
-// acquired with. It owns the context handed to the caller and one goroutine
-// that cancels it when the lease runs out on the holder's monotonic clock
-// and, without WithLease, renews the lease (the watchdog).
+// acquire to the last release, a loss, or the end of the context it was
+// acquired with. It owns the context handed to the caller and, instead of a
+// goroutine, timer callbacks: one that ends the hold when the lease runs out
+// on the holder's monotonic clock and, without WithLease, the watchdog's
+// renewal timer. Starting and stopping a hold therefore costs no goroutine
+// switch on the Lock/Unlock path.
+//
+// The watchdog renews the lease every renewEvery: each renewal sets the
+// lease to its full length from the moment the server runs it, never from
+// the previous deadline. A failed renewal (no answer) is retried sooner,
+// while the lease lasts; a renewal that finds the lock gone, or a lease that
+// runs out on the holder's clock before any renewal got through, ends the
+// hold with ErrLost. With WithLease the end of the lease ends the hold with
+// ErrLeaseExpired.
 type hold struct {
 	m      *Mutex
 	ctx    context.Context // handed to the caller
 	cancel context.CancelCauseFunc
 	parent context.Context // the context Lock was called with
 	start  time.Time
-	poke   chan struct{} // validUntil moved
 
 	mu         sync.Mutex
 	validUntil time.Time
-	stop       chan struct{} // closed to stop the goroutine
-	stopped    bool
-	done       chan struct{} // closed when the goroutine has stopped
+	stopped    bool          // the timers are off and nothing more will run
+	renewing   chan struct{} // closed when the renewal in flight ends; nil when none is
+	valid      *time.Timer   // runs expire
+	renew      *time.Timer   // runs renewTick; nil with WithLease
+	unlink     []func() bool // context.AfterFunc registrations
 }
 
 // clockDrift is the share of a lease a holder gives up to clock drift
@@ -39,7 +50,6 @@ func (m *Mutex) startHold(parent context.Context, validUntil time.Time) *hold {
 		cancel:     cancel,
 		parent:     parent,
 		start:      time.Now(),
-		poke:       make(chan struct{}, 1),
 		validUntil: validUntil.Add(-m.cfg.leaseFor() / clockDrift),
 	}
 	m.hold = h
@@ -47,25 +57,40 @@ func (m *Mutex) startHold(parent context.Context, validUntil time.Time) *hold {
 	return h
 }
 
-// launch starts the hold's goroutine (again, after halt).
+// launch arms the hold's timers (again, after halt).
 func (h *hold) launch() {
-	stop, done := make(chan struct{}), make(chan struct{})
-	h.mu.Lock()
-	h.stop, h.done, h.stopped = stop, done, false
-	h.mu.Unlock()
-	if !h.m.c.track() {
-		close(done)
-		h.cancel(ErrClosed)
-		return
-	}
-	go h.run(stop, done)
-}
-
-// until returns the end of the hold's validity on the holder's clock.
-func (h *hold) until() time.Time {
+	m := h.m
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.validUntil
+	h.stopped = false
+	h.valid = time.AfterFunc(time.Until(h.validUntil), h.expire)
+	if !m.cfg.leaseSet {
+		h.renew = time.AfterFunc(m.cfg.renewEvery(), h.renewTick)
+	}
+	h.unlink = []func() bool{
+		// The caller's context ended (or the hold was cancelled; then the
+		// hold is already stopped and this does nothing).
+		context.AfterFunc(h.ctx, func() { h.over(context.Cause(h.ctx), false) }),
+		context.AfterFunc(m.c.ctx, func() { h.over(ErrClosed, false) }),
+	}
+}
+
+// stop turns the timers off; it reports false when they already were.
+// h.mu must be held.
+func (h *hold) stop() bool {
+	if h.stopped {
+		return false
+	}
+	h.stopped = true
+	h.valid.Stop()
+	if h.renew != nil {
+		h.renew.Stop()
+	}
+	for _, f := range h.unlink {
+		f()
+	}
+	h.unlink = nil
+	return true
 }
 
 // extend moves the validity to validUntil (a later acquire reset the
@@ -73,13 +98,12 @@ func (h *hold) until() time.Time {
 func (h *hold) extend(validUntil time.Time) {
 	validUntil = validUntil.Add(-h.m.cfg.leaseFor() / clockDrift)
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if validUntil.After(h.validUntil) {
 		h.validUntil = validUntil
-	}
-	h.mu.Unlock()
-	select {
-	case h.poke <- struct{}{}:
-	default:
+		if !h.stopped {
+			h.valid.Reset(time.Until(validUntil))
+		}
 	}
 }
 
@@ -91,21 +115,17 @@ func (h *hold) child(parent context.Context) context.Context {
 	return ctx
 }
 
-// signalStop tells the goroutine to stop without waiting for it.
-func (h *hold) signalStop() (done chan struct{}) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.stopped {
-		h.stopped = true
-		close(h.stop)
-	}
-	return h.done
-}
-
-// halt stops the goroutine and waits until it has stopped, so a renewal in
-// flight has its answer before halt returns. It gives up when ctx ends.
+// halt turns the timers off and waits for a renewal in flight to have its
+// answer, so that no renewal reaches the server after a release sent next.
+// It gives up when ctx ends. The hold's context stays live.
 func (h *hold) halt(ctx context.Context) error {
-	done := h.signalStop()
+	h.mu.Lock()
+	h.stop()
+	done := h.renewing
+	h.mu.Unlock()
+	if done == nil {
+		return nil
+	}
 	select {
 	case <-done:
 		return nil
@@ -116,13 +136,22 @@ func (h *hold) halt(ctx context.Context) error {
 
 // end finishes the hold with cause; the caller holds m.mu and clears m.hold.
 func (h *hold) end(cause error) {
-	h.signalStop()
+	h.mu.Lock()
+	h.stop()
+	h.mu.Unlock()
 	h.cancel(cause)
 }
 
-// over is how the goroutine ends the hold: the lock was lost (lost true)
-// or the hold's context or the Client ended.
+// over ends the hold from a timer or context callback: the lock was lost
+// (lost true), or the caller's context or the Client ended. It does nothing
+// when the hold was stopped already.
 func (h *hold) over(cause error, lost bool) {
+	h.mu.Lock()
+	first := h.stop()
+	h.mu.Unlock()
+	if !first {
+		return
+	}
 	m := h.m
 	m.mu.Lock()
 	if m.hold == h {
@@ -138,71 +167,65 @@ func (h *hold) over(cause error, lost bool) {
 	}
 }
 
-// run is the hold's goroutine: it ends the hold when the validity runs out
-// on the holder's monotonic clock, when the context Lock was called with
-// ends, or when the Client closes; without WithLease it is also the
-// watchdog. It returns without ending the hold when stop is closed.
-//
-// The watchdog renews the lease every renewEvery: each renewal sets the
-// lease to its full length from the moment the server runs it, never from
-// the previous deadline. A failed renewal (no answer) is retried sooner,
-// while the lease lasts; a renewal that finds the lock gone, or a lease
-// that runs out on the holder's clock before any renewal got through, ends
-// the hold with ErrLost. With WithLease the end of the lease ends the hold
-// with ErrLeaseExpired.
-func (h *hold) run(stop, done chan struct{}) {
-	defer h.m.c.wg.Done()
-	defer close(done)
-	m := h.m
-	lease, every := m.cfg.watchdog, m.cfg.renewEvery()
-	expired := ErrLost
-	var renew *time.Timer
-	var renewC <-chan time.Time // nil with WithLease: never ready
-	if m.cfg.leaseSet {
-		expired = ErrLeaseExpired
-	} else {
-		renew = time.NewTimer(every)
-		defer renew.Stop()
-		renewC = renew.C
+// expire runs when the validity may have run out.
+func (h *hold) expire() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
 	}
-	valid := time.NewTimer(time.Until(h.until()))
-	defer valid.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-h.parent.Done():
-			h.over(context.Cause(h.parent), false)
-			return
-		case <-m.c.done:
-			h.over(ErrClosed, false)
-			return
-		case <-h.poke:
-			valid.Reset(time.Until(h.until()))
-		case <-valid.C:
-			if left := time.Until(h.until()); left > 0 {
-				valid.Reset(left)
-				continue
-			}
-			h.over(expired, true)
-			return
-		case <-renewC:
-			next, gone := h.renew(lease, every)
-			if gone {
-				h.over(ErrLost, true)
-				return
-			}
-			valid.Reset(time.Until(h.until()))
-			renew.Reset(next)
-		}
+	if left := time.Until(h.validUntil); left > 0 { // extended meanwhile
+		h.valid.Reset(left)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	if h.m.cfg.leaseSet {
+		h.over(ErrLeaseExpired, true)
+	} else {
+		h.over(ErrLost, true)
 	}
 }
 
-// renew sends one renewal and returns when to send the next, or gone when
-// the lock is no longer the owner's.
-func (h *hold) renew(lease, every time.Duration) (next time.Duration, gone bool) {
+// renewTick is the watchdog: one renewal, then the next is scheduled.
+func (h *hold) renewTick() {
 	m := h.m
-	until := h.until()
+	if !m.c.track() { // Close waits for renewals in flight
+		return
+	}
+	defer m.c.wg.Done()
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	h.renewing = done
+	until := h.validUntil
+	h.mu.Unlock()
+
+	next, gone := h.send(until)
+
+	h.mu.Lock()
+	h.renewing = nil
+	close(done)
+	if h.stopped || gone {
+		h.mu.Unlock()
+		if gone {
+			h.over(ErrLost, true)
+		}
+		return
+	}
+	h.valid.Reset(time.Until(h.validUntil))
+	h.renew.Reset(next)
+	h.mu.Unlock()
+}
+
+// send sends one renewal and returns when to send the next, or gone when
+// the lock is no longer the owner's.
+func (h *hold) send(until time.Time) (next time.Duration, gone bool) {
+	m := h.m
+	lease, every := m.cfg.watchdog, m.cfg.renewEvery()
 	ctx, cancel := context.WithDeadline(h.parent, until)
 	defer cancel()
 	defer context.AfterFunc(m.c.ctx, cancel)()
