@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test redis vet generated unit demo cluster
+.PHONY: test redis vet generated unit demo cluster bench
 
 ## test: everything CI checks: redis-server present, go vet, generated code
 ## fresh, and every test with the race detector.
@@ -40,3 +40,8 @@ demo:
 ## cluster: run a local 3+3 Redis Cluster in the foreground (Ctrl-C stops it).
 cluster: redis
 	$(GO) run ./internal/redistest/localcluster
+
+## bench: peer benchmarks (bench/ is its own module); each starts its own
+## redis-server unless LUAGEN_BENCH_REDIS=host:port names one.
+bench: redis
+	cd bench && $(GO) test -run '^$$' -bench . -count 3 ./...
