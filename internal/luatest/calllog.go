@@ -44,12 +44,30 @@ func (c Call) CommandLine() string {
 	return strings.TrimSpace(c.Command + " " + strings.Join(c.Args, " "))
 }
 
-// Calls returns every redis.call and redis.pcall scripts made since the
-// server was created or [Redis.ResetCalls] was called, in order.
+func (r *Redis) logCall(c Call) {
+	if r.callsMax <= 0 {
+		return
+	}
+	if len(r.calls) >= 2*r.callsMax {
+		n := copy(r.calls, r.calls[len(r.calls)-r.callsMax+1:])
+		clear(r.calls[n:])
+		r.calls = r.calls[:n]
+	}
+	r.calls = append(r.calls, c)
+}
+
+// Calls returns the redis.call and redis.pcall calls scripts made since the
+// server was created or [Redis.ResetCalls] was called, oldest first: all
+// of them, or the most recent ones when there were more than the log keeps
+// (see [WithCallLog]).
 func (r *Redis) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Call(nil), r.calls...)
+	c := r.calls
+	if len(c) > r.callsMax {
+		c = c[len(c)-r.callsMax:]
+	}
+	return append([]Call(nil), c...)
 }
 
 // CommandLines returns [Call.CommandLine] of every call in [Redis.Calls].

@@ -186,7 +186,15 @@ func compileScript(body string) (*lua.FunctionProto, error) {
 		// statement that lacks its '='.
 		return nil, fmt.Errorf("%s:%d: '=' expected near '%s'", chunkName, line, label)
 	}
-	return lua.Compile(chunk, chunkName)
+	proto, err := lua.Compile(chunk, chunkName)
+	if err != nil {
+		return nil, err
+	}
+	// Lua 5.1 gives a main chunk "..." but no implicit "arg" table
+	// (luaY_parser sets VARARG_ISVARARG only); gopher-lua builds one on
+	// every call, which also costs an allocation-heavy table per script run.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, nil
 }
 
 // findGoto returns the line and label of the first goto or label

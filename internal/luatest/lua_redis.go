@@ -103,9 +103,9 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	if run != nil {
 		call.File = run.file
 	}
-	reply := r.scriptCommand(run, argv, call.where())
+	reply := r.scriptCommand(run, argv, call.where)
 	call.Reply = reply
-	r.calls = append(r.calls, call)
+	r.logCall(call)
 	if reply.Kind == resp.Error {
 		t := luaErrorReply(L, "-"+reply.Str)
 		// The server marks errors a command already counted in its stats.
@@ -127,7 +127,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 // scriptCommand runs argv for a script: the checks of scriptCall in
 // script.c, in the server's order, with the luatest affordances in place of
 // the cluster check.
-func (r *Redis) scriptCommand(run *runCtx, argv []string, where string) resp.Reply {
+func (r *Redis) scriptCommand(run *runCtx, argv []string, where func() string) resp.Reply {
 	n := r.faults.count()
 	cmd := lookupCommand(argv[0])
 	switch {
@@ -156,20 +156,20 @@ func (r *Redis) scriptCommand(run *runCtx, argv []string, where string) resp.Rep
 }
 
 // checkKeys returns why keys break the KEYS check, or "".
-func (r *Redis) checkKeys(run *runCtx, keys []string, where string) string {
+func (r *Redis) checkKeys(run *runCtx, keys []string, where func() string) string {
 	for _, k := range keys {
 		switch r.keysCheck {
 		case KeysDeclared:
 			if !run.keys[k] {
 				return fmt.Sprintf("luatest: script accessed key '%s' not declared in KEYS (%s); "+
 					"Redis Cluster refuses it when it hashes to another slot: "+
-					"Script attempted to access a non local key in a cluster node", k, where)
+					"Script attempted to access a non local key in a cluster node", k, where())
 			}
 		case KeysSameSlot:
 			if len(run.keyList) > 0 && runtime.Slot(k) != runtime.Slot(run.keyList[0]) {
 				return fmt.Sprintf("luatest: script accessed key '%s' in slot %d, KEYS are in slot %d (%s); "+
 					"Redis Cluster answers: Script attempted to access a non local key in a cluster node",
-					k, runtime.Slot(k), runtime.Slot(run.keyList[0]), where)
+					k, runtime.Slot(k), runtime.Slot(run.keyList[0]), where())
 			}
 		}
 	}

@@ -292,3 +292,16 @@ func TestSplitArgs(t *testing.T) {
 		assert.ErrorIs(t, err, luatest.ErrUnbalancedQuotes, bad)
 	}
 }
+
+func TestCallLogBound(t *testing.T) {
+	r := luatest.New(t, luatest.WithCallLog(3), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	for range 5 {
+		_, err := eval(t, r, "redis.call('INCR', 'a') return redis.call('INCR', 'b')", nil)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"INCR b", "INCR a", "INCR b"}, r.CommandLines(), "the most recent 3 calls")
+	off := luatest.New(t, luatest.WithCallLog(0), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	_, err := eval(t, off, "return redis.call('INCR', 'a')", nil)
+	require.NoError(t, err)
+	assert.Empty(t, off.Calls())
+}

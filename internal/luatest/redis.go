@@ -28,8 +28,9 @@ type Redis struct {
 	keysCheck KeysCheck
 	timeout   time.Duration
 
-	run    *runCtx // the script running now, if any
-	calls  []Call
+	run      *runCtx // the script running now, if any
+	calls    []Call  // the call log, up to 2×callsMax long before trimming
+	callsMax int
 	events []Event
 	logs   []LogEntry
 	faults faults
@@ -52,6 +53,15 @@ func WithKeysCheck(mode KeysCheck) Option { return func(r *Redis) { r.keysCheck 
 // none either (it only starts answering BUSY to other clients).
 func WithScriptTimeout(d time.Duration) Option { return func(r *Redis) { r.timeout = d } }
 
+// WithCallLog keeps the most recent max redis.call/redis.pcall calls in
+// the call log ([Redis.Calls]); 0 turns the log off. The default is
+// [DefaultCallLog]. A bound keeps long offline load tests from spending
+// their time growing the log.
+func WithCallLog(max int) Option { return func(r *Redis) { r.callsMax = max } }
+
+// DefaultCallLog is how many calls the call log keeps by default.
+const DefaultCallLog = 10_000
+
 // NewRedis returns an empty fake server whose virtual clock starts at the
 // current wall-clock time (see [WithTime]). Call Close when done to free
 // the Lua interpreter.
@@ -60,7 +70,8 @@ func NewRedis(opts ...Option) *Redis {
 		now:     time.Now().Truncate(time.Millisecond),
 		db:      map[string]*entry{},
 		scripts: map[string]*script{},
-		rand:    rand48{x: rand48Default},
+		rand:     rand48{x: rand48Default},
+		callsMax: DefaultCallLog,
 	}
 	for _, o := range opts {
 		o(r)
