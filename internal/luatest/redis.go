@@ -31,9 +31,9 @@ type Redis struct {
 	run      *runCtx // the script running now, if any
 	calls    []Call  // the call log, up to 2×callsMax long before trimming
 	callsMax int
-	events []Event
-	logs   []LogEntry
-	faults faults
+	events   []Event
+	logs     []LogEntry
+	faults   faults
 }
 
 // Option configures a [Redis].
@@ -67,9 +67,9 @@ const DefaultCallLog = 10_000
 // the Lua interpreter.
 func NewRedis(opts ...Option) *Redis {
 	r := &Redis{
-		now:     time.Now().Truncate(time.Millisecond),
-		db:      map[string]*entry{},
-		scripts: map[string]*script{},
+		now:      time.Now().Truncate(time.Millisecond),
+		db:       map[string]*entry{},
+		scripts:  map[string]*script{},
 		rand:     rand48{x: rand48Default},
 		callsMax: DefaultCallLog,
 	}
