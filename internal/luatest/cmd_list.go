@@ -150,18 +150,19 @@ func cmdLrange(c *cmdCtx, args []string) resp.Reply {
 	return resp.BulkArray(e.list[s : t+1])
 }
 
-// LINDEX key index — https://redis.io/commands/lindex/
+// LINDEX key index — https://redis.io/commands/lindex/ (the key is looked
+// up before the index is parsed).
 func cmdLindex(c *cmdCtx, args []string) resp.Reply {
-	idx, ok := parseInt(args[1])
-	if !ok {
-		return errNotInt
-	}
 	e, wrong := c.r.lookupType(args[0], typeList)
 	if wrong {
 		return errWrongType
 	}
 	if e == nil {
 		return resp.NilReply
+	}
+	idx, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
 	}
 	if idx < 0 {
 		idx += int64(len(e.list))
@@ -172,18 +173,19 @@ func cmdLindex(c *cmdCtx, args []string) resp.Reply {
 	return resp.BulkReply(e.list[idx])
 }
 
-// LSET key index element — https://redis.io/commands/lset/
+// LSET key index element — https://redis.io/commands/lset/ (the key is
+// looked up before the index is parsed).
 func cmdLset(c *cmdCtx, args []string) resp.Reply {
-	idx, ok := parseInt(args[1])
-	if !ok {
-		return errNotInt
-	}
 	e, wrong := c.r.lookupType(args[0], typeList)
 	if wrong {
 		return errWrongType
 	}
 	if e == nil {
 		return errNoSuchKey
+	}
+	idx, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
 	}
 	if idx < 0 {
 		idx += int64(len(e.list))

@@ -284,33 +284,35 @@ func cmdZrank(c *cmdCtx, args []string) resp.Reply {
 // ZRANGEBYSCORE and ZREVRANGEBYSCORE it subsumes (zrangeGenericCommand).
 // BYLEX is not supported and fails loudly.
 func cmdZrange(c *cmdCtx, args []string) resp.Reply {
-	byScore := strings.HasSuffix(c.name, "byscore")
-	rev := strings.HasPrefix(c.name, "zrev")
-	var withScores, limit bool
+	// direction and range type start "auto" for ZRANGE and fixed for the
+	// older commands; an option that sets one twice is a syntax error.
+	byScore, rev := strings.HasSuffix(c.name, "byscore"), strings.HasPrefix(c.name, "zrev")
+	typeSet, dirSet := c.name != "zrange", c.name != "zrange"
+	var withScores bool
 	var offset, count int64 = 0, -1
 	for i := 3; i < len(args); i++ {
 		switch opt := strings.ToUpper(args[i]); {
 		case opt == "WITHSCORES":
 			withScores = true
-		case opt == "LIMIT" && i+2 < len(args) && c.name != "zrevrange":
+		case opt == "LIMIT" && i+2 < len(args):
 			o, ok1 := parseInt(args[i+1])
 			n, ok2 := parseInt(args[i+2])
 			if !ok1 || !ok2 {
 				return errNotInt
 			}
-			offset, count, limit = o, n, true
+			offset, count = o, n
 			i += 2
-		case opt == "BYSCORE" && c.name == "zrange":
-			byScore = true
-		case opt == "REV" && c.name == "zrange":
-			rev = true
-		case opt == "BYLEX" && c.name == "zrange":
+		case opt == "REV" && !dirSet:
+			rev, dirSet = true, true
+		case opt == "BYSCORE" && !typeSet:
+			byScore, typeSet = true, true
+		case opt == "BYLEX" && !typeSet:
 			return resp.ErrorReply("ERR luatest: ZRANGE BYLEX is not supported")
 		default:
 			return errSyntax
 		}
 	}
-	if limit && !byScore {
+	if count != -1 && !byScore {
 		return resp.ErrorReply("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 	}
 	var members []string
