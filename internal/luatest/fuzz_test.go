@@ -137,7 +137,9 @@ var fuzzCommands = []func(in *fuzzInput) []string{
 	func(in *fuzzInput) []string { return []string{"HGETALL", in.pick(fzKeys)} },
 	func(in *fuzzInput) []string { return []string{"HLEN", in.pick(fzKeys)} },
 	func(in *fuzzInput) []string { return []string{"LPUSH", in.pick(fzKeys), in.pick(fzValues)} },
-	func(in *fuzzInput) []string { return []string{"RPUSH", in.pick(fzKeys), in.pick(fzValues), in.pick(fzValues)} },
+	func(in *fuzzInput) []string {
+		return []string{"RPUSH", in.pick(fzKeys), in.pick(fzValues), in.pick(fzValues)}
+	},
 	func(in *fuzzInput) []string {
 		c := []string{in.pick([]string{"LPOP", "RPOP"}), in.pick(fzKeys)}
 		if in.next()%2 == 0 {
