@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -235,6 +236,8 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	return luaToReply(L.Get(-1), opt.proto, run.resp)
 }
 
+var positionRe = regexp.MustCompile(`^` + chunkName + `:(\d+): `)
+
 // scriptErrorReply is the reply for a script that raised an error
 // (luaCallFunction): the err field, then " script: <sha>, on
 // @user_script:<line>." when the error handler found a line.
@@ -245,6 +248,13 @@ func scriptErrorReply(sc *script, err error) resp.Reply {
 		obj = ae.Object
 	}
 	t, ok := obj.(*lua.LTable)
+	if s, isStr := obj.(lua.LString); !ok && isStr {
+		// The error handler itself failed, as it does on a stack overflow
+		// (it needs a call frame too): build what it would have built.
+		if m := positionRe.FindStringSubmatch(string(s)); m != nil {
+			return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", s, sc.sha, chunkName, m[1])))
+		}
+	}
 	if !ok {
 		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, luaToStr(obj))))
 	}

@@ -40,7 +40,13 @@ const chunkName = "user_script"
 // 5.1's base library opens it), cjson and bit. struct and cmsgpack are not
 // available (see the README).
 func newLuaVM(r *Redis) *luaVM {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	// Lua 5.1 allows 20,000 nested Lua calls (LUAI_MAXCALLS) before "stack
+	// overflow"; gopher-lua defaults to 256 and a fixed register file. The
+	// call stack is a fixed array so overflowing it raises gopher-lua's
+	// positioned "stack overflow" error (the growing variant panics with
+	// no position); registers grow on demand.
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 20000,
+		RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024 * 16})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
