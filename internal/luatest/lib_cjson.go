@@ -91,7 +91,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 		}
 		b.WriteByte('{')
 		first := true
-		v.ForEach(func(k, val lua.LValue) {
+		forEach(v, func(k, val lua.LValue) {
 			if !first {
 				b.WriteByte(',')
 			}
@@ -119,7 +119,7 @@ func cjsonEncode(L *lua.LState, b *strings.Builder, v lua.LValue, null *lua.LUse
 func luaArrayLength(L *lua.LState, t *lua.LTable) (int, bool) {
 	maxKey, items := 0, 0
 	array := true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		n, ok := k.(lua.LNumber)
 		if !ok || float64(n) < 1 || math.Floor(float64(n)) != float64(n) {
 			array = false

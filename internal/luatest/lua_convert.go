@@ -160,7 +160,7 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var elems []resp.Reply
-			m.ForEach(func(k, val lua.LValue) {
+			forEach(m, func(k, val lua.LValue) {
 				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1),
 					luaToReplyDepth(val, clientProto, scriptResp, depth+1))
 			})
@@ -172,7 +172,7 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 		}
 		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var elems []resp.Reply
-			s.ForEach(func(k, _ lua.LValue) {
+			forEach(s, func(k, _ lua.LValue) {
 				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1))
 			})
 			kind := resp.Set
@@ -215,4 +215,13 @@ func sanitizeLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// forEach visits t's entries in a stable order (array part, then hash keys
+// in insertion order) through LTable.Next. LTable.ForEach ranges over Go
+// maps, whose order changes from run to run.
+func forEach(t *lua.LTable, fn func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		fn(k, v)
+	}
 }

@@ -83,7 +83,9 @@ func TestOutputMatchesRedisCli(t *testing.T) {
 		}
 		seed()
 		cli := []string{"-p", strconv.Itoa(srv.Port), "--no-raw"}
-		flags := []string{"--init", initFile}
+		// A generous timeout: the race detector slows the context-checking
+		// interpreter loop down a lot (the default is 10 s).
+		flags := []string{"--init", initFile, "--timeout", "5m"}
 		if tc.RESP3 {
 			cli = append(cli, "-3")
 			flags = append(flags, "--resp3")
