@@ -146,7 +146,7 @@ func (r *Redis) MustDo(args ...string) runtime.Value {
 // Command runs one command as a client speaking protocol proto (2 or 3,
 // like redis-cli without and with -3) and returns the reply with every
 // RESP distinction kept. A wrong proto is answered with an error reply.
-func (r *Redis) Command(proto int, args ...string) resp.Reply {
+func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 	if proto != 2 && proto != 3 {
 		return resp.ErrorReply(fmt.Sprintf("NOPROTO unsupported protocol version %d", proto))
 	}
@@ -155,6 +155,12 @@ func (r *Redis) Command(proto int, args ...string) resp.Reply {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		// A bug in a command must not take the test binary down with it.
+		if p := recover(); p != nil {
+			reply = resp.ErrorReply(fmt.Sprintf("ERR luatest: internal error in %s: %v", args[0], p))
+		}
+	}()
 	cmd := lookupCommand(args[0])
 	if cmd == nil {
 		return errUnknownCommand(args)

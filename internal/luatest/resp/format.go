@@ -25,6 +25,7 @@ func Format(r Reply) (string, error) {
 // line redis-cli writes to stderr before exiting with status 1.
 type UnprintableError struct{ Msg string }
 
+// Error returns Msg.
 func (e *UnprintableError) Error() string { return e.Msg }
 
 func formatTTY(b *strings.Builder, r Reply, prefix string) error {

@@ -34,6 +34,7 @@ const (
 
 var kindNames = [...]string{"nil", "status", "error", "integer", "bulk", "array", "map", "set", "double", "boolean", "big number", "verbatim"}
 
+// String names the kind, e.g. "bulk" or "big number".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
