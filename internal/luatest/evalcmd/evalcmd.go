@@ -50,6 +50,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	checkKeys := fs.Bool("check-keys", false, "fail commands on keys the script was not given in KEYS (offline only)")
 	timeout := fs.Duration("timeout", 10*time.Second, "stop a script (offline) or a request (--redis) after this long")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usage+"\nFlags:\n")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			return 0
+		}
 		fmt.Fprintf(stderr, "luagen eval: %v\n%s", err, usage)
 		return 2
 	}
