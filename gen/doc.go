@@ -36,7 +36,9 @@
 // int64 or string, with constants and a String method.
 //
 // Go names are the annotation names in PascalCase with Go's initialisms
-// (ttl → TTL, holdCount → HoldCount, sku_id → SKUID). Every generated
+// (ttl → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is
+// dropped, a name must still start with a letter without it ("_" and
+// "_2fa" are errors). Every generated
 // package-level name (<Script>Keys, <Script>Args, <Script>Script, tuple
 // types, Err sentinels, status constants) must be unique in the package, as
 // must script names and output file names; collisions are reported at the

@@ -229,6 +229,22 @@ func (p *headerParser) declare(ns, name string, at Pos, what string) bool {
 	return true
 }
 
+// goName returns the Go spelling of an annotation name (see [pascal]) and
+// reports a name that has none: "_" has no letters, and "_2fa" would start
+// with a digit once the _ is dropped.
+func (p *headerParser) goName(tag string, w word, name string) (string, bool) {
+	g := pascal(name)
+	switch {
+	case g == "":
+		p.r.errorf(p.pos(w.col), "---%s name %q has no Go spelling: the Go name drops '_' and keeps letters and digits; use a letter", tag, name)
+		return "", false
+	case !isIdent(g):
+		p.r.errorf(p.pos(w.col), "---%s name %q has no Go spelling: its Go name %s would start with a digit; start the name with a letter", tag, name, g)
+		return "", false
+	}
+	return g, true
+}
+
 // paramName reads "name" or "...name" from w.
 func (p *headerParser) paramName(tag string, w word, kind string) (name string, variadic bool, ok bool) {
 	name = w.s
@@ -268,7 +284,11 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 		return
 	}
 	at := p.pos(ws[1].col)
-	prm := &Param{Name: name, GoName: pascal(name), Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
+	goName, spelled := p.goName(tag, ws[1], name)
+	if !spelled {
+		return
+	}
+	prm := &Param{Name: name, GoName: goName, Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
 	next := 2
 	if kind == "arg" {
 		if len(ws) < 3 {
@@ -425,6 +445,10 @@ func (p *headerParser) field(ws []word) {
 		p.r.errorf(p.pos(ws[1].col), "malformed ---@field: %q is not a name (letters, digits and _)", ws[1].s)
 		return
 	}
+	goName, ok := p.goName("@field", ws[1], ws[1].s)
+	if !ok {
+		return
+	}
 	t, next, ok := p.parseType(ws, 2, true)
 	if !ok {
 		return
@@ -434,7 +458,7 @@ func (p *headerParser) field(ws []word) {
 		return
 	}
 	name, at := ws[1].s, p.pos(ws[1].col)
-	f := &Param{Name: name, GoName: pascal(name), Type: t, Desc: p.desc(ws, next), Pos: at}
+	f := &Param{Name: name, GoName: goName, Type: t, Desc: p.desc(ws, next), Pos: at}
 	if !p.declare("field", name, at, fmt.Sprintf("field %q", name)) ||
 		!p.declare("field-go", f.GoName, at, fmt.Sprintf("field %q: its Go name %s is taken", name, f.GoName)) {
 		return
@@ -480,7 +504,11 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 		p.r.errorf(p.pos(n.col), "malformed ---@%s: name %q is not an identifier", kind, n.s)
 		return
 	}
-	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: pascal(n.s), NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
+	goName, ok := p.goName("@"+kind, n, n.s)
+	if !ok {
+		return
+	}
+	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: goName, NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
 	if !p.declare("value", value, r.ValuePos, fmt.Sprintf("reply value %s", value)) ||
 		!p.declare("reply", r.GoName, r.NamePos, fmt.Sprintf("%s name %q", kind, n.s)) {
 		return
