@@ -42,7 +42,10 @@
 // package-level name (<Script>Keys, <Script>Args, <Script>Script, tuple
 // types, Err sentinels, status constants) must be unique in the package, as
 // must script names and output file names; collisions are reported at the
-// tag that caused them.
+// tag that caused them. Output file names must build on every platform:
+// not starting with '.' or '_' (go build ignores those), without a
+// _GOOS or _GOARCH suffix (get_windows.lua.go would build only on
+// Windows), and not differing from another only in case.
 //
 // # Checks
 //

@@ -2,8 +2,11 @@ package gen
 
 import (
 	"fmt"
+	"go/build"
+	"io"
 	"path"
 	"strings"
+	"unicode"
 )
 
 // Config says how to generate one Go package.
@@ -85,7 +88,7 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	var diags Diagnostics
 	pkgScope := map[string]symbol{}
 	methods := map[string]symbol{}
-	files := map[string]symbol{}
+	files := map[string]symbol{} // by foldName of the output name; tag is the output name
 	builtin := symbol{tag: "luagen"}
 	for _, n := range []string{"Scripts", cfg.New, "All"} {
 		pkgScope[n] = builtin
@@ -111,9 +114,26 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		if s.NamePos == (Pos{1, 1}) {
 			nameTag = "the file name"
 		}
-		add(files, OutputName(s.Path), sym(Pos{1, 1}, "the file name"))
-		if OutputName(s.Path) == PackageFile {
-			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: "the file name scripts.lua is reserved: luagen writes the package's " + PackageFile})
+		out := OutputName(s.Path)
+		switch prev, taken := files[foldName(out)]; {
+		case strings.EqualFold(out, PackageFile):
+			msg := "the file name " + path.Base(s.Path) + " is reserved: luagen writes the package's " + PackageFile
+			if out != PackageFile {
+				msg += ", and Go refuses a package with file names that differ only in case"
+			}
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
+		case taken && prev.tag == out:
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: fmt.Sprintf(
+				"%s (from the file name) is already declared by %s:1:1 (the file name); generated names must be unique in the package", out, prev.s.Path)})
+		case taken:
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: fmt.Sprintf(
+				"the output %s differs from %s (from %s) only in case: go build refuses the package (\"case-insensitive file name collision\"), and a case-insensitive file system keeps one of the two; rename a script",
+				out, prev.tag, prev.s.Path)})
+		default:
+			files[foldName(out)] = symbol{s: s, at: Pos{1, 1}, tag: out}
+		}
+		if msg := goFileProblem(out); msg != "" {
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
 		}
 		// When the script's name collides, the names derived from it collide
 		// too; one report is enough.
@@ -141,4 +161,74 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		}
 	}
 	return diags
+}
+
+// foldName returns a form of s that is equal for two strings exactly when
+// strings.EqualFold says they are: each rune becomes the smallest rune of
+// its case-folding orbit. The go command rejects packages with two such
+// file names.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// anywhere is a build context that no file-name constraint matches, so a
+// generated file it rejects would be left out on some platform.
+var anywhere = func() *build.Context {
+	c := build.Default
+	c.GOOS, c.GOARCH = "luagen", "luagen"
+	c.BuildTags, c.ToolTags, c.ReleaseTags = nil, nil, nil
+	c.OpenFile = func(string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader("package p\n")), nil
+	}
+	return &c
+}()
+
+// goFileProblem says why the go command would not build the generated file
+// name on every platform, or returns "".
+func goFileProblem(name string) string {
+	c := name[0]
+	switch {
+	case c == '_' || c == '.':
+		return fmt.Sprintf("go build ignores files whose names start with %q, so %s would be left out of the package; rename the script", c, name)
+	case !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80):
+		return fmt.Sprintf("go build refuses a file name that starts with %q (\"invalid input file name %s\"); rename the script", c, name)
+	}
+	if ok, err := anywhere.MatchFile(".", name); err == nil && !ok {
+		suffix := constraintSuffix(name)
+		return fmt.Sprintf("go build reads the %s in %s as a build constraint, so the file would build only for %s; rename the script",
+			suffix, name, strings.ReplaceAll(suffix[1:], "_", "/"))
+	}
+	return ""
+}
+
+// constraintSuffix returns the _GOOS, _GOARCH or _GOOS_GOARCH suffix of
+// the part of name before its first dot, which go/build matches against
+// the target platform.
+func constraintSuffix(name string) string {
+	stem, _, _ := strings.Cut(name, ".")
+	words := strings.Split(stem, "_")
+	if n := len(words); n > 1 && words[n-1] == "test" {
+		words = words[:n-1]
+	}
+	constrains := func(w string) bool {
+		ok, err := anywhere.MatchFile(".", "x_"+w+".go")
+		return err == nil && !ok
+	}
+	n := len(words)
+	if n >= 3 && constrains(words[n-2]) && constrains(words[n-1]) {
+		return "_" + words[n-2] + "_" + words[n-1]
+	}
+	return "_" + words[n-1]
 }
