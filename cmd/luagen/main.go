@@ -10,7 +10,8 @@
 //	luagen help     [command]
 //
 // A directory argument stands for the *.lua files in it (not in its
-// subdirectories), in name order.
+// subdirectories), in name order, leaving out names that start with '.' or
+// '_' as go build does (an editor's .#x.lua lock file, a _draft.lua).
 //
 // # generate
 //

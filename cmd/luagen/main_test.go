@@ -230,3 +230,25 @@ func TestHeaderCommand(t *testing.T) {
 	assert.Equal(t, "mypkg", packageName("my-pkg"))
 	assert.Equal(t, "scripts", packageName("123"))
 }
+
+// TestDirectorySkipsHiddenFiles: a directory stands for the .lua files go
+// build would also look at. An editor's lock file (Emacs makes .#x.lua, a
+// dangling symlink) or a _draft.lua must not break go generate.
+func TestDirectorySkipsHiddenFiles(t *testing.T) {
+	project(t, map[string]string{"get.lua": goodScript, "_draft.lua": "---@kye oops\n"})
+	require.NoError(t, os.Symlink("user@host.1234:1700000000", "../lua/kv/.#get.lua"))
+	r := luagen(t, map[string]string{"GOPACKAGE": "kv"}, "generate", "../lua/kv")
+	require.Equal(t, 0, r.code, r.stderr)
+	ents, err := os.ReadDir(".")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"get.lua.go", "scripts.lua.go"}, names)
+
+	// Named explicitly, a file is not skipped: it is checked.
+	r = luagen(t, nil, "check", "../lua/kv/_draft.lua")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `../lua/kv/_draft.lua:1:4: unknown tag "@kye"`)
+}
