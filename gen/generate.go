@@ -3,8 +3,11 @@ package gen
 import (
 	"fmt"
 	"go/build"
+	"go/token"
+	"go/types"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -18,6 +21,61 @@ type Config struct {
 	// Command is the command that regenerates the output, recorded in the
 	// first line of every generated file, e.g. "luagen generate ../lua/stock".
 	Command string
+}
+
+// ConfigError is a Config field that cannot give a package that compiles.
+type ConfigError struct {
+	Field  string // "Package" or "New"
+	Value  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	what := "package name"
+	if e.Field == "New" {
+		what = "constructor name"
+	}
+	return fmt.Sprintf("%s %q %s", what, e.Value, e.Reason)
+}
+
+// importNames are the package names the generated files import; a
+// package-level name equal to one does not compile.
+var importNames = []string{"context", "runtime", "strconv", "time"}
+
+// Check reports a package or constructor name the generated code could not
+// be compiled with, as a *ConfigError. An empty New means "New".
+func (c Config) Check() error {
+	bad := func(field, value, reason string) error {
+		return &ConfigError{Field: field, Value: value, Reason: reason}
+	}
+	switch {
+	case !token.IsIdentifier(c.Package):
+		return bad("Package", c.Package, "is not a Go identifier")
+	case c.Package == "_":
+		return bad("Package", c.Package, "is not allowed: _ is the blank identifier")
+	}
+	n := c.New
+	switch {
+	case n == "":
+		return nil
+	case !token.IsIdentifier(n):
+		return bad("New", n, "is not a Go identifier")
+	case n == "_":
+		return bad("New", n, "cannot be called: _ is the blank identifier")
+	case n == "Scripts":
+		return bad("New", n, "is taken by the Scripts type luagen generates")
+	case n == "All":
+		return bad("New", n, "is taken by the All variable luagen generates")
+	case n == "init":
+		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
+	case n == "main" && c.Package == "main":
+		return bad("New", n, "is reserved in package main: func main takes no arguments")
+	case types.Universe.Lookup(n) != nil:
+		return bad("New", n, "would shadow Go's predeclared "+n+" in the whole package")
+	case slices.Contains(importNames, n):
+		return bad("New", n, "is the name of package "+n+", which the generated files import")
+	}
+	return nil
 }
 
 // Source is one .lua input.
@@ -41,9 +99,15 @@ func OutputName(luaPath string) string {
 // returns the generated files by name: one <file>.lua.go per script and
 // PackageFile. It never touches the file system; see [Write] and [Plan].
 // With diagnostics it returns no files.
+//
+// A Config that fails [Config.Check] gives one Diagnostic without a path
+// or position.
 func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	if cfg.New == "" {
 		cfg.New = "New"
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, Diagnostics{{Msg: err.Error()}}
 	}
 	var diags Diagnostics
 	var scripts []*Script

@@ -58,10 +58,6 @@ func runGenerate(e *env, name string, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if !token.IsIdentifier(f.newName) {
-		fmt.Fprintf(e.stderr, "luagen %s: -new %q is not a Go identifier\n", name, f.newName)
-		return exitUsage
-	}
 	outAbs, err := filepath.Abs(f.out)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
@@ -75,8 +71,12 @@ func runGenerate(e *env, name string, args []string) int {
 	if pkg == "" {
 		pkg = dirPkg
 	}
-	if !token.IsIdentifier(pkg) {
-		fmt.Fprintf(e.stderr, "luagen %s: package name %q is not a Go identifier; use -pkg\n", name, pkg)
+	if err := (gen.Config{Package: pkg, New: f.newName}).Check(); err != nil {
+		flag := "-new"
+		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {
+			flag = "-pkg"
+		}
+		fmt.Fprintf(e.stderr, "luagen %s: %v; choose another with %s\n", name, err, flag)
 		return exitUsage
 	}
 	srcs, err := gen.Load(inputs)
@@ -162,7 +162,7 @@ func packageName(dir string) string {
 			b.WriteRune(r)
 		}
 	}
-	if b.Len() == 0 || token.IsKeyword(b.String()) {
+	if b.Len() == 0 || b.String() == "_" || token.IsKeyword(b.String()) {
 		return "scripts"
 	}
 	return b.String()

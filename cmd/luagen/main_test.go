@@ -185,6 +185,18 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "-pkg", "x", "../lua/kv"}, // check has no -pkg
 		{"generate", "-new", "1x", "../lua/kv"},
 		{"generate", "-pkg", "not-ident", "../lua/kv"},
+		// Names that are identifiers but give a package that does not compile.
+		{"generate", "-pkg", "_", "../lua/kv"},
+		{"generate", "-new", "Scripts", "../lua/kv"},
+		{"generate", "-new", "All", "../lua/kv"},
+		{"generate", "-new", "_", "../lua/kv"},
+		{"generate", "-new", "init", "../lua/kv"},
+		{"generate", "-new", "string", "../lua/kv"},
+		{"generate", "-new", "nil", "../lua/kv"},
+		{"generate", "-new", "context", "../lua/kv"},
+		{"generate", "-new", "runtime", "../lua/kv"},
+		{"generate", "-pkg", "main", "-new", "main", "../lua/kv"},
+		{"check", "-new", "len", "../lua/kv"},
 		{"help", "frobnicate"},
 	} {
 		r := luagen(t, nil, args...)
