@@ -138,6 +138,23 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	return out, nil
 }
 
+// vetMethods are the method names go vet's stdmethods analyzer checks
+// whatever their parameters, with the signature it wants. A script with
+// one of these names would make the package fail go vet.
+var vetMethods = map[string]string{
+	"GobDecode":     "([]byte) error",
+	"GobEncode":     "() ([]byte, error)",
+	"MarshalJSON":   "() ([]byte, error)",
+	"MarshalXML":    "(*xml.Encoder, xml.StartElement) error",
+	"ReadByte":      "() (byte, error)",
+	"ReadRune":      "() (rune, int, error)",
+	"UnmarshalJSON": "([]byte) error",
+	"UnmarshalXML":  "(*xml.Decoder, xml.StartElement) error",
+	"UnreadByte":    "() error",
+	"UnreadRune":    "() error",
+	"WriteByte":     "(byte) error",
+}
+
 // symbol is a Go name the generated package declares, and where from.
 type symbol struct {
 	s   *Script
@@ -198,6 +215,11 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		}
 		if msg := goFileProblem(out); msg != "" {
 			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
+		}
+		if sig := vetMethods[s.Name]; sig != "" {
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: s.NamePos, Msg: fmt.Sprintf(
+				"%s (from %s) would be a method of Scripts that go vet requires to have the standard signature %s%s; choose another name",
+				s.Name, nameTag, s.Name, sig)})
 		}
 		// When the script's name collides, the names derived from it collide
 		// too; one report is enough.
