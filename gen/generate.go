@@ -126,13 +126,13 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		if err != nil {
 			// jennifer's output failed go/format: a generator bug, not a user
 			// error, but report it where the user can see which script.
-			return nil, Diagnostics{{Path: s.Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+			return nil, Diagnostics{{Path: s.Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 		}
 		out[OutputName(s.Path)] = b
 	}
 	b, err := emitPackage(scripts, cfg)
 	if err != nil {
-		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
 	out[PackageFile] = b
 	return out, nil
@@ -153,6 +153,14 @@ var vetMethods = map[string]string{
 	"UnreadByte":    "() error",
 	"UnreadRune":    "() error",
 	"WriteByte":     "(byte) error",
+}
+
+// bugMessage is the one-line diagnostic for output that go/format
+// refused; jennifer's error goes on with the whole source, which would
+// break the one-problem-a-line format.
+func bugMessage(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return "luagen bug: the generated Go does not parse (" + strings.TrimSuffix(first, " while formatting source:") + "); please report it with this script"
 }
 
 // symbol is a Go name the generated package declares, and where from.

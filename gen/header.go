@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
@@ -117,6 +118,7 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 			return i
 		}
 		p.line, p.lineNo = line, i+1
+		p.checkText()
 		rest := trimmed[3:]
 		if strings.HasPrefix(rest, "@") {
 			p.tag(indent + 4)
@@ -147,6 +149,27 @@ func (p *headerParser) finish() {
 	}
 	if len(p.s.Statuses) > 0 && p.s.Return == nil {
 		p.r.errorf(p.s.Statuses[0].ValuePos, "---@status names a reply value, but the header has no ---@return: declare ---@return int64 or ---@return string")
+	}
+}
+
+// checkText reports the first byte of the current line that a Go comment
+// cannot hold: header text (doc lines, descriptions, status values) is
+// copied into the generated comments.
+func (p *headerParser) checkText() {
+	for i := 0; i < len(p.line); {
+		r, n := utf8.DecodeRuneInString(p.line[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			p.r.errorf(p.pos(i+1), "the header is not valid UTF-8 (byte %#x); its text is copied into Go comments, which must be UTF-8: save the file as UTF-8", p.line[i])
+			return
+		case r == 0:
+			p.r.errorf(p.pos(i+1), "the header holds a NUL byte; its text is copied into Go comments, where Go does not allow it")
+			return
+		case r == '\ufeff':
+			p.r.errorf(p.pos(i+1), "the header holds a byte order mark (U+FEFF); its text is copied into Go comments, where Go does not allow it")
+			return
+		}
+		i += n
 	}
 }
 

@@ -1,0 +1,79 @@
+package gen
+
+import (
+	"errors"
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestDiagnosticsBytes is TestDiagnostics for inputs that a txtar archive
+// would hide or that git would mangle: NUL, invalid UTF-8, a byte order
+// mark, lone carriage returns.
+func TestDiagnosticsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{{
+		name: "nul in doc",
+		src:  "--- doc with a \x00 NUL\nreturn 1\n",
+		want: "t.lua:1:16: the header holds a NUL byte; its text is copied into Go comments, where Go does not allow it",
+	}, {
+		name: "latin-1 in key description",
+		src:  "---@key k caf\xe9 au lait\nreturn KEYS[1]\n",
+		want: "t.lua:1:14: the header is not valid UTF-8 (byte 0xe9); its text is copied into Go comments, which must be UTF-8: save the file as UTF-8",
+	}, {
+		name: "byte order mark in a status value",
+		src:  "---@return string s\n---@status \ufeffOK Ok fine\nreturn 'OK'\n",
+		want: "t.lua:2:12: the header holds a byte order mark (U+FEFF); its text is copied into Go comments, where Go does not allow it",
+	}, {
+		name: "one report per line",
+		src:  "--- \xff\xfe\x00\n--- fine\n--- \x00\nreturn 1\n",
+		want: "t.lua:1:5: the header is not valid UTF-8 (byte 0xff); its text is copied into Go comments, which must be UTF-8: save the file as UTF-8\n" +
+			"t.lua:3:5: the header holds a NUL byte; its text is copied into Go comments, where Go does not allow it",
+	}, {
+		name: "code may hold anything",
+		src:  "--- fine\nreturn '\xff\x00\ufeff' -- \xe9\n",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, diags := Generate([]Source{{Path: "t.lua", File: "lua/p/t.lua", Src: []byte(tc.src)}}, Config{Package: "p", Command: "luagen generate ../lua/p"})
+			var got []string
+			for _, d := range diags {
+				got = append(got, d.String())
+			}
+			assert.Equal(t, tc.want, strings.Join(got, "\n"))
+			if tc.want == "" {
+				assertParses(t, out)
+			}
+		})
+	}
+}
+
+// TestOddPathsInComments: the file names that generated comments quote
+// may hold bytes a Go comment cannot (a newline would end the comment and
+// turn the rest into code); the output must still parse.
+func TestOddPathsInComments(t *testing.T) {
+	for _, file := range []string{"lua/new\nline/x.lua", "lua/caf\xe9/x.lua", "lua/\x00/x.lua", "lua/\ufeff/x.lua"} {
+		out, diags := Generate([]Source{{Path: "x.lua", File: file, Src: []byte("return 1\n")}},
+			Config{Package: "p", Command: "luagen generate \"../" + file + "\""})
+		assert.Empty(t, diags, "%q", file)
+		assertParses(t, out)
+		assert.True(t, generatedHeader.Match(out["x.lua.go"][:strings.IndexByte(string(out["x.lua.go"]), '\n')]), "%q", file)
+	}
+}
+
+func assertParses(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	assert.NotEmpty(t, files)
+	for name, b := range files {
+		_, err := parser.ParseFile(token.NewFileSet(), name, b, parser.ParseComments|parser.AllErrors)
+		assert.NoError(t, err, "%s:\n%s", name, b)
+	}
+}
+
+func TestBugMessageIsOneLine(t *testing.T) {
+	err := errors.New("Error 18:1: expected '}', found 2 (and 10 more errors) while formatting source:\npackage p\n\ntype T struct{\n2fa string\n}\n")
+	assert.Equal(t, "luagen bug: the generated Go does not parse (Error 18:1: expected '}', found 2 (and 10 more errors)); please report it with this script", bugMessage(err))
+}
