@@ -110,7 +110,9 @@ func runGenerate(e *env, name string, args []string) int {
 		return exitOK
 	}
 	if _, err := gen.Write(f.out, files); err != nil {
-		fmt.Fprintf(e.stderr, "luagen generate: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "luagen generate: %s\n", line)
+		}
 		return exitFail
 	}
 	return exitOK
