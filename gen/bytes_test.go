@@ -34,6 +34,40 @@ func TestDiagnosticsBytes(t *testing.T) {
 		want: "t.lua:1:5: the header is not valid UTF-8 (byte 0xff); its text is copied into Go comments, which must be UTF-8: save the file as UTF-8\n" +
 			"t.lua:3:5: the header holds a NUL byte; its text is copied into Go comments, where Go does not allow it",
 	}, {
+		name: "shebang without a line feed",
+		src:  "#!lua flags=no-writes",
+		want: `t.lua:1:22: Redis rejects this shebang: "Invalid script shebang": it reads the shebang up to the first line feed, and this file has none`,
+	}, {
+		name: "shebang alone",
+		src:  "#!lua",
+		want: `t.lua:1:6: Redis rejects this shebang: "Invalid script shebang": it reads the shebang up to the first line feed, and this file has none`,
+	}, {
+		name: "shebang ended by a lone carriage return",
+		src:  "#!lua\r---@return int64\rreturn 1\n",
+		want: `t.lua:1:6: Redis reads the shebang up to the first line feed, but line 1 ends with a carriage return alone, so lines 1-3 would be the shebang; end line 1 with \n or \r\n`,
+	}, {
+		name: "shebang ended by CRLF",
+		src:  "#!lua flags=no-writes\r\n---@return int64 n\r\nreturn 1\r\n",
+	}, {
+		name: "lone carriage returns without a shebang",
+		src:  "---@key k key\r---@return int64 n\rreturn redis.call('INCR', KEYS[1]) + ARGV[1]\r",
+		want: "t.lua:3:38: ARGV[1] is not declared: the header declares 0 args (add ---@arg lines, or ---@arg ...name for a variable number)",
+	}, {
+		name: "byte order mark",
+		src:  "\ufeff---@key k key\n---@arg a int64 a\nreturn KEYS[1] .. KEYS[2]\n",
+		want: "t.lua:1:1: the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one\n" +
+			"t.lua:2:9: arg \"a\" is declared but the script never reads ARGV[1]\n" +
+			"t.lua:3:19: KEYS[2] is not declared: the header declares 1 key (add ---@key lines, or ---@key ...name for a variable number)",
+	}, {
+		name: "byte order mark before a shebang",
+		src:  "\ufeff#!lua\nreturn 1\n",
+		want: "t.lua:1:1: the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one\n" +
+			"t.lua:1:4: the shebang must start the file: Redis reads #! only as its first two bytes, and Lua fails to compile it anywhere else",
+	}, {
+		name: "indented shebang",
+		src:  "  #!lua\nreturn 1\n",
+		want: "t.lua:1:3: the shebang must start the file: Redis reads #! only as its first two bytes, and Lua fails to compile it anywhere else",
+	}, {
 		name: "code may hold anything",
 		src:  "--- fine\nreturn '\xff\x00\ufeff' -- \xe9\n",
 	}} {

@@ -110,6 +110,9 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 				s.Doc = append(s.Doc, "") // a blank line ends a doc paragraph
 			}
 			continue
+		case strings.HasPrefix(trimmed, "#!") && i == 0:
+			r.errorf(Pos{1, indent + 1}, "the shebang must start the file: Redis reads #! only as its first two bytes, and Lua fails to compile it anywhere else")
+			continue
 		case strings.HasPrefix(trimmed, "#!"):
 			r.errorf(Pos{i + 1, indent + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
 			continue
