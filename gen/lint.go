@@ -87,28 +87,14 @@ type usage struct {
 	dynamic bool         // KEYS[i], #KEYS, ipairs(KEYS), unpack(KEYS), KEYS passed on
 }
 
-// indexRe matches name[n] (or name[anything], which the parser accepted
-// as n, e.g. KEYS[0x2]) in masked source. Patterns are compiled once per
-// script.
-func (l *linter) indexRe(name string, n int) *regexp.Regexp {
-	k := name + "[" + strconv.Itoa(n)
-	if re := l.regexps[k]; re != nil {
+// indexRe matches name[<expression>] in masked source, capturing the
+// expression. Patterns are compiled once per script.
+func (l *linter) indexRe(name string) *regexp.Regexp {
+	if re := l.regexps[name]; re != nil {
 		return re
 	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[\s*` + strconv.Itoa(n) + `\s*\]`)
-	l.regexps[k] = re
-	return re
-}
-
-// anyIndexRe matches name[<any expression>], for indexes written as
-// expressions (KEYS[1+1]) that the exact pattern of indexRe misses.
-func (l *linter) anyIndexRe(name string) *regexp.Regexp {
-	k := name + "[*"
-	if re := l.regexps[k]; re != nil {
-		return re
-	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[[^\]]*\]`)
-	l.regexps[k] = re
+	re := regexp.MustCompile(`\b` + name + `\s*\[\s*([^\]]*?)\s*\]`)
+	l.regexps[name] = re
 	return re
 }
 
@@ -417,19 +403,16 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 	if fixed > 0 && decl[fixed-1].Variadic {
 		fixed, variadic = fixed-1, true
 	}
-	re := l.indexRe(name, n)
-	if line >= 1 && line <= len(l.loc.lines) && !re.MatchString(l.loc.lines[line-1]) {
-		re = l.anyIndexRe(name)
-	}
+	re := l.indexRe(name)
 	switch {
 	case n < 1:
-		l.r.errorf(l.loc.find(line, re), "%s[%d] is always nil: %s is 1-based", name, n, name)
+		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is always nil: %s is 1-based", name, n, name)
 	case n > fixed && !variadic && !(name == "KEYS" && l.s.keysIncomplete) && !(name == "ARGV" && l.s.argsIncomplete):
 		kind := "key"
 		if name == "ARGV" {
 			kind = "arg"
 		}
-		l.r.errorf(l.loc.find(line, re), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
+		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
 			name, n, fixed, plural(fixed, kind), kind, kind)
 	}
 	u.indexes[n] = true

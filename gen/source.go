@@ -158,6 +158,47 @@ func (l *locator) find(line int, re *regexp.Regexp) Pos {
 	return Pos{line, m[0] + 1}
 }
 
+// findIndex returns the position of the next match of re, a pattern for
+// NAME[index] capturing the index, on line whose index is a number literal
+// equal to n however it is written (2, 0x2, 2.0, 2e0), or the line's first
+// non-blank column. Like find, the k-th lookup returns the k-th match.
+func (l *locator) findIndex(line int, re *regexp.Regexp, n int) Pos {
+	if line < 1 || line > len(l.lines) {
+		return Pos{max(line, 1), 1}
+	}
+	text := l.lines[line-1]
+	k := re.String() + "\x00" + strconv.Itoa(n) + "\x00" + strconv.Itoa(line)
+	seen := l.seen[k]
+	l.seen[k] = seen + 1
+	ms, ok := l.found[k]
+	if !ok {
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			if v, isNum := luaNumber(text[m[2]:m[3]]); isNum && v == float64(n) {
+				ms = append(ms, m)
+			}
+		}
+		l.found[k] = ms
+	}
+	if len(ms) == 0 {
+		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
+	}
+	return Pos{line, ms[min(seen, len(ms)-1)][0] + 1}
+}
+
+// luaNumber reads a Lua 5.1 number literal: decimal (a leading 0 is not
+// octal), with a fraction or exponent, or 0x hexadecimal.
+func luaNumber(s string) (float64, bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		u, err := strconv.ParseUint(s[2:], 16, 64)
+		return float64(u), err == nil
+	}
+	if s == "" || !(s[0] >= '0' && s[0] <= '9' || s[0] == '.') {
+		return 0, false // ParseFloat would take "inf" and "nan"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
 // offset converts a byte offset in the source to a position.
 func (l *locator) offset(off int) Pos {
 	lo, hi := 0, len(l.starts)-1
