@@ -68,6 +68,12 @@ func TestDiagnosticsBytes(t *testing.T) {
 		src:  "  #!lua\nreturn 1\n",
 		want: "t.lua:1:3: the shebang must start the file: Redis reads #! only as its first two bytes, and Lua fails to compile it anywhere else",
 	}, {
+		name: "string continued after a backslash, CRLF",
+		src:  "---@return string s\r\nlocal s = \"a\\\r\n---@key k is text\"\r\nreturn s\r\n",
+	}, {
+		name: "string continued after a backslash, LF CR",
+		src:  "---@return string s\n\rlocal s = 'a\\\n\r---@key k is text'\n\rreturn s\n\r",
+	}, {
 		name: "code may hold anything",
 		src:  "--- fine\nreturn '\xff\x00\ufeff' -- \xe9\n",
 	}} {

@@ -64,6 +64,11 @@ func mask(src string) (code, strs string) {
 			for j < len(src) && src[j] != ch && src[j] != '\n' && src[j] != '\r' {
 				if src[j] == '\\' {
 					j++
+					// An escaped line break continues the string; like a
+					// line break anywhere, \r\n and \n\r are one.
+					if j+1 < len(src) && (src[j] == '\n' || src[j] == '\r') && (src[j+1] == '\n' || src[j+1] == '\r') && src[j+1] != src[j] {
+						j++
+					}
 				}
 				j++
 			}
