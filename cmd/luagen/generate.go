@@ -53,6 +53,12 @@ func runGenerate(e *env, name string, args []string) int {
 	if !ok {
 		return status
 	}
+	for _, in := range inputs {
+		if len(in) > 1 && in[0] == '-' {
+			fmt.Fprintf(e.stderr, "luagen %s: flag %s after the scripts: flags go before them\n", name, strings.SplitN(in, "=", 2)[0])
+			return exitUsage
+		}
+	}
 	if len(inputs) == 0 {
 		fmt.Fprintf(e.stderr, "luagen %s: no scripts: name .lua files or directories\n", name)
 		fs.Usage()

@@ -197,6 +197,10 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"generate", "-new", "runtime", "../lua/kv"},
 		{"generate", "-pkg", "main", "-new", "main", "../lua/kv"},
 		{"check", "-new", "len", "../lua/kv"},
+		// Go's flag package stops at the first script; a flag after it
+		// was read as a script named "-out".
+		{"generate", "../lua/kv", "-out", "x"},
+		{"diff", "../lua/kv/get.lua", "-pkg=kv"},
 		{"help", "frobnicate"},
 	} {
 		r := luagen(t, nil, args...)
@@ -206,6 +210,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 	r := luagen(t, nil)
 	assert.Contains(t, r.stderr, "luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...")
+	r = luagen(t, nil, "generate", "../lua/kv", "-out", "x")
+	assert.Equal(t, "luagen generate: flag -out after the scripts: flags go before them\n", r.stderr)
 }
 
 func TestHelp(t *testing.T) {
