@@ -31,7 +31,8 @@
 // map[string]string (a flat field, value, ... array), status (a status
 // reply such as OK: the method returns only error) and tuple. An ---@error
 // VALUE is an integer, nil, or an error code in capitals matched against
-// the first word of an error reply (redis.error_reply('CODE detail')).
+// the first word of an error reply (redis.error_reply('CODE detail')); not
+// ERR, which the runtime drops from the front of error replies.
 // With ---@status lines the method returns a named type <Script>Reply over
 // int64 or string, with constants and a String method.
 //

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -199,6 +200,9 @@ func (p *headerParser) tag(col int) {
 	case "@status":
 		p.reply(ws, &p.s.Statuses, "status")
 	case "@unsafe-keys":
+		if !p.once(ws[0]) {
+			return
+		}
 		if len(ws) < 2 {
 			p.r.errorf(p.pos(ws[0].col), "---@unsafe-keys needs a reason: say why this script may touch keys it does not receive in KEYS")
 		}
@@ -515,7 +519,15 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 	v, n := ws[1], ws[2]
 	value := v.s
 	if kind == "error" {
-		if _, err := strconv.ParseInt(value, 10, 64); err != nil && value != "nil" && !isCode(value) {
+		_, err := strconv.ParseInt(value, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			p.r.errorf(p.pos(v.col), "---@error value %s is outside int64: Redis integer replies are 64-bit, so it can never match", value)
+			return
+		case value == "ERR":
+			p.r.errorf(p.pos(v.col), "---@error ERR does not match \"ERR ...\" replies: the runtime reads an error reply's code after dropping a leading \"ERR \" (servers and proxies add one); send a code of your own, e.g. redis.error_reply('FAILED ...')")
+			return
+		case err != nil && value != "nil" && !isCode(value):
 			p.r.errorf(p.pos(v.col), "malformed ---@error value %q: want an integer (-1), nil, or an error code in capitals (OUT_OF_STOCK) that the script sends with redis.error_reply", value)
 			return
 		}
