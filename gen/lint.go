@@ -113,7 +113,6 @@ var (
 // lintLua parses the script with gopher-lua and checks its use of KEYS and
 // ARGV, its keys' cluster safety, and bool returns. src is the whole file.
 func lintLua(r *reporter, s *Script, src string, lines []string) {
-	code, _ := mask(src)
 	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
 	// reported by the header parser. Blank both so the parser sees Lua and
 	// line numbers stay.
@@ -126,9 +125,10 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 			}
 		}
 	}
+	code, _, open := maskOpen(string(parsed))
 	chunk, err := parse.Parse(strings.NewReader(string(parsed)), s.Path)
 	if err != nil {
-		reportSyntax(r, err, lines)
+		reportSyntax(r, err, string(parsed), lines, open)
 		return
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
@@ -150,16 +150,34 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	}
 }
 
-func reportSyntax(r *reporter, err error, lines []string) {
+// reportSyntax reports a parse error. open is where the first string,
+// long string or long comment that is never closed opens (see maskOpen),
+// or -1: Lua's lexer notices one only where the line or file ends, so the
+// report points at the opening instead.
+func reportSyntax(r *reporter, err error, src string, lines []string, open int) {
 	pe, ok := err.(*parse.Error)
 	if !ok {
 		r.errorf(Pos{1, 1}, "Lua syntax error: %v", err)
 		return
 	}
 	msg := strings.TrimSpace(pe.Message)
+	if open >= 0 && (strings.HasPrefix(msg, "unterminated") || strings.Contains(msg, "multiline comment")) {
+		what := "this string is never closed"
+		if lvl, ok := longBracket(src, open+2); ok && strings.HasPrefix(src[open:], "--") {
+			what = "this long comment is never closed: it needs ]" + strings.Repeat("=", lvl) + "]"
+		} else if lvl, ok := longBracket(src, open); ok {
+			what = "this long string is never closed: it needs ]" + strings.Repeat("=", lvl) + "]"
+		}
+		r.errorf(newLocator(src).offset(open), "Lua syntax error: %s", what)
+		return
+	}
 	if pe.Pos.Line == parse.EOF || pe.Pos.Line > len(lines) {
 		last := len(lines)
-		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s (a missing end?)", msg)
+		hint := ""
+		if msg == "syntax error" {
+			hint = " (a missing end?)"
+		}
+		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s%s", msg, hint)
 		return
 	}
 	// gopher-lua records the position after the token; point at its start.

@@ -35,6 +35,19 @@ func splitLines(src string) (lines []string, starts []int) {
 // Lua 5.1's lexer: -- and --[==[ ]==] comments, '…' and "…" strings with
 // backslash escapes, and [==[ ]==] long strings.
 func mask(src string) (code, strs string) {
+	code, strs, _ = maskOpen(src)
+	return code, strs
+}
+
+// maskOpen is mask that also returns the offset where the first string,
+// long string or long comment that is never closed opens, or -1.
+func maskOpen(src string) (code, strs string, open int) {
+	open = -1
+	opened := func(at int) {
+		if open < 0 {
+			open = at
+		}
+	}
 	c := []byte(src)
 	s := []byte(src)
 	blank := func(b []byte, from, to int) {
@@ -50,7 +63,10 @@ func mask(src string) (code, strs string) {
 		case ch == '-' && strings.HasPrefix(src[i:], "--"):
 			end := 0
 			if lvl, ok := longBracket(src, i+2); ok {
-				end = closeLong(src, i+2+lvl+2, lvl)
+				var closed bool
+				if end, closed = closeLong(src, i+2+lvl+2, lvl); !closed {
+					opened(i)
+				}
 			} else {
 				end = i + 2
 				for end < len(src) && src[end] != '\n' && src[end] != '\r' {
@@ -72,17 +88,23 @@ func mask(src string) (code, strs string) {
 				}
 				j++
 			}
+			if j >= len(src) || src[j] != ch {
+				opened(i)
+			}
 			j = min(j, len(src))
 			blank(c, i+1, j)
 			blank(s, i+1, j)
 			i = j + 1
 		case ch == '[':
 			if lvl, ok := longBracket(src, i); ok {
-				open := i + lvl + 2
-				end := closeLong(src, open, lvl)
-				close := max(open, end-lvl-2)
-				blank(c, open, close)
-				blank(s, open, close)
+				start := i + lvl + 2
+				end, closed := closeLong(src, start, lvl)
+				if !closed {
+					opened(i)
+				}
+				close := max(start, end-lvl-2)
+				blank(c, start, close)
+				blank(s, start, close)
 				i = end
 				continue
 			}
@@ -91,7 +113,7 @@ func mask(src string) (code, strs string) {
 			i++
 		}
 	}
-	return string(c), string(s)
+	return string(c), string(s), open
 }
 
 // longBracket reports whether src[i:] opens a long bracket [[ or [==[ and
@@ -111,13 +133,14 @@ func longBracket(src string, i int) (int, bool) {
 }
 
 // closeLong returns the offset just after the ]==] of the given level
-// that closes a long bracket whose contents start at from, or len(src).
-func closeLong(src string, from, lvl int) int {
+// that closes a long bracket whose contents start at from, or len(src) and
+// false when nothing closes it.
+func closeLong(src string, from, lvl int) (int, bool) {
 	closer := "]" + strings.Repeat("=", lvl) + "]"
 	if k := strings.Index(src[min(from, len(src)):], closer); k >= 0 {
-		return from + k + len(closer)
+		return from + k + len(closer), true
 	}
-	return len(src)
+	return len(src), false
 }
 
 // locator finds columns for AST nodes, which gopher-lua gives only lines
