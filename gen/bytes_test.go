@@ -91,6 +91,15 @@ func TestDiagnosticsBytes(t *testing.T) {
 	}
 }
 
+// TestFileNameNotUTF8: the go command cannot open a file whose name is
+// not UTF-8 ("open a\ufffd.lua.go: no such file or directory").
+func TestFileNameNotUTF8(t *testing.T) {
+	out, diags := Generate([]Source{{Path: "a\xff.lua", File: "lua/p/a\xff.lua", Src: []byte("---@script A\nreturn 1\n")}},
+		Config{Package: "p", Command: "luagen generate ../lua/p"})
+	assert.Nil(t, out)
+	assert.Equal(t, "a\xff.lua:1:1: the file name a\\xff.lua.go is not valid UTF-8, and the go command cannot open such a file; rename the script", diags.Error())
+}
+
 // TestOddPathsInComments: the file names that generated comments quote
 // may hold bytes a Go comment cannot (a newline would end the comment and
 // turn the rest into code); the output must still parse.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Config says how to generate one Go package.
@@ -294,6 +295,8 @@ var anywhere = func() *build.Context {
 func goFileProblem(name string) string {
 	c := name[0]
 	switch {
+	case !utf8.ValidString(name):
+		return "the file name " + commentSafe(name) + " is not valid UTF-8, and the go command cannot open such a file; rename the script"
 	case c == '_' || c == '.':
 		return fmt.Sprintf("go build ignores files whose names start with %q, so %s would be left out of the package; rename the script", c, name)
 	case !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80):
