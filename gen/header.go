@@ -403,6 +403,18 @@ func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
 }
 
 func (p *headerParser) unknownType(w word, ret bool) {
+	if ret {
+		base := strings.TrimSuffix(strings.TrimPrefix(w.s, "[]"), "?")
+		compound := base == "tuple" || base == "status" || base == "map[string]string"
+		switch {
+		case w.s == "tuple":
+			p.r.errorf(p.pos(w.col), "tuples do not nest: a ---@field is one element of the reply, of type %s, T?, []T or map[string]string", scalarList)
+			return
+		case compound && base != w.s:
+			p.r.errorf(p.pos(w.col), "unsupported type %q: []T and T? take a scalar T (%s), not %s", w.s, scalarList, base)
+			return
+		}
+	}
 	known := scalarList
 	if ret {
 		known += ", T?, []T, map[string]string, status, tuple Name"
