@@ -58,6 +58,9 @@ func TestParseLongLines(t *testing.T) {
 	for name, src := range map[string]string{
 		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
 		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+		// Each call's arguments were found by scanning to its closing
+		// parenthesis: quadratic in the nesting (3s for 20000).
+		"nested": "---@key k\nreturn " + strings.Repeat("redis.call('GET', 'x' .. ", 20000) + "KEYS[1]" + strings.Repeat(")", 20000),
 	} {
 		start := time.Now()
 		_, diags := Parse("f.lua", "f.lua", []byte(src))

@@ -359,7 +359,7 @@ func (l *linter) expr(e ast.Expr) {
 			if p.Line > len(l.loc.lines) {
 				// cannot happen: the AST and the locator see the same lines
 			} else if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
-				c.args = l.loc.callArgs(l.loc.starts[p.Line-1] + p.Col - 1 + m[1])
+				c.args = l.loc.callArgs(l.loc.starts[p.Line-1]+p.Col-1+m[1], len(e.Args))
 			}
 			l.calls = append(l.calls, c)
 		}

@@ -241,11 +241,13 @@ func (l *locator) offset(off int) Pos {
 	return Pos{lo + 1, off - l.starts[lo] + 1}
 }
 
-// callArgs returns the position of each argument of the call whose callee
-// ends at byte offset end (e.g. just after "redis.call"): it finds the '('
-// and splits the masked text at top-level commas. It returns nil for the
-// other call syntaxes (f'str', f{table}).
-func (l *locator) callArgs(end int) []Pos {
+// callArgs returns the position of each of the first n arguments of the
+// call whose callee ends at byte offset end (e.g. just after
+// "redis.call"): it finds the '(' and splits the masked text at top-level
+// commas, stopping at the n-th argument so that nested calls are not
+// scanned again for each level. It returns nil for the other call syntaxes
+// (f'str', f{table}).
+func (l *locator) callArgs(end, n int) []Pos {
 	i := end
 	for i < len(l.code) && isSpace(l.code[i]) {
 		i++
@@ -263,6 +265,9 @@ func (l *locator) callArgs(end int) []Pos {
 				return out
 			}
 			out = append(out, l.offset(i))
+			if len(out) == n {
+				return out
+			}
 			expectArg = false
 		}
 		switch c {
