@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"go/format"
 	"go/parser"
 	"go/token"
@@ -58,6 +59,15 @@ func TestParseLongLines(t *testing.T) {
 	for name, src := range map[string]string{
 		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
 		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+		// Each distinct index scanned the whole line again (a minute for
+		// 30000).
+		"indexes": "return {" + func() string {
+			var b strings.Builder
+			for i := 1; i <= 30000; i++ {
+				fmt.Fprintf(&b, "KEYS[%d],", i)
+			}
+			return b.String()
+		}() + "}",
 		// Each call's arguments were found by scanning to its closing
 		// parenthesis: quadratic in the nesting (3s for 20000).
 		"nested": "---@key k\nreturn " + strings.Repeat("redis.call('GET', 'x' .. ", 20000) + "KEYS[1]" + strings.Repeat(")", 20000),

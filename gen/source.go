@@ -154,11 +154,14 @@ type locator struct {
 	lines  []string
 	seen   map[string]int
 	found  map[string][][]int // matches of one pattern on one line, computed once
+	// matches of one NAME[index] pattern on one line by index value
+	indexes map[string]map[float64][][]int
 }
 
 func newLocator(code string) *locator {
 	lines, starts := splitLines(code)
-	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{}}
+	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{},
+		indexes: map[string]map[float64][][]int{}}
 }
 
 // find returns the position of the next match of re (its first submatch
@@ -189,24 +192,28 @@ func (l *locator) find(line int, re *regexp.Regexp) Pos {
 // findIndex returns the position of the next match of re, a pattern for
 // NAME[index] capturing the index, on line whose index is a number literal
 // equal to n however it is written (2, 0x2, 2.0, 2e0), or the line's first
-// non-blank column. Like find, the k-th lookup returns the k-th match.
+// non-blank column. Like find, the k-th lookup returns the k-th match. The
+// matches of a line are read once and grouped by value.
 func (l *locator) findIndex(line int, re *regexp.Regexp, n int) Pos {
 	if line < 1 || line > len(l.lines) {
 		return Pos{max(line, 1), 1}
 	}
 	text := l.lines[line-1]
-	k := re.String() + "\x00" + strconv.Itoa(n) + "\x00" + strconv.Itoa(line)
-	seen := l.seen[k]
-	l.seen[k] = seen + 1
-	ms, ok := l.found[k]
+	lk := re.String() + "\x00" + strconv.Itoa(line)
+	byValue, ok := l.indexes[lk]
 	if !ok {
+		byValue = map[float64][][]int{}
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-			if v, isNum := luaNumber(text[m[2]:m[3]]); isNum && v == float64(n) {
-				ms = append(ms, m)
+			if v, isNum := luaNumber(text[m[2]:m[3]]); isNum {
+				byValue[v] = append(byValue[v], m)
 			}
 		}
-		l.found[k] = ms
+		l.indexes[lk] = byValue
 	}
+	k := lk + "\x00" + strconv.Itoa(n)
+	seen := l.seen[k]
+	l.seen[k] = seen + 1
+	ms := byValue[float64(n)]
 	if len(ms) == 0 {
 		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
 	}
