@@ -77,6 +77,10 @@ func runGenerate(e *env, name string, args []string) int {
 	if pkg == "" {
 		pkg = dirPkg
 	}
+	if f.newName == "" {
+		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
+		return exitUsage
+	}
 	if err := (gen.Config{Package: pkg, New: f.newName}).Check(); err != nil {
 		flag := "-new"
 		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {

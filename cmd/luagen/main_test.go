@@ -197,6 +197,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"generate", "-new", "runtime", "../lua/kv"},
 		{"generate", "-pkg", "main", "-new", "main", "../lua/kv"},
 		{"check", "-new", "len", "../lua/kv"},
+		// Recorded as "-new  ../lua/kv", which takes the input for the name.
+		{"generate", "-new", "", "../lua/kv"},
 		// Go's flag package stops at the first script; a flag after it
 		// was read as a script named "-out".
 		{"generate", "../lua/kv", "-out", "x"},
