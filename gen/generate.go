@@ -180,16 +180,20 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	methods := map[string]symbol{}
 	files := map[string]symbol{} // by foldName of the output name; tag is the output name
 	builtin := symbol{tag: "luagen"}
-	for _, n := range []string{"Scripts", cfg.New, "All"} {
+	for _, n := range []string{"Scripts", "All"} {
 		pkgScope[n] = builtin
 	}
+	pkgScope[cfg.New] = symbol{tag: "constructor"}
 	methods["Preload"] = builtin
 	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
-			if prev.s == nil {
+			switch {
+			case prev.s == nil && prev.tag == "constructor":
+				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
+			case prev.s == nil:
 				msg += " by luagen itself; choose another name"
-			} else {
+			default:
 				msg += fmt.Sprintf(" by %s:%d:%d (%s); generated names must be unique in the package", prev.s.Path, prev.at.Line, prev.at.Col, prev.tag)
 			}
 			diags = append(diags, Diagnostic{Path: sym.s.Path, Pos: sym.at, Msg: msg})
