@@ -547,8 +547,15 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 		p.r.errorf(p.pos(v.col), "---@status nil: a nil reply cannot be a named status; use ---@error nil Name, or an optional ---@return T?")
 		return
 	}
+	// An integer as Redis sends it: "+1", "01" → "1". A ---@status of a
+	// string reply keeps its text (checkReturn normalizes it for int64),
+	// but duplicates are found by value either way.
+	key := value
 	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-		value = strconv.FormatInt(n, 10) // "+1", "01" → "1", as Redis would send it
+		key = strconv.FormatInt(n, 10)
+		if kind == "error" {
+			value = key
+		}
 	}
 	if !isLuaName(n.s) {
 		p.r.errorf(p.pos(n.col), "malformed ---@%s: name %q is not an identifier", kind, n.s)
@@ -559,7 +566,7 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 		return
 	}
 	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: goName, NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
-	if !p.declare("value", value, r.ValuePos, fmt.Sprintf("reply value %s", value)) ||
+	if !p.declare("value", key, r.ValuePos, fmt.Sprintf("reply value %s", key)) ||
 		!p.declare("reply", r.GoName, r.NamePos, fmt.Sprintf("%s name %q", kind, n.s)) {
 		return
 	}
@@ -575,8 +582,10 @@ func checkReturn(r *reporter, s *Script) {
 			r.errorf(s.Statuses[0].ValuePos, "---@status needs ---@return int64 or ---@return string (line %d declares %s)", ret.Pos.Line, typeString(ret))
 		} else if ret.Elem == Int64 {
 			for _, st := range s.Statuses {
-				if _, err := strconv.ParseInt(st.Value, 10, 64); err != nil {
+				if n, err := strconv.ParseInt(st.Value, 10, 64); err != nil {
 					r.errorf(st.ValuePos, "---@status value %q is not an integer, but the script returns int64", st.Value)
+				} else {
+					st.Value = strconv.FormatInt(n, 10)
 				}
 			}
 		}
