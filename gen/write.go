@@ -144,15 +144,24 @@ func Write(dir string, files map[string][]byte) ([]Change, error) {
 			return nil, err
 		}
 	}
-	for i, c := range plan {
-		path := filepath.Join(dir, c.Name)
-		if c.Kind == Extra {
-			err = os.Remove(path)
-		} else {
-			err = writeFile(dir, c.Name, files[c.Name])
-		}
-		if err != nil {
-			return plan[:i], err
+	// Deletions go first: on a case-insensitive file system an old
+	// get.lua.go and a new Get.lua.go are one file, and deleting the old
+	// name after writing the new one would delete the new file.
+	var done []Change
+	for _, extra := range []bool{true, false} {
+		for _, c := range plan {
+			if (c.Kind == Extra) != extra {
+				continue
+			}
+			if c.Kind == Extra {
+				err = os.Remove(filepath.Join(dir, c.Name))
+			} else {
+				err = writeFile(dir, c.Name, files[c.Name])
+			}
+			if err != nil {
+				return done, err
+			}
+			done = append(done, c)
 		}
 	}
 	return plan, nil

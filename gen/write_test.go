@@ -34,3 +34,31 @@ func TestWriteKnowsItsOwnHeader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Change{{"x.lua.go", Foreign}}, plan)
 }
+
+// TestWriteRenamedCase: a script renamed from get.lua to Get.lua. On a
+// case-insensitive file system the old get.lua.go and the new Get.lua.go
+// are one file, so the old one must be deleted before the new one is
+// written, never after; on any file system only Get.lua.go may remain.
+func TestWriteRenamedCase(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Package: "p", Command: "luagen generate ../lua/p"}
+	gen := func(name string) map[string][]byte {
+		out, diags := Generate([]Source{{Path: name, File: "lua/p/" + name, Src: []byte("---@script Get\nreturn 1\n")}}, cfg)
+		require.Empty(t, diags)
+		return out
+	}
+	_, err := Write(dir, gen("get.lua"))
+	require.NoError(t, err)
+	_, err = Write(dir, gen("Get.lua"))
+	require.NoError(t, err)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"Get.lua.go", "scripts.lua.go"}, names)
+	plan, err := Plan(dir, gen("Get.lua"))
+	require.NoError(t, err)
+	assert.Empty(t, plan)
+}
