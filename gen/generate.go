@@ -82,7 +82,7 @@ func (c Config) Check() error {
 // Source is one .lua input.
 type Source struct {
 	Path string // as the user named it; used in diagnostics
-	File string // relative to the module root, forward slashes; recorded in ScriptSpec.File
+	File string // relative to the module root (outside a module, to the current directory), forward slashes; recorded in ScriptSpec.File
 	Src  []byte
 }
 

@@ -14,8 +14,8 @@ import (
 // order.
 // Source.Path keeps the path as given (joined with the file name for a
 // directory); Source.File is relative to the module root, found by looking
-// for go.mod upward from the file, or the slash form of Path when there is
-// none.
+// for go.mod upward from the file, or relative to the current directory
+// when there is none.
 func Load(args []string) ([]Source, error) {
 	var paths []string
 	for _, a := range args {
@@ -80,6 +80,13 @@ func moduleRelative(abs, given string) string {
 			}
 		}
 		if filepath.Dir(dir) == dir {
+			// No module: relative to the current directory (where go
+			// generate runs), so that no absolute path is recorded.
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, abs); err == nil {
+					return filepath.ToSlash(rel)
+				}
+			}
 			return filepath.ToSlash(given)
 		}
 	}

@@ -300,3 +300,24 @@ func TestHandWrittenFileIsNeverOverwritten(t *testing.T) {
 	require.Equal(t, 0, luagen(t, vars, "generate", "../lua/kv").code)
 	assert.Equal(t, 0, luagen(t, vars, "diff", "../lua/kv").code)
 }
+
+// TestNoAbsolutePathsOutsideAModule: a script outside any module, named
+// by its absolute path, was recorded by that path in Source:, File and
+// the docs, so the output differed from machine to machine.
+func TestNoAbsolutePathsOutsideAModule(t *testing.T) {
+	outside := t.TempDir()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(outside), "go.mod")); err == nil {
+		t.Skip("the temporary directory is inside a module")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "get.lua"), []byte(goodScript), 0o644))
+	project(t, nil)
+	r := luagen(t, map[string]string{"GOPACKAGE": "kv"}, "generate", filepath.Join(outside, "get.lua"))
+	require.Equal(t, 0, r.code, r.stderr)
+	get := read(t, "get.lua.go")
+	assert.NotContains(t, get, outside)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	rel, err := filepath.Rel(wd, filepath.Join(outside, "get.lua"))
+	require.NoError(t, err)
+	assert.Contains(t, get, "File: \""+filepath.ToSlash(rel)+"\",", "relative to where luagen ran, as in the header")
+}
