@@ -31,16 +31,21 @@
 // map[string]string (a flat field, value, ... array), status (a status
 // reply such as OK: the method returns only error) and tuple. An ---@error
 // VALUE is an integer, nil, or an error code in capitals matched against
-// the first word of an error reply (redis.error_reply('CODE detail')).
+// the first word of an error reply (redis.error_reply('CODE detail')); not
+// ERR, which the runtime drops from the front of error replies.
 // With ---@status lines the method returns a named type <Script>Reply over
 // int64 or string, with constants and a String method.
 //
-// Go names are the annotation names in PascalCase with Go's initialisms
-// (ttl → TTL, holdCount → HoldCount, sku_id → SKUID). Every generated
-// package-level name (<Script>Keys, <Script>Args, <Script>Script, tuple
-// types, Err sentinels, status constants) must be unique in the package, as
-// must script names and output file names; collisions are reported at the
-// tag that caused them.
+// Go names are the annotation names in PascalCase with Go's initialisms (ttl
+// → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is dropped, a
+// name must still start with a letter without it ("_" and "_2fa" are
+// errors). Every generated package-level name (<Script>Keys, <Script>Args,
+// <Script>Script, tuple types, Err sentinels, status constants) must be
+// unique in the package, as must script names and output file names;
+// collisions are reported at the tag that caused them. Output file names
+// must build on every platform: not starting with '.' or '_' (go build
+// ignores those), without a _GOOS or _GOARCH suffix (get_windows.lua.go
+// would build only on Windows), and not differing from another only in case.
 //
 // # Checks
 //
