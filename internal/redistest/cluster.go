@@ -202,12 +202,18 @@ func (c *Cluster) node(addr string) *Server {
 	return nil
 }
 
-// PrimaryOf returns the primary serving slot and one of its replicas.
+// PrimaryOf returns the primary serving slot and one of its replicas, as
+// the first running node sees them.
 func (c *Cluster) PrimaryOf(slot uint16) (primary, replica *Server, err error) {
 	nodes, err := c.Topology()
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.primaryIn(nodes, slot)
+}
+
+// primaryIn finds slot's primary and a replica of it in one node's view.
+func (c *Cluster) primaryIn(nodes []NodeInfo, slot uint16) (primary, replica *Server, err error) {
 	var pid string
 	for _, n := range nodes {
 		for _, r := range n.Slots {
@@ -230,6 +236,23 @@ func (c *Cluster) PrimaryOf(slot uint16) (primary, replica *Server, err error) {
 	return primary, replica, nil
 }
 
+// agree reports whether every running node sees want as slot's primary.
+func (c *Cluster) agree(slot uint16, want *Server) bool {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 {
+			continue
+		}
+		out, err := do(n.Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return false
+		}
+		if p, _, err := c.primaryIn(parseNodes(out), slot); err != nil || p != want {
+			return false
+		}
+	}
+	return true
+}
+
 // Failover promotes a replica of the primary serving slot with CLUSTER
 // FAILOVER (a coordinated, lossless manual failover) and waits until every
 // node sees the replica as the slot's primary and the cluster is healthy. It
@@ -244,8 +267,7 @@ func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newP
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		p, _, err := c.PrimaryOf(slot)
-		if err == nil && p == newPrimary && c.healthy() == nil {
+		if c.agree(slot, newPrimary) && c.healthy() == nil {
 			return oldPrimary, newPrimary, nil
 		}
 		if time.Now().After(deadline) {

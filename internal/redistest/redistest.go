@@ -71,7 +71,7 @@ func StartServer(dir string, extra ...string) (*Server, error) {
 func (s *Server) start() error {
 	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
 	s.cmd.Dir = s.Dir
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -174,7 +174,14 @@ func do(addr string, args ...string) (string, error) {
 		}
 		return "", err
 	}
-	a, _ := res.ToAny()
+	msg, _ := res.ToMessage()
+	if s, err := msg.ToString(); err == nil && !msg.IsString() && len(s) >= 4 && s[3] == ':' {
+		// A RESP3 verbatim string (INFO, CLUSTER NODES, CLIENT LIST):
+		// rueidis keeps its "txt:" format prefix, which would otherwise
+		// glue itself to the first word of the reply.
+		return s[4:], nil
+	}
+	a, _ := msg.ToAny()
 	return fmt.Sprint(a), nil
 }
 
