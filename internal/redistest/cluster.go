@@ -46,7 +46,13 @@ func NewCluster(dir string) (*Cluster, error) {
 		s, err := StartServer(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			// A short node timeout makes failure detection and failover fast
 			// enough for tests; 2 s still tolerates a loaded CI machine.
-			"--cluster-node-timeout", "2000")
+			"--cluster-node-timeout", "2000",
+			// Redis 7.0 leaves a replica out of CLUSTER SLOTS while its
+			// replication offset is 0 (cluster.c, isReplicaAvailable), and
+			// on an idle primary only the replication PING moves it, every
+			// 10 s by default. Clients (rueidis) learn replicas from CLUSTER
+			// SLOTS, so a fresh test cluster would hide them that long.
+			"--repl-ping-replica-period", "1")
 		if err != nil {
 			c.Stop()
 			return nil, err
@@ -99,8 +105,8 @@ func (c *Cluster) Client(tb testing.TB) rueidis.Client {
 }
 
 // WaitHealthy waits until every running node reports cluster_state:ok with
-// all 16384 slots assigned, knows all 6 nodes, and every replica's link to
-// its primary is up.
+// all 16384 slots assigned, knows all 6 nodes, every replica's link to its
+// primary is up, and every node's CLUSTER SLOTS lists a replica per range.
 func (c *Cluster) WaitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -135,6 +141,30 @@ func (c *Cluster) healthy() error {
 		}
 		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
 			return fmt.Errorf("%s: replica link down", n.Addr)
+		}
+		if err := slotsListReplicas(n.Addr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slotsListReplicas checks that CLUSTER SLOTS on addr lists a replica for
+// every slot range: what clients see, and so what they preload and fail
+// over to.
+func slotsListReplicas(addr string) error {
+	res, err := doResult(addr, "CLUSTER", "SLOTS")
+	if err != nil {
+		return err
+	}
+	ranges, err := res.ToArray()
+	if err != nil {
+		return fmt.Errorf("%s: CLUSTER SLOTS: %w", addr, err)
+	}
+	for _, r := range ranges {
+		nodes, _ := r.ToArray()
+		if len(nodes) < 4 { // start, end, primary, replica...
+			return fmt.Errorf("%s: CLUSTER SLOTS lists no replica for %v", addr, r)
 		}
 	}
 	return nil

@@ -156,15 +156,10 @@ func (s *Server) Do(tb testing.TB, args ...string) string {
 }
 
 func do(addr string, args ...string) (string, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
-		DisableRetry: true, ForceSingleClient: true})
+	res, err := doResult(addr, args...)
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res := c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build())
 	if err := res.Error(); err != nil {
 		if rueidis.IsRedisNil(err) {
 			return "<nil>", nil
@@ -183,6 +178,19 @@ func do(addr string, args ...string) (string, error) {
 	}
 	a, _ := msg.ToAny()
 	return fmt.Sprint(a), nil
+}
+
+// doResult runs one command on addr over a fresh single-node connection.
+func doResult(addr string, args ...string) (rueidis.RedisResult, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
+		DisableRetry: true, ForceSingleClient: true})
+	if err != nil {
+		return rueidis.RedisResult{}, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build()), nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
