@@ -35,7 +35,7 @@ func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []s
 	} else {
 		cmd = r.c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return FromRueidis(r.c.Do(ctx, cmd))
+	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
 }
 
 // Eval implements [Executor] with EVAL or EVAL_RO.
@@ -46,7 +46,24 @@ func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []stri
 	} else {
 		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return FromRueidis(r.c.Do(ctx, cmd))
+	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
+}
+
+// route gives a call without keys a slot: the one its SHA1 hashes to.
+//
+// A script without keys touches no key, so on a cluster any node could run
+// it, and rueidis sends a command without a slot to a random connection —
+// replicas included, where Redis 7 refuses a script that may write with
+// "READONLY You can't write against a read only replica" before running it.
+// With the SHA1's slot the call always goes to a primary (the one serving
+// that slot, wherever failovers have moved it), one script always to the
+// same node, and different keyless scripts spread over the shards. On a
+// single node or sentinel client the slot is ignored.
+func route(cmd rueidis.Completed, s *Script, keys []string) rueidis.Completed {
+	if len(keys) == 0 {
+		return cmd.SetSlot(s.sha1)
+	}
+	return cmd
 }
 
 // Load implements [Executor]: SCRIPT LOAD on every node rueidis knows
