@@ -296,17 +296,26 @@ func lineOf(t *testing.T, path, needle string) int {
 	return 0
 }
 
+// countingExecutor counts the calls that reach the executor, and the
+// transient failures (connection errors, LOADING, ...) they met.
 type countingExecutor struct {
 	runtime.Executor
-	calls atomic.Int64
+	calls     atomic.Int64
+	transient atomic.Int64
+}
+
+func (c *countingExecutor) count(v runtime.Value, err error) (runtime.Value, error) {
+	c.calls.Add(1)
+	if runtime.Transient(err) {
+		c.transient.Add(1)
+	}
+	return v, err
 }
 
 func (c *countingExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	c.calls.Add(1)
-	return c.Executor.EvalSha(ctx, s, keys, args)
+	return c.count(c.Executor.EvalSha(ctx, s, keys, args))
 }
 
 func (c *countingExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	c.calls.Add(1)
-	return c.Executor.Eval(ctx, s, keys, args)
+	return c.count(c.Executor.Eval(ctx, s, keys, args))
 }

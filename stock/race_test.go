@@ -30,12 +30,15 @@ type raceConfig struct {
 	keys     stock.SKUKeys
 	patience time.Duration // per buyer; 0: 30 s
 
-	// fault, if set, runs once faultAt buyers have an answer; buyers from
-	// index gateAt on wait until it returns, so sales happen before,
-	// during and after it.
+	// pace is how long each worker waits before its next buyer, so the
+	// race lasts long enough for a fault to land in its middle: buyers
+	// arrive over time, as in a real sale, not all in one burst.
+	pace time.Duration
+
+	// fault, if set, runs once faultAt buyers have an answer, while the
+	// others keep buying.
 	fault   func() error
 	faultAt int
-	gateAt  int
 }
 
 type raceResult struct {
@@ -71,27 +74,19 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 	if cfg.patience == 0 {
 		cfg.patience = 30 * time.Second
 	}
-	if cfg.gateAt == 0 {
-		cfg.gateAt = cfg.buyers
-	}
 	res := &raceResult{}
 	var mu sync.Mutex
 	outcome := make([]int8, cfg.buyers) // 1 sold, 2 refused
 	var next, answered atomic.Int64
-	gate := make(chan struct{})
 	faultErr := make(chan error, 1)
 	var faultOnce sync.Once
 	startFault := func() {
 		faultOnce.Do(func() {
 			res.answeredAtFault = int(answered.Load())
-			go func() {
-				defer close(gate)
-				faultErr <- cfg.fault()
-			}()
+			go func() { faultErr <- cfg.fault() }()
 		})
 	}
 	if cfg.fault == nil {
-		close(gate)
 		faultErr <- nil
 	}
 
@@ -106,9 +101,7 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 				if i >= cfg.buyers {
 					return
 				}
-				if i >= cfg.gateAt {
-					<-gate
-				}
+				time.Sleep(cfg.pace)
 				args := stock.DeductArgs{Order: "o" + strconv.Itoa(i), Buyer: "u" + strconv.Itoa(i), Qty: cfg.qty(i), At: time.Now()}
 				deadline := time.Now().Add(cfg.patience)
 				tries := 0
