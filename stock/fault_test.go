@@ -86,6 +86,7 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 
 	res.requireNoErrors(t)
 	assert.NotEqual(t, pid, srv.PID(), "the server was restarted")
+	assert.Less(t, res.answeredAfterFault, faultBuyers, "buyers were still buying when it was back")
 	assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
 	t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
 	assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")

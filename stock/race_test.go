@@ -42,15 +42,17 @@ type raceConfig struct {
 }
 
 type raceResult struct {
-	sold, refused   int
-	soldUnits       int64
-	soldOrders      []int   // buyer indexes told "sold"
-	errs            []error // final errors buyers were left with
-	retried         int     // buyers that had to try again after a transient error
-	transient       []string
-	noscript        int // NOSCRIPT seen by a buyer, even transiently: must be 0
-	answeredAtFault int
-	elapsed         time.Duration
+	sold, refused      int
+	soldUnits          int64
+	soldOrders         []int   // buyer indexes told "sold"
+	errs               []error // final errors buyers were left with
+	retried            int     // buyers that had to try again after a transient error
+	transient          []string
+	noscript           int // NOSCRIPT seen by a buyer, even transiently: must be 0
+	answeredAtFault    int // buyers answered when the fault began
+	answeredAfterFault int // … and when it had ended
+	faultTook          time.Duration
+	elapsed            time.Duration
 }
 
 func (r *raceResult) requireNoErrors(t *testing.T) {
@@ -83,7 +85,13 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 	startFault := func() {
 		faultOnce.Do(func() {
 			res.answeredAtFault = int(answered.Load())
-			go func() { faultErr <- cfg.fault() }()
+			go func() {
+				t0 := time.Now()
+				err := cfg.fault()
+				res.faultTook = time.Since(t0)
+				res.answeredAfterFault = int(answered.Load())
+				faultErr <- err
+			}()
 		})
 	}
 	if cfg.fault == nil {
@@ -164,6 +172,9 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 	}
 	t.Logf("race: %d sold (%d units), %d refused, %d errors, %d buyers retried, %v; transient errors seen: %q",
 		res.sold, res.soldUnits, res.refused, len(res.errs), res.retried, res.elapsed.Round(time.Millisecond), res.transient)
+	if cfg.fault != nil {
+		t.Logf("fault: began after %d answers, took %v, ended after %d answers", res.answeredAtFault, res.faultTook.Round(time.Millisecond), res.answeredAfterFault)
+	}
 	return res
 }
 
