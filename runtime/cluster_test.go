@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,7 @@ func TestPromotedReplicaWithoutScriptFallsBackToEval(t *testing.T) {
 	cl := c.Client(t)
 	e := runtime.Rueidis(cl)
 	ctx := context.Background()
-	const key = "{failover-eval}:n"
+	key := "{failover-eval-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "}:n"
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
 	require.NoError(t, runtime.Preload(ctx, e, s))
 	v, err := s.Exec(ctx, e, []string{key}, nil)

@@ -48,6 +48,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// fresh returns name with a suffix unique to this test run, so tests on
+// the shared cluster (and -count=N) never meet each other's records.
+func fresh(name string) string {
+	return name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+}
+
 // skusOnEveryPrimary returns one SKU per primary: SKUs whose hash tags
 // land in slots served by three different primaries.
 func skusOnEveryPrimary(t *testing.T, c *redistest.Cluster, prefix string) []string {
@@ -80,7 +86,7 @@ func TestEveryScriptOnCluster(t *testing.T) {
 		}
 	}
 
-	for _, sku := range skusOnEveryPrimary(t, c, "every-") {
+	for _, sku := range skusOnEveryPrimary(t, c, fresh("every")+"-") {
 		k := keysFor(sku)
 		primary, _, err := c.PrimaryOf(runtime.Slot(sku))
 		require.NoError(t, err)
@@ -124,7 +130,7 @@ func TestFaultClusterFailoverMidRace(t *testing.T) {
 	counting := &countingExecutor{Executor: runtime.Rueidis(c.Client(t))}
 	s := stock.New(counting)
 	ctx := context.Background()
-	const sku = "failover"
+	sku := fresh("failover")
 	k := keysFor(sku)
 	slot := runtime.Slot(sku)
 	require.NoError(t, s.Preload(ctx))
