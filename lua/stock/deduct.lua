@@ -39,10 +39,11 @@ local order, buyer, qty, limit, at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if order == '' or buyer == '' then
   return redis.error_reply('BAD_ARG order and buyer must not be empty')
 end
-for name, v in pairs({qty = qty, at = at}) do
-  if not string.match(v, '^[1-9][0-9]*$') or #v > 15 then
-    return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. v .. '"')
-  end
+if not string.match(qty, '^[1-9][0-9]*$') or #qty > 15 then
+  return redis.error_reply('BAD_ARG qty must be an integer >= 1, got "' .. qty .. '"')
+end
+if not string.match(at, '^[1-9][0-9]*$') or #at > 15 then
+  return redis.error_reply('BAD_ARG at must be an integer >= 1, got "' .. at .. '"')
 end
 if not string.match(limit, '^[0-9]+$') or #limit > 15 then
   return redis.error_reply('BAD_ARG limit must be an integer >= 0, got "' .. limit .. '"')
