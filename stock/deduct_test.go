@@ -2,6 +2,7 @@ package stock_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -318,4 +319,65 @@ func (c *countingExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys,
 
 func (c *countingExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	return c.count(c.Executor.Eval(ctx, s, keys, args))
+}
+
+// lossyExecutor runs every call but loses the reply of the first lose
+// calls, as a connection that drops after the server answered would: the
+// script ran, the client sees a connection error.
+type lossyExecutor struct {
+	runtime.Executor
+	lose atomic.Int64
+}
+
+func (l *lossyExecutor) lost(v runtime.Value, err error) (runtime.Value, error) {
+	if err == nil && l.lose.Add(-1) >= 0 {
+		return runtime.Value{}, io.ErrUnexpectedEOF
+	}
+	return v, err
+}
+
+func (l *lossyExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lost(l.Executor.EvalSha(ctx, s, keys, args))
+}
+
+func (l *lossyExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lost(l.Executor.Eval(ctx, s, keys, args))
+}
+
+// A reply lost after the script ran: runtime retries the idempotent
+// Deduct and Cancel, the retries answer the first outcome, and nothing is
+// deducted or returned twice.
+func TestLostRepliesAreRetriedWithoutDoubleEffect(t *testing.T) {
+	srv, c, _ := setup(t)
+	lossy := &lossyExecutor{Executor: runtime.Rueidis(c)}
+	s := stock.New(lossy)
+	ctx := context.Background()
+	k := keysFor("lost")
+	srv.Do(t, "SET", k.Stock, "10")
+
+	lossy.lose.Store(3)
+	left, err := s.Deduct(ctx, k.Deduct(), order("o1", "u1", 2))
+	require.NoError(t, err, "three lost replies, then the first outcome")
+	assert.Equal(t, int64(8), left)
+	assert.Equal(t, "8", srv.Do(t, "GET", k.Stock), "deducted once")
+	assert.Equal(t, 4, commandCalls(t, srv, "evalsha"), "one try and three retries")
+
+	srv.Do(t, "SET", k.Stock, "0")
+	lossy.lose.Store(1)
+	_, err = s.Deduct(ctx, k.Deduct(), order("o2", "u2", 1))
+	require.ErrorIs(t, err, stock.ErrOutOfStock, "a lost refusal is answered as a refusal")
+
+	srv.Do(t, "SET", k.Stock, "8")
+	lossy.lose.Store(2)
+	n, err := s.Cancel(ctx, k.Cancel(), stock.CancelArgs{Order: "o1", At: at})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	assert.Equal(t, "10", srv.Do(t, "GET", k.Stock), "returned once")
+
+	// The same losses for a script that is not idempotent reach the caller.
+	plain := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+	lossy.lose.Store(1)
+	_, err = plain.Exec(ctx, lossy, []string{"n"}, nil)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF, "never resent: it ran once and the caller must decide")
+	assert.Equal(t, "1", srv.Do(t, "GET", "n"))
 }
