@@ -37,12 +37,11 @@ var env struct {
 	goredis *goredis.Client
 	err     error
 
-	clusterOnce sync.Once
-	cluster     *redistest.Cluster
-	clusterErr  error
-
-	mu      sync.Mutex
-	results map[string][]float64 // name → ops/s of each -count run
+	clusterOnce   sync.Once
+	clusterDir    string
+	cluster       *redistest.Cluster
+	clusterClient rueidis.Client
+	clusterErr    error
 }
 
 func single(b *testing.B) {
@@ -74,8 +73,14 @@ func TestMain(m *testing.M) {
 	if env.srv != nil {
 		env.srv.Stop()
 	}
+	if env.clusterClient != nil {
+		env.clusterClient.Close()
+	}
 	if env.cluster != nil {
 		env.cluster.Stop()
+	}
+	if env.clusterDir != "" {
+		os.RemoveAll(env.clusterDir)
 	}
 	if env.dir != "" {
 		os.RemoveAll(env.dir)
@@ -102,7 +107,7 @@ func freshSKU(b *testing.B, c rueidis.Client) stock.SKUKeys {
 
 // parallel runs op from 64 goroutines per core (rueidis pipelines the
 // concurrent calls onto one connection) and records ops/s.
-func parallel(b *testing.B, name string, op func(ctx context.Context, n int64) error) {
+func parallel(b *testing.B, op func(ctx context.Context, n int64) error) {
 	b.Helper()
 	b.ReportAllocs()
 	b.SetParallelism(64)
@@ -121,22 +126,7 @@ func parallel(b *testing.B, name string, op func(ctx context.Context, n int64) e
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
 	}
-	ops := float64(b.N) / b.Elapsed().Seconds()
-	b.ReportMetric(ops, "ops/s")
-	if b.Elapsed() > 500*time.Millisecond { // the full run, not a probe for b.N
-		record(name, ops)
-	}
-}
-
-// record keeps the ops/s of a benchmark's final (full b.N) run; with
-// -count N there are N of them and the table shows their median.
-func record(name string, opsPerSec float64) {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	if env.results == nil {
-		env.results = map[string][]float64{}
-	}
-	env.results[name] = append(env.results[name], opsPerSec)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
 func args(n int64) stock.DeductArgs {
@@ -150,34 +140,45 @@ func rawArgs(n int64) []string {
 	return []string{a.Order, a.Buyer, "1", "0", strconv.FormatInt(a.At.UnixMilli(), 10)}
 }
 
+// The three clients under test, each one deduct per call with the same
+// script and arguments.
+func wrapperOp(s *stock.Scripts, k stock.SKUKeys) func(context.Context, int64) error {
+	dk := k.Deduct()
+	return func(ctx context.Context, n int64) error {
+		_, err := s.Deduct(ctx, dk, args(n))
+		return err
+	}
+}
+
+func rueidisOp(c rueidis.Client, k stock.SKUKeys) func(context.Context, int64) error {
+	lua := rueidis.NewLuaScript(stock.DeductScript.Body())
+	return func(ctx context.Context, n int64) error {
+		_, err := lua.Exec(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, rawArgs(n)).AsInt64()
+		return err
+	}
+}
+
+func goredisOp(c *goredis.Client, k stock.SKUKeys) func(context.Context, int64) error {
+	script := goredis.NewScript(stock.DeductScript.Body())
+	return func(ctx context.Context, n int64) error {
+		a := rawArgs(n)
+		_, err := script.Run(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, a[0], a[1], a[2], a[3], a[4]).Int64()
+		return err
+	}
+}
+
 func BenchmarkDeduct(b *testing.B) {
 	b.Run("wrapper", func(b *testing.B) {
 		single(b)
-		s := stock.New(runtime.Rueidis(env.rueidis))
-		k := freshSKU(b, env.rueidis).Deduct()
-		parallel(b, "wrapper", func(ctx context.Context, n int64) error {
-			_, err := s.Deduct(ctx, k, args(n))
-			return err
-		})
+		parallel(b, wrapperOp(stock.New(runtime.Rueidis(env.rueidis)), freshSKU(b, env.rueidis)))
 	})
 	b.Run("rueidis", func(b *testing.B) {
 		single(b)
-		lua := rueidis.NewLuaScript(stock.DeductScript.Body())
-		k := freshSKU(b, env.rueidis)
-		parallel(b, "rueidis", func(ctx context.Context, n int64) error {
-			_, err := lua.Exec(ctx, env.rueidis, []string{k.Stock, k.Orders, k.Buyers}, rawArgs(n)).AsInt64()
-			return err
-		})
+		parallel(b, rueidisOp(env.rueidis, freshSKU(b, env.rueidis)))
 	})
 	b.Run("go-redis", func(b *testing.B) {
 		single(b)
-		script := goredis.NewScript(stock.DeductScript.Body())
-		k := freshSKU(b, env.rueidis)
-		parallel(b, "go-redis", func(ctx context.Context, n int64) error {
-			a := rawArgs(n)
-			_, err := script.Run(ctx, env.goredis, []string{k.Stock, k.Orders, k.Buyers}, a[0], a[1], a[2], a[3], a[4]).Int64()
-			return err
-		})
+		parallel(b, goredisOp(env.goredis, freshSKU(b, env.rueidis)))
 	})
 }
 
@@ -188,64 +189,175 @@ func BenchmarkDeduct(b *testing.B) {
 // is what redis-benchmark reports.
 func BenchmarkCeiling(b *testing.B) {
 	single(b)
-	k := freshSKU(b, env.rueidis)
-	if err := stock.DeductScript.Load(context.Background(), runtime.Rueidis(env.rueidis)); err != nil {
+	ops, err := ceiling(b, 500000)
+	if err != nil {
 		b.Fatal(err)
 	}
+	b.ReportMetric(ops, "ops/s")
+}
+
+func ceiling(b *testing.B, requests int) (float64, error) {
+	k := freshSKU(b, env.rueidis)
+	if err := stock.DeductScript.Load(context.Background(), runtime.Rueidis(env.rueidis)); err != nil {
+		return 0, err
+	}
 	host, port, _ := strings.Cut(env.srv.Addr, ":")
-	cmd := exec.Command("redis-benchmark", "-h", host, "-p", port, "-P", "16", "-c", "50", "-n", "500000",
-		"-r", "1000000000000", "-q",
+	out, err := exec.Command("redis-benchmark", "-h", host, "-p", port, "-P", "16", "-c", "50",
+		"-n", strconv.Itoa(requests), "-r", "1000000000000", "-q",
 		"EVALSHA", stock.DeductScript.SHA1(), "3", k.Stock, k.Orders, k.Buyers,
-		"o__rand_int__", "u__rand_int__", "1", "0", "1700000000000")
-	b.ResetTimer()
-	out, err := cmd.CombinedOutput()
-	b.StopTimer()
+		"o__rand_int__", "u__rand_int__", "1", "0", "1700000000000").CombinedOutput()
 	if err != nil {
-		b.Fatalf("redis-benchmark: %v\n%s", err, out)
+		return 0, fmt.Errorf("redis-benchmark: %v\n%s", err, out)
 	}
 	// -q prints e.g. "EVALSHA ...: 123456.79 requests per second, p50=..."
 	m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
 	if len(m) == 0 {
-		b.Fatalf("redis-benchmark: no rate in %q", out)
+		return 0, fmt.Errorf("redis-benchmark: no rate in %q", out)
 	}
 	ops, _ := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
 	if left := env.srv.Do(b, "GET", k.Stock); left == stockUnits {
-		b.Fatalf("redis-benchmark deducted nothing: %s", out)
+		return 0, fmt.Errorf("redis-benchmark deducted nothing: %s", out)
 	}
-	b.ReportMetric(ops, "ops/s")
-	record("ceiling", ops)
+	return ops, nil
+}
+
+// timed runs op from 128 goroutines for d and returns calls per second.
+func timed(d time.Duration, op func(context.Context, int64) error) (float64, error) {
+	var seq atomic.Int64
+	var failed atomic.Value
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 128 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			for time.Now().Before(deadline) {
+				if err := op(ctx, seq.Add(1)); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return 0, err
+	}
+	return float64(seq.Load()) / time.Since(start).Seconds(), nil
+}
+
+// BenchmarkRatios is the table: rounds of the ceiling and the three
+// clients, interleaved so that load from elsewhere on a shared machine
+// hits them alike, each client for 1.5 s from 128 goroutines; then the
+// wrapper on the cluster. The ratio of a client is the median over rounds
+// of its ops/s divided by that round's ceiling. b.N is ignored; TestMain
+// prints the table.
+func BenchmarkRatios(b *testing.B) {
+	ratiosOnce.Do(func() {
+		single(b)
+		const rounds = 5
+		s := stock.New(runtime.Rueidis(env.rueidis))
+		for r := range rounds {
+			ceil, err := ceiling(b, 300000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			table.add("ceiling", ceil, 1)
+			variants := []struct {
+				name string
+				op   func(context.Context, int64) error
+			}{
+				{"wrapper", wrapperOp(s, freshSKU(b, env.rueidis))},
+				{"rueidis", rueidisOp(env.rueidis, freshSKU(b, env.rueidis))},
+				{"go-redis", goredisOp(env.goredis, freshSKU(b, env.rueidis))},
+			}
+			for i := range variants { // rotate the order each round
+				v := variants[(i+r)%len(variants)]
+				ops, err := timed(1500*time.Millisecond, v.op)
+				if err != nil {
+					b.Fatalf("%s: %v", v.name, err)
+				}
+				table.add(v.name, ops, ops/ceil)
+			}
+		}
+		c, keys := clusterSKUs(b)
+		for range 3 {
+			ops, err := timed(2*time.Second, func(ctx context.Context, n int64) error {
+				_, err := c.Deduct(ctx, keys[n%3], args(n))
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			table.add("cluster 3 SKUs", ops, 0)
+		}
+	})
+}
+
+var (
+	ratiosOnce sync.Once
+	table      results
+)
+
+// results are the rounds of BenchmarkRatios: name → ops/s and ratio to
+// the round's ceiling, one per round.
+type results struct {
+	mu     sync.Mutex
+	ops    map[string][]float64
+	ratios map[string][]float64
+}
+
+func (r *results) add(name string, ops, ratio float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ops == nil {
+		r.ops, r.ratios = map[string][]float64{}, map[string][]float64{}
+	}
+	r.ops[name] = append(r.ops[name], ops)
+	r.ratios[name] = append(r.ratios[name], ratio)
 }
 
 // BenchmarkClusterDeduct3SKUs is the wrapper on a local 3+3 cluster, with
 // three SKUs whose hash tags land on the three primaries: total deducts
 // per second across the shards.
 func BenchmarkClusterDeduct3SKUs(b *testing.B) {
+	s, keys := clusterSKUs(b)
+	parallel(b, func(ctx context.Context, n int64) error {
+		_, err := s.Deduct(ctx, keys[n%3], args(n))
+		return err
+	})
+}
+
+// clusterSKUs starts the run's cluster on first use and returns scripts
+// on a cluster client (preloaded) and three fresh SKUs, one per primary.
+func clusterSKUs(b *testing.B) (*stock.Scripts, []stock.DeductKeys) {
+	b.Helper()
 	env.clusterOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "bench-cluster-")
 		if err != nil {
 			env.clusterErr = err
 			return
 		}
-		env.cluster, env.clusterErr = redistest.NewCluster(dir)
+		env.clusterDir = dir
+		if env.cluster, env.clusterErr = redistest.NewCluster(dir); env.clusterErr != nil {
+			return
+		}
+		env.clusterClient, env.clusterErr = rueidis.NewClient(rueidis.ClientOption{InitAddress: env.cluster.Addrs(), DisableCache: true})
 	})
 	if env.clusterErr != nil {
 		b.Fatal(env.clusterErr)
 	}
-	c := env.cluster
-	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: c.Addrs(), DisableCache: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
-	s := stock.New(runtime.Rueidis(cl))
+	s := stock.New(runtime.Rueidis(env.clusterClient))
 	if err := s.Preload(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	var keys []stock.DeductKeys
 	seen := map[*redistest.Server]bool{}
-	for i := 0; len(keys) < 3; i++ {
-		k := freshSKU(b, cl)
-		p, _, err := c.PrimaryOf(runtime.Slot(k.Stock))
+	for len(keys) < 3 {
+		k := freshSKU(b, env.clusterClient)
+		p, _, err := env.cluster.PrimaryOf(runtime.Slot(k.Stock))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -254,10 +366,7 @@ func BenchmarkClusterDeduct3SKUs(b *testing.B) {
 			keys = append(keys, k.Deduct())
 		}
 	}
-	parallel(b, "cluster 3 SKUs", func(ctx context.Context, n int64) error {
-		_, err := s.Deduct(ctx, keys[n%3], args(n))
-		return err
-	})
+	return s, keys
 }
 
 // BenchmarkAllocs measures allocations of one call, serially: the
@@ -304,41 +413,41 @@ func median(xs []float64) float64 {
 }
 
 func printTable() {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	if len(env.results) == 0 {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if len(table.ops) == 0 {
 		return
 	}
-	var ceil float64
-	if c := env.results["ceiling"]; len(c) > 0 {
-		ceil = median(c)
-	}
 	fmt.Println()
-	fmt.Println("| deduct (sale path: decrement + buyer counter + order record) | ops/s (median) | runs | ratio to ceiling |")
-	fmt.Println("|---|---:|---|---:|")
+	fmt.Printf("deduct, sale path (decrement + buyer counter + order record); %d interleaved rounds, medians\n\n", len(table.ops["ceiling"]))
+	fmt.Println("| what | ops/s | ratio to ceiling | ops/s per round |")
+	fmt.Println("|---|---:|---:|---|")
 	for _, row := range [][2]string{
-		{"ceiling", "redis-benchmark -P 16 -c 50 EVALSHA, one redis-server (ceiling)"},
+		{"ceiling", "redis-benchmark -P 16 -c 50 EVALSHA, one redis-server (the ceiling)"},
 		{"wrapper", "luagen wrapper stock.Deduct, 128 goroutines, rueidis auto-pipelining"},
-		{"rueidis", "raw rueidis.Lua.Exec, same goroutines and client"},
+		{"rueidis", "raw rueidis.Lua.Exec, same goroutines, same client"},
 		{"go-redis", "go-redis v9 Script.Run, same goroutines, pool of 128"},
-		{"cluster 3 SKUs", "luagen wrapper on the 3+3 cluster, 3 SKUs on 3 primaries (total)"},
+		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total)"},
 	} {
-		xs, ok := env.results[row[0]]
+		xs, ok := table.ops[row[0]]
 		if !ok {
 			continue
 		}
 		ratio := "–"
-		if ceil > 0 {
-			ratio = fmt.Sprintf("%.2f", median(xs)/ceil)
+		if row[0] != "cluster 3 SKUs" {
+			ratio = fmt.Sprintf("%.2f", median(table.ratios[row[0]]))
 		}
 		runs := make([]string, len(xs))
 		for i, x := range xs {
 			runs[i] = strconv.FormatFloat(x, 'f', 0, 64)
 		}
-		fmt.Printf("| %s | %.0f | %s | %s |\n", row[1], median(xs), strings.Join(runs, ", "), ratio)
+		fmt.Printf("| %s | %.0f | %s | %s |\n", row[1], median(xs), ratio, strings.Join(runs, ", "))
+	}
+	if w, r := median(table.ops["wrapper"]), median(table.ops["rueidis"]); r > 0 {
+		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of ops/s)\n", w/r)
 	}
 	if allocs.wrapper > 0 {
-		fmt.Printf("\nallocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",
+		fmt.Printf("allocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",
 			allocs.wrapper, allocs.raw, allocs.wrapper-allocs.raw)
 	}
 }
