@@ -67,8 +67,11 @@ func route(cmd rueidis.Completed, s *Script, keys []string) rueidis.Completed {
 }
 
 // Load implements [Executor]: SCRIPT LOAD on every node rueidis knows
-// (Client.Nodes: on a cluster, primaries and replicas). It returns the
-// first error, after trying every node.
+// (Client.Nodes: on a cluster, the primaries and the replicas CLUSTER SLOTS
+// listed at the last topology refresh; Redis 7.0 leaves out a replica whose
+// replication offset is still 0, i.e. before its primary's first write or
+// replication PING). It tries every node and joins their errors. A node it
+// missed answers NOSCRIPT on first use, and Exec falls back to EVAL.
 func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
 	var errs []error
 	for addr, n := range r.c.Nodes() {
