@@ -7,6 +7,7 @@
 //	luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen diff     [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen check    [-new name] dir|file.lua...
+//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] script.lua [key ...] [, arg ...]
 //	luagen help     [command]
 //
 // A directory argument stands for the *.lua files in it (not in its
@@ -45,6 +46,16 @@
 //
 // Check parses and lints the scripts and prints problems without
 // generating anything.
+//
+// # eval
+//
+// Eval runs one script without a server, in the offline Redis 7 of
+// internal/luatest, and prints the reply exactly as `redis-cli --no-raw
+// --eval` prints it; --init FILE seeds the keyspace with Redis commands (one
+// per line), --resp3 replies as to a RESP3 client (redis-cli -3), and
+// --redis ADDR runs the same against a real server. Words before a lone ","
+// are KEYS, the rest ARGV, as for redis-cli. See
+// github.com/luagen/luagen/internal/luatest/evalcmd for every flag.
 //
 // # Diagnostics
 //
