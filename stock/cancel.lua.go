@@ -36,8 +36,8 @@ var (
 	ErrCancelNoSuchSKU = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelNoSuchSKU", Reply: "-2", Desc: "the stock key does not exist; nothing changed"}
 	// ErrCancelBadArgument is returned when the script replies with error BAD_ARG: order is empty or at is not an integer >= 1
 	ErrCancelBadArgument = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelBadArgument", Reply: "BAD_ARG", Desc: "order is empty or at is not an integer >= 1"}
-	// ErrCancelCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record does not parse; nothing changed
-	ErrCancelCorruptRecord = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelCorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record does not parse; nothing changed"}
+	// ErrCancelCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record, the stock or the buyer's count is malformed; nothing changed
+	ErrCancelCorruptRecord = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelCorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record, the stock or the buyer's count is malformed; nothing changed"}
 )
 
 // CancelScript is lua/stock/cancel.lua as a [runtime.Script].
@@ -94,7 +94,7 @@ const cancelBody = `#!lua
 ---@return int64               units this order returned to stock; 0 when it took none
 ---@error -2 CancelNoSuchSKU   the stock key does not exist; nothing changed
 ---@error BAD_ARG CancelBadArgument order is empty or at is not an integer >= 1
----@error BAD_RECORD CancelCorruptRecord the order's record does not parse; nothing changed
+---@error BAD_RECORD CancelCorruptRecord the order's record, the stock or the buyer's count is malformed; nothing changed
 
 local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
 
@@ -105,7 +105,8 @@ end
 if not string.match(at, '^[1-9][0-9]*$') or #at > 15 then
   return redis.error_reply('BAD_ARG at must be an integer >= 1, got "' .. at .. '"')
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local stock = redis.call('GET', KEYS[1])
+if not stock then
   return -2
 end
 
@@ -123,6 +124,11 @@ if state == 'cancelled' then
 end
 if state ~= 'sold' then
   return 0
+end
+-- As in deduct.lua: check what the writes depend on before the first one.
+local held = redis.call('HGET', KEYS[3], buyer) or '0'
+if not string.match(stock, '^%-?[0-9]+$') or not string.match(held, '^%-?[0-9]+$') then
+  return redis.error_reply('BAD_RECORD stock "' .. stock .. '" or buyer ' .. buyer .. ' holding "' .. held .. '" is not an integer')
 end
 redis.call('INCRBY', KEYS[1], qty)
 if redis.call('HINCRBY', KEYS[3], buyer, -qty) <= 0 then

@@ -50,8 +50,8 @@ var (
 	ErrBadArgument = &runtime.CodeError{Script: "stock.Deduct", Name: "BadArgument", Reply: "BAD_ARG", Desc: "an argument is empty or not a decimal integer in range"}
 	// ErrOrderConflict is returned when the script replies with error ORDER_CONFLICT: the order id is recorded for another buyer or quantity
 	ErrOrderConflict = &runtime.CodeError{Script: "stock.Deduct", Name: "OrderConflict", Reply: "ORDER_CONFLICT", Desc: "the order id is recorded for another buyer or quantity"}
-	// ErrCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record does not parse; nothing changed
-	ErrCorruptRecord = &runtime.CodeError{Script: "stock.Deduct", Name: "CorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record does not parse; nothing changed"}
+	// ErrCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record, the stock or the buyer's count is malformed; nothing changed
+	ErrCorruptRecord = &runtime.CodeError{Script: "stock.Deduct", Name: "CorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record, the stock or the buyer's count is malformed; nothing changed"}
 )
 
 // DeductScript is lua/stock/deduct.lua as a [runtime.Script].
@@ -125,7 +125,7 @@ const deductBody = `#!lua
 ---@error -4 Cancelled         the order id was cancelled (before or after a sale); nothing changed
 ---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
 ---@error ORDER_CONFLICT OrderConflict  the order id is recorded for another buyer or quantity
----@error BAD_RECORD CorruptRecord      the order's record does not parse; nothing changed
+---@error BAD_RECORD CorruptRecord      the order's record, the stock or the buyer's count is malformed; nothing changed
 
 -- A record is "state qty at reply buyer": state sold, refused, cancelled or
 -- void (cancelled before any sale); reply is what the first call returned.
@@ -170,10 +170,18 @@ local stock = redis.call('GET', KEYS[1])
 if not stock then
   return -2
 end
+-- Check every value a write below depends on before the first write: a
+-- script is not a transaction, and an error after DECRBY would leave units
+-- gone without a record. (OOM is checked only before a script's first
+-- write, so nothing else can stop it halfway.)
+local held = redis.call('HGET', KEYS[3], buyer) or '0'
+if not string.match(stock, '^%-?[0-9]+$') or not string.match(held, '^%-?[0-9]+$') then
+  return redis.error_reply('BAD_RECORD stock "' .. stock .. '" or buyer ' .. buyer .. ' holding "' .. held .. '" is not an integer')
+end
 local reply
 if tonumber(stock) < tonumber(qty) then
   reply = -1
-elseif limit ~= '0' and tonumber(redis.call('HGET', KEYS[3], buyer) or '0') + qty > tonumber(limit) then
+elseif limit ~= '0' and tonumber(held) + qty > tonumber(limit) then
   reply = -3
 end
 if reply then

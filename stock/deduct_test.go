@@ -259,6 +259,13 @@ func TestCorruptRecordIsReportedNotOverwritten(t *testing.T) {
 	require.ErrorIs(t, err, stock.ErrCancelCorruptRecord)
 	assert.Equal(t, "garbage", srv.Do(t, "HGET", k.Orders, "o1"))
 	assert.Equal(t, "10", srv.Do(t, "GET", k.Stock))
+
+	// A malformed buyer count is found before the first write too.
+	srv.Do(t, "HSET", k.Buyers, "u2", "lots")
+	_, err = s.Deduct(ctx, k.Deduct(), order("o2", "u2", 1))
+	require.ErrorIs(t, err, stock.ErrCorruptRecord)
+	assert.Equal(t, "10", srv.Do(t, "GET", k.Stock))
+	assert.Equal(t, "0", srv.Do(t, "HEXISTS", k.Orders, "o2"))
 }
 
 // TestDeductRaceNeverOversells lets 2,000 buyers on 3 separate connections
