@@ -151,6 +151,7 @@ func TestFaultClusterFailoverMidRace(t *testing.T) {
 		}})
 
 	res.requireNoErrors(t)
+	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
 	require.Equal(t, replica, promoted, "the replica now serves the SKU")
 	assert.Equal(t, faultUnits, res.sold, "sold = 500: no oversell, no lost sale")
 	// The old primary paused writes while the replica caught up, so the

@@ -48,6 +48,7 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 	n := <-flushed
 
 	res.requireNoErrors(t)
+	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
 	assert.Equal(t, faultUnits, res.sold, "sold = 500")
 	assert.Equal(t, faultBuyers-faultUnits, res.refused)
 	assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
