@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test redis vet generated unit demo cluster
+.PHONY: test redis vet generated unit demo cluster bench
 
 ## test: everything CI checks: redis-server present, go vet, generated code
 ## fresh, and every test with the race detector.
@@ -40,3 +40,8 @@ demo:
 ## cluster: run a local 3+3 Redis Cluster in the foreground (Ctrl-C stops it).
 cluster: redis
 	$(GO) run ./internal/redistest/localcluster
+
+## bench: the peer benchmarks in the separate bench/ module, against local
+## redis-servers (and a 3+3 cluster); each package prints its table.
+bench: redis
+	cd bench && $(GO) test -run '^$$' -bench . ./...

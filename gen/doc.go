@@ -23,6 +23,7 @@
 //	---@field name type [unit] desc       one line per element
 //	---@error VALUE Name desc             a failure reply → sentinel ErrName
 //	---@status VALUE Name desc            a named successful reply → constant <Script>Name
+//	---@idempotent reason                 running twice = running once: retry after connection errors
 //	---@unsafe-keys reason                turn off the cluster-safety lint for this file
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
@@ -35,6 +36,14 @@
 // ERR, which the runtime drops from the front of error replies.
 // With ---@status lines the method returns a named type <Script>Reply over
 // int64 or string, with constants and a String method.
+//
+// ---@idempotent says that running the script again with the same KEYS
+// and ARGV has the effect and the reply of running it once (e.g. it records
+// a request id atomically with its write and answers a repeated id with the
+// first outcome). The generated ScriptSpec then sets Idempotent, and
+// runtime.Script.Exec retries the call after a connection error or a
+// transient error reply (LOADING, CLUSTERDOWN, ...), which it never does
+// for other scripts, since a lost reply does not tell whether they ran.
 //
 // Go names are the annotation names in PascalCase with Go's initialisms (ttl
 // → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is dropped, a

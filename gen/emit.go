@@ -426,6 +426,9 @@ func (e *scriptEmitter) scriptVar() {
 	if s.AllowCrossSlot {
 		items = append(items, jen.Id("AllowCrossSlot").Op(":").True())
 	}
+	if s.Idempotent != "" {
+		items = append(items, jen.Id("Idempotent").Op(":").True())
+	}
 	if len(s.Errors) > 0 {
 		var errs []jen.Code
 		for _, r := range s.Errors {
@@ -661,6 +664,9 @@ func (e *scriptEmitter) methodDoc() []string {
 		p = append(p, "Keys that hash to different slots fail with [runtime.ErrCrossSlot] before anything is sent.")
 	}
 	p = append(p, "An error raised inside the script is a *[runtime.ScriptError] naming the line.")
+	if s.Idempotent != "" {
+		p = append(p, para("It is idempotent ("+strings.TrimRight(s.Idempotent, ".")+"), so a connection error or a transient error reply is retried with backoff, within ctx; see [runtime.Script.Exec]"))
+	}
 	doc = append(doc, "")
 	return append(doc, wrap(strings.Join(p, " "), 76)...)
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@unsafe-keys"}
+var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
 	"@param": "@arg", "@argv": "@arg", "@keys": "@key", "@returns": "@return",
 	"@ret": "@return", "@err": "@error", "@name": "@script", "@unsafe": "@unsafe-keys",
+	"@retry": "@idempotent", "@retryable": "@idempotent",
 }
 
 // typeAliases suggests a type for names people reach for from other languages.
@@ -199,6 +200,15 @@ func (p *headerParser) tag(col int) {
 		p.reply(ws, &p.s.Errors, "error")
 	case "@status":
 		p.reply(ws, &p.s.Statuses, "status")
+	case "@idempotent":
+		if !p.once(ws[0]) {
+			return
+		}
+		if len(ws) < 2 {
+			p.r.errorf(p.pos(ws[0].col), "---@idempotent needs a reason: say why running the script twice with the same KEYS and ARGV does what running it once does (it makes calls retried after connection errors)")
+		}
+		p.s.Idempotent = p.desc(ws, 1)
+		p.s.IdempotentPos = p.pos(ws[0].col)
 	case "@unsafe-keys":
 		if !p.once(ws[0]) {
 			return

@@ -46,7 +46,13 @@ func NewCluster(dir string) (*Cluster, error) {
 		s, err := StartServer(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			// A short node timeout makes failure detection and failover fast
 			// enough for tests; 2 s still tolerates a loaded CI machine.
-			"--cluster-node-timeout", "2000")
+			"--cluster-node-timeout", "2000",
+			// Redis 7.0 leaves a replica out of CLUSTER SLOTS while its
+			// replication offset is 0 (cluster.c, isReplicaAvailable), and
+			// on an idle primary only the replication PING moves it, every
+			// 10 s by default. Clients (rueidis) learn replicas from CLUSTER
+			// SLOTS, so a fresh test cluster would hide them that long.
+			"--repl-ping-replica-period", "1")
 		if err != nil {
 			c.Stop()
 			return nil, err
@@ -99,8 +105,8 @@ func (c *Cluster) Client(tb testing.TB) rueidis.Client {
 }
 
 // WaitHealthy waits until every running node reports cluster_state:ok with
-// all 16384 slots assigned, knows all 6 nodes, and every replica's link to
-// its primary is up.
+// all 16384 slots assigned, knows all 6 nodes, every replica's link to its
+// primary is up, and every node's CLUSTER SLOTS lists a replica per range.
 func (c *Cluster) WaitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -135,6 +141,30 @@ func (c *Cluster) healthy() error {
 		}
 		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
 			return fmt.Errorf("%s: replica link down", n.Addr)
+		}
+		if err := slotsListReplicas(n.Addr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slotsListReplicas checks that CLUSTER SLOTS on addr lists a replica for
+// every slot range: what clients see, and so what they preload and fail
+// over to.
+func slotsListReplicas(addr string) error {
+	res, err := doResult(addr, "CLUSTER", "SLOTS")
+	if err != nil {
+		return err
+	}
+	ranges, err := res.ToArray()
+	if err != nil {
+		return fmt.Errorf("%s: CLUSTER SLOTS: %w", addr, err)
+	}
+	for _, r := range ranges {
+		nodes, _ := r.ToArray()
+		if len(nodes) < 4 { // start, end, primary, replica...
+			return fmt.Errorf("%s: CLUSTER SLOTS lists no replica for %v", addr, r)
 		}
 	}
 	return nil
@@ -202,12 +232,18 @@ func (c *Cluster) node(addr string) *Server {
 	return nil
 }
 
-// PrimaryOf returns the primary serving slot and one of its replicas.
+// PrimaryOf returns the primary serving slot and one of its replicas, as
+// the first running node sees them.
 func (c *Cluster) PrimaryOf(slot uint16) (primary, replica *Server, err error) {
 	nodes, err := c.Topology()
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.primaryIn(nodes, slot)
+}
+
+// primaryIn finds slot's primary and a replica of it in one node's view.
+func (c *Cluster) primaryIn(nodes []NodeInfo, slot uint16) (primary, replica *Server, err error) {
 	var pid string
 	for _, n := range nodes {
 		for _, r := range n.Slots {
@@ -230,6 +266,23 @@ func (c *Cluster) PrimaryOf(slot uint16) (primary, replica *Server, err error) {
 	return primary, replica, nil
 }
 
+// agree reports whether every running node sees want as slot's primary.
+func (c *Cluster) agree(slot uint16, want *Server) bool {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 {
+			continue
+		}
+		out, err := do(n.Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return false
+		}
+		if p, _, err := c.primaryIn(parseNodes(out), slot); err != nil || p != want {
+			return false
+		}
+	}
+	return true
+}
+
 // Failover promotes a replica of the primary serving slot with CLUSTER
 // FAILOVER (a coordinated, lossless manual failover) and waits until every
 // node sees the replica as the slot's primary and the cluster is healthy. It
@@ -244,8 +297,7 @@ func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newP
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		p, _, err := c.PrimaryOf(slot)
-		if err == nil && p == newPrimary && c.healthy() == nil {
+		if c.agree(slot, newPrimary) && c.healthy() == nil {
 			return oldPrimary, newPrimary, nil
 		}
 		if time.Now().After(deadline) {

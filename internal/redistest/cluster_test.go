@@ -16,6 +16,7 @@ func TestClusterStartsAndFailsOver(t *testing.T) {
 	require.NoError(t, err)
 	primaries, slots := 0, 0
 	for _, n := range nodes {
+		assert.Regexp(t, "^[0-9a-f]{40}$", n.ID)
 		if n.Primary {
 			primaries++
 			for _, r := range n.Slots {
@@ -25,6 +26,13 @@ func TestClusterStartsAndFailsOver(t *testing.T) {
 	}
 	assert.Equal(t, 3, primaries)
 	assert.Equal(t, 16384, slots)
+	for _, n := range nodes {
+		if n.Primary {
+			_, replica, err := c.primaryIn(nodes, uint16(n.Slots[0][0]))
+			require.NoError(t, err, "every primary has a replica")
+			assert.NotEqual(t, n.Addr, replica.Addr)
+		}
+	}
 
 	cl := c.Client(t)
 	ctx := context.Background()

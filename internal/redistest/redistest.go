@@ -71,7 +71,7 @@ func StartServer(dir string, extra ...string) (*Server, error) {
 func (s *Server) start() error {
 	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
 	s.cmd.Dir = s.Dir
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -156,15 +156,10 @@ func (s *Server) Do(tb testing.TB, args ...string) string {
 }
 
 func do(addr string, args ...string) (string, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
-		DisableRetry: true, ForceSingleClient: true})
+	res, err := doResult(addr, args...)
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res := c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build())
 	if err := res.Error(); err != nil {
 		if rueidis.IsRedisNil(err) {
 			return "<nil>", nil
@@ -174,8 +169,28 @@ func do(addr string, args ...string) (string, error) {
 		}
 		return "", err
 	}
-	a, _ := res.ToAny()
+	msg, _ := res.ToMessage()
+	if s, err := msg.ToString(); err == nil && !msg.IsString() && len(s) >= 4 && s[3] == ':' {
+		// A RESP3 verbatim string (INFO, CLUSTER NODES, CLIENT LIST):
+		// rueidis keeps its "txt:" format prefix, which would otherwise
+		// glue itself to the first word of the reply.
+		return s[4:], nil
+	}
+	a, _ := msg.ToAny()
 	return fmt.Sprint(a), nil
+}
+
+// doResult runs one command on addr over a fresh single-node connection.
+func doResult(addr string, args ...string) (rueidis.RedisResult, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
+		DisableRetry: true, ForceSingleClient: true})
+	if err != nil {
+		return rueidis.RedisResult{}, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build()), nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
