@@ -41,7 +41,7 @@ demo:
 cluster: redis
 	$(GO) run ./internal/redistest/localcluster
 
-## bench: peer benchmarks (bench/ is its own module); each starts its own
-## redis-server unless LUAGEN_BENCH_REDIS=host:port names one.
+## bench: the peer benchmarks in the separate bench/ module, against local
+## redis-servers (and a 3+3 cluster); each package prints its table.
 bench: redis
-	cd bench && $(GO) test -run '^$$' -bench . -count 3 ./...
+	cd bench && $(GO) test -run '^$$' -bench . ./...

@@ -14,6 +14,7 @@ type Pos struct {
 
 // Diagnostic is one problem found in a script, reported as
 // "path:line:col: message" where path is the file as the user named it.
+// A Diagnostic with no Path is about the Config and prints as its message.
 type Diagnostic struct {
 	Path string
 	Pos
@@ -21,6 +22,9 @@ type Diagnostic struct {
 }
 
 func (d Diagnostic) String() string {
+	if d.Path == "" {
+		return d.Msg // about the Config, not a file
+	}
 	return fmt.Sprintf("%s:%d:%d: %s", d.Path, d.Line, d.Col, d.Msg)
 }
 

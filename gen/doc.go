@@ -23,6 +23,7 @@
 //	---@field name type [unit] desc       one line per element
 //	---@error VALUE Name desc             a failure reply → sentinel ErrName
 //	---@status VALUE Name desc            a named successful reply → constant <Script>Name
+//	---@idempotent reason                 running twice = running once: retry after connection errors
 //	---@unsafe-keys reason                turn off the cluster-safety lint for this file
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
@@ -31,16 +32,29 @@
 // map[string]string (a flat field, value, ... array), status (a status
 // reply such as OK: the method returns only error) and tuple. An ---@error
 // VALUE is an integer, nil, or an error code in capitals matched against
-// the first word of an error reply (redis.error_reply('CODE detail')).
+// the first word of an error reply (redis.error_reply('CODE detail')); not
+// ERR, which the runtime drops from the front of error replies.
 // With ---@status lines the method returns a named type <Script>Reply over
 // int64 or string, with constants and a String method.
 //
-// Go names are the annotation names in PascalCase with Go's initialisms
-// (ttl → TTL, holdCount → HoldCount, sku_id → SKUID). Every generated
-// package-level name (<Script>Keys, <Script>Args, <Script>Script, tuple
-// types, Err sentinels, status constants) must be unique in the package, as
-// must script names and output file names; collisions are reported at the
-// tag that caused them.
+// ---@idempotent says that running the script again with the same KEYS
+// and ARGV has the effect and the reply of running it once (e.g. it records
+// a request id atomically with its write and answers a repeated id with the
+// first outcome). The generated ScriptSpec then sets Idempotent, and
+// runtime.Script.Exec retries the call after a connection error or a
+// transient error reply (LOADING, CLUSTERDOWN, ...), which it never does
+// for other scripts, since a lost reply does not tell whether they ran.
+//
+// Go names are the annotation names in PascalCase with Go's initialisms (ttl
+// → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is dropped, a
+// name must still start with a letter without it ("_" and "_2fa" are
+// errors). Every generated package-level name (<Script>Keys, <Script>Args,
+// <Script>Script, tuple types, Err sentinels, status constants) must be
+// unique in the package, as must script names and output file names;
+// collisions are reported at the tag that caused them. Output file names
+// must build on every platform: not starting with '.' or '_' (go build
+// ignores those), without a _GOOS or _GOARCH suffix (get_windows.lua.go
+// would build only on Windows), and not differing from another only in case.
 //
 // # Checks
 //

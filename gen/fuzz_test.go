@@ -1,6 +1,11 @@
 package gen
 
 import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,10 +59,63 @@ func TestParseLongLines(t *testing.T) {
 	for name, src := range map[string]string{
 		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
 		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+		// Each distinct index scanned the whole line again (a minute for
+		// 30000).
+		"indexes": "return {" + func() string {
+			var b strings.Builder
+			for i := 1; i <= 30000; i++ {
+				fmt.Fprintf(&b, "KEYS[%d],", i)
+			}
+			return b.String()
+		}() + "}",
+		// Each call's arguments were found by scanning to its closing
+		// parenthesis: quadratic in the nesting (3s for 20000).
+		"nested": "---@key k\nreturn " + strings.Repeat("redis.call('GET', 'x' .. ", 20000) + "KEYS[1]" + strings.Repeat(")", 20000),
 	} {
 		start := time.Now()
 		_, diags := Parse("f.lua", "f.lua", []byte(src))
 		assert.GreaterOrEqual(t, len(diags), 3000, name)
 		assert.Less(t, time.Since(start), 2*time.Second, name)
 	}
+}
+
+// FuzzGenerate checks what FuzzParse cannot: when a script has no
+// diagnostics, Generate must produce Go that parses and is gofmt-stable
+// (go vet on real packages is TestGoldenCompiles' job). It found struct
+// fields named "" and "2fa" from ---@key _ and ---@key _2fa, and comments
+// broken by a NUL in a doc line.
+func FuzzGenerate(f *testing.F) {
+	seeds, _ := filepath.Glob("../lua/*/*.lua")
+	for _, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add("x.lua", b)
+		}
+	}
+	for _, s := range []string{
+		"---@key _ k\nreturn KEYS[1]",
+		"--- doc\n---@arg a time.Duration ms d\n---@return tuple T t\n---@field f_1 int64? f\nreturn ARGV[1]",
+		"---@return string s\n---@status OK Ok fine\n---@error nil Gone g\nreturn 'OK'",
+		"---@key ...ks k\n---@arg ...as bool a\n---@return []time.Time s\nreturn {KEYS[1], ARGV[1]}",
+		"#!lua flags=no-writes,allow-cross-slot-keys\n---@script X\n---@return map[string]string m\nreturn {}",
+	} {
+		f.Add("x.lua", []byte(s))
+	}
+	f.Add("get_ttl.lua", []byte("return 1"))
+	f.Fuzz(func(t *testing.T, name string, src []byte) {
+		if !strings.HasSuffix(name, ".lua") || strings.ContainsAny(name, "/\\") {
+			return
+		}
+		out, diags := Generate([]Source{{Path: name, File: "lua/p/" + name, Src: src}}, Config{Package: "p", Command: "luagen generate ../lua/p"})
+		if len(diags) > 0 {
+			return
+		}
+		for n, b := range out {
+			if _, err := parser.ParseFile(token.NewFileSet(), n, b, parser.ParseComments); err != nil {
+				t.Fatalf("%s does not parse: %v\n%s", n, err, b)
+			}
+			if again, err := format.Source(b); err != nil || !bytes.Equal(again, b) {
+				t.Fatalf("%s is not gofmt-stable (%v)\n%s", n, err, b)
+			}
+		}
+	})
 }

@@ -2,8 +2,15 @@ package gen
 
 import (
 	"fmt"
+	"go/build"
+	"go/token"
+	"go/types"
+	"io"
 	"path"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Config says how to generate one Go package.
@@ -17,10 +24,65 @@ type Config struct {
 	Command string
 }
 
+// ConfigError is a Config field that cannot give a package that compiles.
+type ConfigError struct {
+	Field  string // "Package" or "New"
+	Value  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	what := "package name"
+	if e.Field == "New" {
+		what = "constructor name"
+	}
+	return fmt.Sprintf("%s %q %s", what, e.Value, e.Reason)
+}
+
+// importNames are the package names the generated files import; a
+// package-level name equal to one does not compile.
+var importNames = []string{"context", "runtime", "strconv", "time"}
+
+// Check reports a package or constructor name the generated code could not
+// be compiled with, as a *ConfigError. An empty New means "New".
+func (c Config) Check() error {
+	bad := func(field, value, reason string) error {
+		return &ConfigError{Field: field, Value: value, Reason: reason}
+	}
+	switch {
+	case !token.IsIdentifier(c.Package):
+		return bad("Package", c.Package, "is not a Go identifier")
+	case c.Package == "_":
+		return bad("Package", c.Package, "is not allowed: _ is the blank identifier")
+	}
+	n := c.New
+	switch {
+	case n == "":
+		return nil
+	case !token.IsIdentifier(n):
+		return bad("New", n, "is not a Go identifier")
+	case n == "_":
+		return bad("New", n, "cannot be called: _ is the blank identifier")
+	case n == "Scripts":
+		return bad("New", n, "is taken by the Scripts type luagen generates")
+	case n == "All":
+		return bad("New", n, "is taken by the All variable luagen generates")
+	case n == "init":
+		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
+	case n == "main" && c.Package == "main":
+		return bad("New", n, "is reserved in package main: func main takes no arguments")
+	case types.Universe.Lookup(n) != nil:
+		return bad("New", n, "would shadow Go's predeclared "+n+" in the whole package")
+	case slices.Contains(importNames, n):
+		return bad("New", n, "is the name of package "+n+", which the generated files import")
+	}
+	return nil
+}
+
 // Source is one .lua input.
 type Source struct {
 	Path string // as the user named it; used in diagnostics
-	File string // relative to the module root, forward slashes; recorded in ScriptSpec.File
+	File string // relative to the module root (outside a module, to the current directory), forward slashes; recorded in ScriptSpec.File
 	Src  []byte
 }
 
@@ -38,9 +100,15 @@ func OutputName(luaPath string) string {
 // returns the generated files by name: one <file>.lua.go per script and
 // PackageFile. It never touches the file system; see [Write] and [Plan].
 // With diagnostics it returns no files.
+//
+// A Config that fails [Config.Check] gives one Diagnostic without a path
+// or position.
 func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	if cfg.New == "" {
 		cfg.New = "New"
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, Diagnostics{{Msg: err.Error()}}
 	}
 	var diags Diagnostics
 	var scripts []*Script
@@ -59,16 +127,41 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		if err != nil {
 			// jennifer's output failed go/format: a generator bug, not a user
 			// error, but report it where the user can see which script.
-			return nil, Diagnostics{{Path: s.Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+			return nil, Diagnostics{{Path: s.Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 		}
 		out[OutputName(s.Path)] = b
 	}
 	b, err := emitPackage(scripts, cfg)
 	if err != nil {
-		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: "luagen bug: " + err.Error()}}
+		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
 	out[PackageFile] = b
 	return out, nil
+}
+
+// vetMethods are the method names go vet's stdmethods analyzer checks
+// whatever their parameters, with the signature it wants. A script with
+// one of these names would make the package fail go vet.
+var vetMethods = map[string]string{
+	"GobDecode":     "([]byte) error",
+	"GobEncode":     "() ([]byte, error)",
+	"MarshalJSON":   "() ([]byte, error)",
+	"MarshalXML":    "(*xml.Encoder, xml.StartElement) error",
+	"ReadByte":      "() (byte, error)",
+	"ReadRune":      "() (rune, int, error)",
+	"UnmarshalJSON": "([]byte) error",
+	"UnmarshalXML":  "(*xml.Decoder, xml.StartElement) error",
+	"UnreadByte":    "() error",
+	"UnreadRune":    "() error",
+	"WriteByte":     "(byte) error",
+}
+
+// bugMessage is the one-line diagnostic for output that go/format
+// refused; jennifer's error goes on with the whole source, which would
+// break the one-problem-a-line format.
+func bugMessage(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return "luagen bug: the generated Go does not parse (" + strings.TrimSuffix(first, " while formatting source:") + "); please report it with this script"
 }
 
 // symbol is a Go name the generated package declares, and where from.
@@ -85,18 +178,22 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	var diags Diagnostics
 	pkgScope := map[string]symbol{}
 	methods := map[string]symbol{}
-	files := map[string]symbol{}
+	files := map[string]symbol{} // by foldName of the output name; tag is the output name
 	builtin := symbol{tag: "luagen"}
-	for _, n := range []string{"Scripts", cfg.New, "All"} {
+	for _, n := range []string{"Scripts", "All"} {
 		pkgScope[n] = builtin
 	}
+	pkgScope[cfg.New] = symbol{tag: "constructor"}
 	methods["Preload"] = builtin
 	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
-			if prev.s == nil {
+			switch {
+			case prev.s == nil && prev.tag == "constructor":
+				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
+			case prev.s == nil:
 				msg += " by luagen itself; choose another name"
-			} else {
+			default:
 				msg += fmt.Sprintf(" by %s:%d:%d (%s); generated names must be unique in the package", prev.s.Path, prev.at.Line, prev.at.Col, prev.tag)
 			}
 			diags = append(diags, Diagnostic{Path: sym.s.Path, Pos: sym.at, Msg: msg})
@@ -111,9 +208,31 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		if s.NamePos == (Pos{1, 1}) {
 			nameTag = "the file name"
 		}
-		add(files, OutputName(s.Path), sym(Pos{1, 1}, "the file name"))
-		if OutputName(s.Path) == PackageFile {
-			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: "the file name scripts.lua is reserved: luagen writes the package's " + PackageFile})
+		out := OutputName(s.Path)
+		switch prev, taken := files[foldName(out)]; {
+		case strings.EqualFold(out, PackageFile):
+			msg := "the file name " + path.Base(s.Path) + " is reserved: luagen writes the package's " + PackageFile
+			if out != PackageFile {
+				msg += ", and Go refuses a package with file names that differ only in case"
+			}
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
+		case taken && prev.tag == out:
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: fmt.Sprintf(
+				"%s (from the file name) is already declared by %s:1:1 (the file name); generated names must be unique in the package", out, prev.s.Path)})
+		case taken:
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: fmt.Sprintf(
+				"the output %s differs from %s (from %s) only in case: go build refuses the package (\"case-insensitive file name collision\"), and a case-insensitive file system keeps one of the two; rename a script",
+				out, prev.tag, prev.s.Path)})
+		default:
+			files[foldName(out)] = symbol{s: s, at: Pos{1, 1}, tag: out}
+		}
+		if msg := goFileProblem(out); msg != "" {
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
+		}
+		if sig := vetMethods[s.Name]; sig != "" {
+			diags = append(diags, Diagnostic{Path: s.Path, Pos: s.NamePos, Msg: fmt.Sprintf(
+				"%s (from %s) would be a method of Scripts that go vet requires to have the standard signature %s%s; choose another name",
+				s.Name, nameTag, s.Name, sig)})
 		}
 		// When the script's name collides, the names derived from it collide
 		// too; one report is enough.
@@ -141,4 +260,76 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		}
 	}
 	return diags
+}
+
+// foldName returns a form of s that is equal for two strings exactly when
+// strings.EqualFold says they are: each rune becomes the smallest rune of
+// its case-folding orbit. The go command rejects packages with two such
+// file names.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// anywhere is a build context that no file-name constraint matches, so a
+// generated file it rejects would be left out on some platform.
+var anywhere = func() *build.Context {
+	c := build.Default
+	c.GOOS, c.GOARCH = "luagen", "luagen"
+	c.BuildTags, c.ToolTags, c.ReleaseTags = nil, nil, nil
+	c.OpenFile = func(string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader("package p\n")), nil
+	}
+	return &c
+}()
+
+// goFileProblem says why the go command would not build the generated file
+// name on every platform, or returns "".
+func goFileProblem(name string) string {
+	c := name[0]
+	switch {
+	case !utf8.ValidString(name):
+		return "the file name " + commentSafe(name) + " is not valid UTF-8, and the go command cannot open such a file; rename the script"
+	case c == '_' || c == '.':
+		return fmt.Sprintf("go build ignores files whose names start with %q, so %s would be left out of the package; rename the script", c, name)
+	case !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80):
+		return fmt.Sprintf("go build refuses a file name that starts with %q (\"invalid input file name %s\"); rename the script", c, name)
+	}
+	if ok, err := anywhere.MatchFile(".", name); err == nil && !ok {
+		suffix := constraintSuffix(name)
+		return fmt.Sprintf("go build reads the %s in %s as a build constraint, so the file would build only for %s; rename the script",
+			suffix, name, strings.ReplaceAll(suffix[1:], "_", "/"))
+	}
+	return ""
+}
+
+// constraintSuffix returns the _GOOS, _GOARCH or _GOOS_GOARCH suffix of
+// the part of name before its first dot, which go/build matches against
+// the target platform.
+func constraintSuffix(name string) string {
+	stem, _, _ := strings.Cut(name, ".")
+	words := strings.Split(stem, "_")
+	if n := len(words); n > 1 && words[n-1] == "test" {
+		words = words[:n-1]
+	}
+	constrains := func(w string) bool {
+		ok, err := anywhere.MatchFile(".", "x_"+w+".go")
+		return err == nil && !ok
+	}
+	n := len(words)
+	if n >= 3 && constrains(words[n-2]) && constrains(words[n-1]) {
+		return "_" + words[n-2] + "_" + words[n-1]
+	}
+	return "_" + words[n-1]
 }

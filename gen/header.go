@@ -1,20 +1,23 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@unsafe-keys"}
+var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
 	"@param": "@arg", "@argv": "@arg", "@keys": "@key", "@returns": "@return",
 	"@ret": "@return", "@err": "@error", "@name": "@script", "@unsafe": "@unsafe-keys",
+	"@retry": "@idempotent", "@retryable": "@idempotent",
 }
 
 // typeAliases suggests a type for names people reach for from other languages.
@@ -109,6 +112,9 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 				s.Doc = append(s.Doc, "") // a blank line ends a doc paragraph
 			}
 			continue
+		case strings.HasPrefix(trimmed, "#!") && i == 0:
+			r.errorf(Pos{1, indent + 1}, "the shebang must start the file: Redis reads #! only as its first two bytes, and Lua fails to compile it anywhere else")
+			continue
 		case strings.HasPrefix(trimmed, "#!"):
 			r.errorf(Pos{i + 1, indent + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
 			continue
@@ -117,6 +123,7 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 			return i
 		}
 		p.line, p.lineNo = line, i+1
+		p.checkText()
 		rest := trimmed[3:]
 		if strings.HasPrefix(rest, "@") {
 			p.tag(indent + 4)
@@ -150,6 +157,27 @@ func (p *headerParser) finish() {
 	}
 }
 
+// checkText reports the first byte of the current line that a Go comment
+// cannot hold: header text (doc lines, descriptions, status values) is
+// copied into the generated comments.
+func (p *headerParser) checkText() {
+	for i := 0; i < len(p.line); {
+		r, n := utf8.DecodeRuneInString(p.line[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			p.r.errorf(p.pos(i+1), "the header is not valid UTF-8 (byte %#x); its text is copied into Go comments, which must be UTF-8: save the file as UTF-8", p.line[i])
+			return
+		case r == 0:
+			p.r.errorf(p.pos(i+1), "the header holds a NUL byte; its text is copied into Go comments, where Go does not allow it")
+			return
+		case r == '\ufeff':
+			p.r.errorf(p.pos(i+1), "the header holds a byte order mark (U+FEFF); its text is copied into Go comments, where Go does not allow it")
+			return
+		}
+		i += n
+	}
+}
+
 // tag parses a "---@tag ..." line; col is the column of the '@'.
 func (p *headerParser) tag(col int) {
 	ws := splitWords(p.line[col-1:])
@@ -172,7 +200,19 @@ func (p *headerParser) tag(col int) {
 		p.reply(ws, &p.s.Errors, "error")
 	case "@status":
 		p.reply(ws, &p.s.Statuses, "status")
+	case "@idempotent":
+		if !p.once(ws[0]) {
+			return
+		}
+		if len(ws) < 2 {
+			p.r.errorf(p.pos(ws[0].col), "---@idempotent needs a reason: say why running the script twice with the same KEYS and ARGV does what running it once does (it makes calls retried after connection errors)")
+		}
+		p.s.Idempotent = p.desc(ws, 1)
+		p.s.IdempotentPos = p.pos(ws[0].col)
 	case "@unsafe-keys":
+		if !p.once(ws[0]) {
+			return
+		}
 		if len(ws) < 2 {
 			p.r.errorf(p.pos(ws[0].col), "---@unsafe-keys needs a reason: say why this script may touch keys it does not receive in KEYS")
 		}
@@ -229,6 +269,22 @@ func (p *headerParser) declare(ns, name string, at Pos, what string) bool {
 	return true
 }
 
+// goName returns the Go spelling of an annotation name (see [pascal]) and
+// reports a name that has none: "_" has no letters, and "_2fa" would start
+// with a digit once the _ is dropped.
+func (p *headerParser) goName(tag string, w word, name string) (string, bool) {
+	g := pascal(name)
+	switch {
+	case g == "":
+		p.r.errorf(p.pos(w.col), "---%s name %q has no Go spelling: the Go name drops '_' and keeps letters and digits; use a letter", tag, name)
+		return "", false
+	case !isIdent(g):
+		p.r.errorf(p.pos(w.col), "---%s name %q has no Go spelling: its Go name %s would start with a digit; start the name with a letter", tag, name, g)
+		return "", false
+	}
+	return g, true
+}
+
 // paramName reads "name" or "...name" from w.
 func (p *headerParser) paramName(tag string, w word, kind string) (name string, variadic bool, ok bool) {
 	name = w.s
@@ -268,7 +324,11 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 		return
 	}
 	at := p.pos(ws[1].col)
-	prm := &Param{Name: name, GoName: pascal(name), Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
+	goName, spelled := p.goName(tag, ws[1], name)
+	if !spelled {
+		return
+	}
+	prm := &Param{Name: name, GoName: goName, Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
 	next := 2
 	if kind == "arg" {
 		if len(ws) < 3 {
@@ -353,6 +413,18 @@ func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
 }
 
 func (p *headerParser) unknownType(w word, ret bool) {
+	if ret {
+		base := strings.TrimSuffix(strings.TrimPrefix(w.s, "[]"), "?")
+		compound := base == "tuple" || base == "status" || base == "map[string]string"
+		switch {
+		case w.s == "tuple":
+			p.r.errorf(p.pos(w.col), "tuples do not nest: a ---@field is one element of the reply, of type %s, T?, []T or map[string]string", scalarList)
+			return
+		case compound && base != w.s:
+			p.r.errorf(p.pos(w.col), "unsupported type %q: []T and T? take a scalar T (%s), not %s", w.s, scalarList, base)
+			return
+		}
+	}
 	known := scalarList
 	if ret {
 		known += ", T?, []T, map[string]string, status, tuple Name"
@@ -425,6 +497,10 @@ func (p *headerParser) field(ws []word) {
 		p.r.errorf(p.pos(ws[1].col), "malformed ---@field: %q is not a name (letters, digits and _)", ws[1].s)
 		return
 	}
+	goName, ok := p.goName("@field", ws[1], ws[1].s)
+	if !ok {
+		return
+	}
 	t, next, ok := p.parseType(ws, 2, true)
 	if !ok {
 		return
@@ -434,7 +510,7 @@ func (p *headerParser) field(ws []word) {
 		return
 	}
 	name, at := ws[1].s, p.pos(ws[1].col)
-	f := &Param{Name: name, GoName: pascal(name), Type: t, Desc: p.desc(ws, next), Pos: at}
+	f := &Param{Name: name, GoName: goName, Type: t, Desc: p.desc(ws, next), Pos: at}
 	if !p.declare("field", name, at, fmt.Sprintf("field %q", name)) ||
 		!p.declare("field-go", f.GoName, at, fmt.Sprintf("field %q: its Go name %s is taken", name, f.GoName)) {
 		return
@@ -465,7 +541,15 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 	v, n := ws[1], ws[2]
 	value := v.s
 	if kind == "error" {
-		if _, err := strconv.ParseInt(value, 10, 64); err != nil && value != "nil" && !isCode(value) {
+		_, err := strconv.ParseInt(value, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			p.r.errorf(p.pos(v.col), "---@error value %s is outside int64: Redis integer replies are 64-bit, so it can never match", value)
+			return
+		case value == "ERR":
+			p.r.errorf(p.pos(v.col), "---@error ERR does not match \"ERR ...\" replies: the runtime reads an error reply's code after dropping a leading \"ERR \" (servers and proxies add one); send a code of your own, e.g. redis.error_reply('FAILED ...')")
+			return
+		case err != nil && value != "nil" && !isCode(value):
 			p.r.errorf(p.pos(v.col), "malformed ---@error value %q: want an integer (-1), nil, or an error code in capitals (OUT_OF_STOCK) that the script sends with redis.error_reply", value)
 			return
 		}
@@ -473,15 +557,26 @@ func (p *headerParser) reply(ws []word, list *[]*Reply, kind string) {
 		p.r.errorf(p.pos(v.col), "---@status nil: a nil reply cannot be a named status; use ---@error nil Name, or an optional ---@return T?")
 		return
 	}
+	// An integer as Redis sends it: "+1", "01" → "1". A ---@status of a
+	// string reply keeps its text (checkReturn normalizes it for int64),
+	// but duplicates are found by value either way.
+	key := value
 	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
-		value = strconv.FormatInt(n, 10) // "+1", "01" → "1", as Redis would send it
+		key = strconv.FormatInt(n, 10)
+		if kind == "error" {
+			value = key
+		}
 	}
 	if !isLuaName(n.s) {
 		p.r.errorf(p.pos(n.col), "malformed ---@%s: name %q is not an identifier", kind, n.s)
 		return
 	}
-	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: pascal(n.s), NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
-	if !p.declare("value", value, r.ValuePos, fmt.Sprintf("reply value %s", value)) ||
+	goName, ok := p.goName("@"+kind, n, n.s)
+	if !ok {
+		return
+	}
+	r := &Reply{Value: value, ValuePos: p.pos(v.col), Name: n.s, GoName: goName, NamePos: p.pos(n.col), Desc: p.desc(ws, 3)}
+	if !p.declare("value", key, r.ValuePos, fmt.Sprintf("reply value %s", key)) ||
 		!p.declare("reply", r.GoName, r.NamePos, fmt.Sprintf("%s name %q", kind, n.s)) {
 		return
 	}
@@ -497,8 +592,10 @@ func checkReturn(r *reporter, s *Script) {
 			r.errorf(s.Statuses[0].ValuePos, "---@status needs ---@return int64 or ---@return string (line %d declares %s)", ret.Pos.Line, typeString(ret))
 		} else if ret.Elem == Int64 {
 			for _, st := range s.Statuses {
-				if _, err := strconv.ParseInt(st.Value, 10, 64); err != nil {
+				if n, err := strconv.ParseInt(st.Value, 10, 64); err != nil {
 					r.errorf(st.ValuePos, "---@status value %q is not an integer, but the script returns int64", st.Value)
+				} else {
+					st.Value = strconv.FormatInt(n, 10)
 				}
 			}
 		}

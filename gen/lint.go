@@ -87,28 +87,14 @@ type usage struct {
 	dynamic bool         // KEYS[i], #KEYS, ipairs(KEYS), unpack(KEYS), KEYS passed on
 }
 
-// indexRe matches name[n] (or name[anything], which the parser accepted
-// as n, e.g. KEYS[0x2]) in masked source. Patterns are compiled once per
-// script.
-func (l *linter) indexRe(name string, n int) *regexp.Regexp {
-	k := name + "[" + strconv.Itoa(n)
-	if re := l.regexps[k]; re != nil {
+// indexRe matches name[<expression>] in masked source, capturing the
+// expression. Patterns are compiled once per script.
+func (l *linter) indexRe(name string) *regexp.Regexp {
+	if re := l.regexps[name]; re != nil {
 		return re
 	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[\s*` + strconv.Itoa(n) + `\s*\]`)
-	l.regexps[k] = re
-	return re
-}
-
-// anyIndexRe matches name[<any expression>], for indexes written as
-// expressions (KEYS[1+1]) that the exact pattern of indexRe misses.
-func (l *linter) anyIndexRe(name string) *regexp.Regexp {
-	k := name + "[*"
-	if re := l.regexps[k]; re != nil {
-		return re
-	}
-	re := regexp.MustCompile(`\b` + name + `\s*\[[^\]]*\]`)
-	l.regexps[k] = re
+	re := regexp.MustCompile(`\b` + name + `\s*\[\s*([^\]]*?)\s*\]`)
+	l.regexps[name] = re
 	return re
 }
 
@@ -127,7 +113,6 @@ var (
 // lintLua parses the script with gopher-lua and checks its use of KEYS and
 // ARGV, its keys' cluster safety, and bool returns. src is the whole file.
 func lintLua(r *reporter, s *Script, src string, lines []string) {
-	code, _ := mask(src)
 	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
 	// reported by the header parser. Blank both so the parser sees Lua and
 	// line numbers stay.
@@ -140,9 +125,10 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 			}
 		}
 	}
+	code, _, open := maskOpen(string(parsed))
 	chunk, err := parse.Parse(strings.NewReader(string(parsed)), s.Path)
 	if err != nil {
-		reportSyntax(r, err, lines)
+		reportSyntax(r, err, string(parsed), lines, open)
 		return
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
@@ -164,16 +150,34 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	}
 }
 
-func reportSyntax(r *reporter, err error, lines []string) {
+// reportSyntax reports a parse error. open is where the first string,
+// long string or long comment that is never closed opens (see maskOpen),
+// or -1: Lua's lexer notices one only where the line or file ends, so the
+// report points at the opening instead.
+func reportSyntax(r *reporter, err error, src string, lines []string, open int) {
 	pe, ok := err.(*parse.Error)
 	if !ok {
 		r.errorf(Pos{1, 1}, "Lua syntax error: %v", err)
 		return
 	}
 	msg := strings.TrimSpace(pe.Message)
+	if open >= 0 && (strings.HasPrefix(msg, "unterminated") || strings.Contains(msg, "multiline comment")) {
+		what := "this string is never closed"
+		if lvl, ok := longBracket(src, open+2); ok && strings.HasPrefix(src[open:], "--") {
+			what = "this long comment is never closed: it needs ]" + strings.Repeat("=", lvl) + "]"
+		} else if lvl, ok := longBracket(src, open); ok {
+			what = "this long string is never closed: it needs ]" + strings.Repeat("=", lvl) + "]"
+		}
+		r.errorf(newLocator(src).offset(open), "Lua syntax error: %s", what)
+		return
+	}
 	if pe.Pos.Line == parse.EOF || pe.Pos.Line > len(lines) {
 		last := len(lines)
-		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s (a missing end?)", msg)
+		hint := ""
+		if msg == "syntax error" {
+			hint = " (a missing end?)"
+		}
+		r.errorf(Pos{last, len(lines[last-1]) + 1}, "Lua syntax error at the end of the file: %s%s", msg, hint)
 		return
 	}
 	// gopher-lua records the position after the token; point at its start.
@@ -355,7 +359,7 @@ func (l *linter) expr(e ast.Expr) {
 			if p.Line > len(l.loc.lines) {
 				// cannot happen: the AST and the locator see the same lines
 			} else if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
-				c.args = l.loc.callArgs(l.loc.starts[p.Line-1] + p.Col - 1 + m[1])
+				c.args = l.loc.callArgs(l.loc.starts[p.Line-1]+p.Col-1+m[1], len(e.Args))
 			}
 			l.calls = append(l.calls, c)
 		}
@@ -417,19 +421,16 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 	if fixed > 0 && decl[fixed-1].Variadic {
 		fixed, variadic = fixed-1, true
 	}
-	re := l.indexRe(name, n)
-	if line >= 1 && line <= len(l.loc.lines) && !re.MatchString(l.loc.lines[line-1]) {
-		re = l.anyIndexRe(name)
-	}
+	re := l.indexRe(name)
 	switch {
 	case n < 1:
-		l.r.errorf(l.loc.find(line, re), "%s[%d] is always nil: %s is 1-based", name, n, name)
+		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is always nil: %s is 1-based", name, n, name)
 	case n > fixed && !variadic && !(name == "KEYS" && l.s.keysIncomplete) && !(name == "ARGV" && l.s.argsIncomplete):
 		kind := "key"
 		if name == "ARGV" {
 			kind = "arg"
 		}
-		l.r.errorf(l.loc.find(line, re), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
+		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
 			name, n, fixed, plural(fixed, kind), kind, kind)
 	}
 	u.indexes[n] = true

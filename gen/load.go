@@ -9,11 +9,13 @@ import (
 )
 
 // Load reads the scripts named by args: each a .lua file, or a directory
-// whose *.lua files (not its subdirectories) are taken in name order.
+// whose *.lua files (not its subdirectories, and not files whose names
+// start with '.' or '_', which go build ignores too) are taken in name
+// order.
 // Source.Path keeps the path as given (joined with the file name for a
 // directory); Source.File is relative to the module root, found by looking
-// for go.mod upward from the file, or the slash form of Path when there is
-// none.
+// for go.mod upward from the file, or relative to the current directory
+// when there is none.
 func Load(args []string) ([]Source, error) {
 	var paths []string
 	for _, a := range args {
@@ -34,7 +36,11 @@ func Load(args []string) ([]Source, error) {
 		}
 		var found []string
 		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".lua") {
+			n := e.Name()
+			if strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
+				continue // as go build does: editor lock files (.#x.lua), drafts
+			}
+			if !e.IsDir() && strings.HasSuffix(n, ".lua") {
 				found = append(found, filepath.Join(a, e.Name()))
 			}
 		}
@@ -74,6 +80,13 @@ func moduleRelative(abs, given string) string {
 			}
 		}
 		if filepath.Dir(dir) == dir {
+			// No module: relative to the current directory (where go
+			// generate runs), so that no absolute path is recorded.
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, abs); err == nil {
+					return filepath.ToSlash(rel)
+				}
+			}
 			return filepath.ToSlash(given)
 		}
 	}

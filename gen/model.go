@@ -70,6 +70,9 @@ type Script struct {
 	Errors   []*Reply // ---@error, in order
 	Statuses []*Reply // ---@status, in order
 
+	Idempotent    string // ---@idempotent reason; calls are retried after transient failures
+	IdempotentPos Pos
+
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
 

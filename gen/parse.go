@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -13,7 +14,14 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 	r := &reporter{path: path}
 	text := string(src)
 	s := &Script{Path: path, File: file, Body: text}
+	if strings.HasPrefix(text, "\ufeff") {
+		// Lua fails at the first byte. Check the rest as if the mark were
+		// blank, so that every other diagnostic is still right.
+		r.errorf(Pos{1, 1}, "the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one")
+		text = "   " + text[len("\ufeff"):]
+	}
 	lines, _ := splitLines(text)
+	checkShebangEnd(r, text, lines)
 	codeStart := parseHeader(r, s, lines)
 	checkReturn(r, s)
 	if s.Name == "" {
@@ -29,12 +37,36 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 		trimmed := strings.TrimLeft(slines[i], " \t")
 		if strings.HasPrefix(trimmed, "---@") {
 			col := len(slines[i]) - len(trimmed) + 4
-			r.errorf(Pos{i + 1, col}, "%s after the header: tags belong in the --- block at the top of the file, which ended at line %d",
-				strings.Fields(trimmed[3:])[0], codeStart)
+			ended := fmt.Sprintf("which ended at line %d", codeStart)
+			if codeStart == 0 {
+				ended = "and line 1 is already code"
+			}
+			r.errorf(Pos{i + 1, col}, "%s after the header: tags belong in the --- block at the top of the file, %s",
+				strings.Fields(trimmed[3:])[0], ended)
 		} else if strings.HasPrefix(trimmed, "#!") {
 			r.errorf(Pos{i + 1, len(slines[i]) - len(trimmed) + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
 		}
 	}
 	lintLua(r, s, text, lines)
 	return s, r.diags.Sort()
+}
+
+// checkShebangEnd checks what Redis takes for the shebang: everything up to
+// the first line feed. Without one Redis refuses the script; after a lone
+// carriage return (which Lua counts as a line break) the shebang would run
+// on into the next lines.
+func checkShebangEnd(r *reporter, text string, lines []string) {
+	if !strings.HasPrefix(text, "#!") {
+		return
+	}
+	end := Pos{1, len(lines[0]) + 1}
+	nl := strings.IndexByte(text, '\n')
+	if nl < 0 {
+		r.errorf(end, "Redis rejects this shebang: \"Invalid script shebang\": it reads the shebang up to the first line feed, and this file has none")
+		return
+	}
+	if first := strings.TrimSuffix(text[:nl], "\r"); len(first) > len(lines[0]) {
+		n, _ := splitLines(first)
+		r.errorf(end, "Redis reads the shebang up to the first line feed, but line 1 ends with a carriage return alone, so lines 1-%d would be the shebang; end line 1 with \\n or \\r\\n", len(n))
+	}
 }

@@ -35,6 +35,19 @@ func splitLines(src string) (lines []string, starts []int) {
 // Lua 5.1's lexer: -- and --[==[ ]==] comments, '…' and "…" strings with
 // backslash escapes, and [==[ ]==] long strings.
 func mask(src string) (code, strs string) {
+	code, strs, _ = maskOpen(src)
+	return code, strs
+}
+
+// maskOpen is mask that also returns the offset where the first string,
+// long string or long comment that is never closed opens, or -1.
+func maskOpen(src string) (code, strs string, open int) {
+	open = -1
+	opened := func(at int) {
+		if open < 0 {
+			open = at
+		}
+	}
 	c := []byte(src)
 	s := []byte(src)
 	blank := func(b []byte, from, to int) {
@@ -50,7 +63,10 @@ func mask(src string) (code, strs string) {
 		case ch == '-' && strings.HasPrefix(src[i:], "--"):
 			end := 0
 			if lvl, ok := longBracket(src, i+2); ok {
-				end = closeLong(src, i+2+lvl+2, lvl)
+				var closed bool
+				if end, closed = closeLong(src, i+2+lvl+2, lvl); !closed {
+					opened(i)
+				}
 			} else {
 				end = i + 2
 				for end < len(src) && src[end] != '\n' && src[end] != '\r' {
@@ -64,8 +80,16 @@ func mask(src string) (code, strs string) {
 			for j < len(src) && src[j] != ch && src[j] != '\n' && src[j] != '\r' {
 				if src[j] == '\\' {
 					j++
+					// An escaped line break continues the string; like a
+					// line break anywhere, \r\n and \n\r are one.
+					if j+1 < len(src) && (src[j] == '\n' || src[j] == '\r') && (src[j+1] == '\n' || src[j+1] == '\r') && src[j+1] != src[j] {
+						j++
+					}
 				}
 				j++
+			}
+			if j >= len(src) || src[j] != ch {
+				opened(i)
 			}
 			j = min(j, len(src))
 			blank(c, i+1, j)
@@ -73,11 +97,14 @@ func mask(src string) (code, strs string) {
 			i = j + 1
 		case ch == '[':
 			if lvl, ok := longBracket(src, i); ok {
-				open := i + lvl + 2
-				end := closeLong(src, open, lvl)
-				close := max(open, end-lvl-2)
-				blank(c, open, close)
-				blank(s, open, close)
+				start := i + lvl + 2
+				end, closed := closeLong(src, start, lvl)
+				if !closed {
+					opened(i)
+				}
+				close := max(start, end-lvl-2)
+				blank(c, start, close)
+				blank(s, start, close)
 				i = end
 				continue
 			}
@@ -86,7 +113,7 @@ func mask(src string) (code, strs string) {
 			i++
 		}
 	}
-	return string(c), string(s)
+	return string(c), string(s), open
 }
 
 // longBracket reports whether src[i:] opens a long bracket [[ or [==[ and
@@ -106,13 +133,14 @@ func longBracket(src string, i int) (int, bool) {
 }
 
 // closeLong returns the offset just after the ]==] of the given level
-// that closes a long bracket whose contents start at from, or len(src).
-func closeLong(src string, from, lvl int) int {
+// that closes a long bracket whose contents start at from, or len(src) and
+// false when nothing closes it.
+func closeLong(src string, from, lvl int) (int, bool) {
 	closer := "]" + strings.Repeat("=", lvl) + "]"
 	if k := strings.Index(src[min(from, len(src)):], closer); k >= 0 {
-		return from + k + len(closer)
+		return from + k + len(closer), true
 	}
-	return len(src)
+	return len(src), false
 }
 
 // locator finds columns for AST nodes, which gopher-lua gives only lines
@@ -126,11 +154,14 @@ type locator struct {
 	lines  []string
 	seen   map[string]int
 	found  map[string][][]int // matches of one pattern on one line, computed once
+	// matches of one NAME[index] pattern on one line by index value
+	indexes map[string]map[float64][][]int
 }
 
 func newLocator(code string) *locator {
 	lines, starts := splitLines(code)
-	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{}}
+	return &locator{code: code, starts: starts, lines: lines, seen: map[string]int{}, found: map[string][][]int{},
+		indexes: map[string]map[float64][][]int{}}
 }
 
 // find returns the position of the next match of re (its first submatch
@@ -158,6 +189,51 @@ func (l *locator) find(line int, re *regexp.Regexp) Pos {
 	return Pos{line, m[0] + 1}
 }
 
+// findIndex returns the position of the next match of re, a pattern for
+// NAME[index] capturing the index, on line whose index is a number literal
+// equal to n however it is written (2, 0x2, 2.0, 2e0), or the line's first
+// non-blank column. Like find, the k-th lookup returns the k-th match. The
+// matches of a line are read once and grouped by value.
+func (l *locator) findIndex(line int, re *regexp.Regexp, n int) Pos {
+	if line < 1 || line > len(l.lines) {
+		return Pos{max(line, 1), 1}
+	}
+	text := l.lines[line-1]
+	lk := re.String() + "\x00" + strconv.Itoa(line)
+	byValue, ok := l.indexes[lk]
+	if !ok {
+		byValue = map[float64][][]int{}
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			if v, isNum := luaNumber(text[m[2]:m[3]]); isNum {
+				byValue[v] = append(byValue[v], m)
+			}
+		}
+		l.indexes[lk] = byValue
+	}
+	k := lk + "\x00" + strconv.Itoa(n)
+	seen := l.seen[k]
+	l.seen[k] = seen + 1
+	ms := byValue[float64(n)]
+	if len(ms) == 0 {
+		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
+	}
+	return Pos{line, ms[min(seen, len(ms)-1)][0] + 1}
+}
+
+// luaNumber reads a Lua 5.1 number literal: decimal (a leading 0 is not
+// octal), with a fraction or exponent, or 0x hexadecimal.
+func luaNumber(s string) (float64, bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		u, err := strconv.ParseUint(s[2:], 16, 64)
+		return float64(u), err == nil
+	}
+	if s == "" || !(s[0] >= '0' && s[0] <= '9' || s[0] == '.') {
+		return 0, false // ParseFloat would take "inf" and "nan"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
 // offset converts a byte offset in the source to a position.
 func (l *locator) offset(off int) Pos {
 	lo, hi := 0, len(l.starts)-1
@@ -172,11 +248,13 @@ func (l *locator) offset(off int) Pos {
 	return Pos{lo + 1, off - l.starts[lo] + 1}
 }
 
-// callArgs returns the position of each argument of the call whose callee
-// ends at byte offset end (e.g. just after "redis.call"): it finds the '('
-// and splits the masked text at top-level commas. It returns nil for the
-// other call syntaxes (f'str', f{table}).
-func (l *locator) callArgs(end int) []Pos {
+// callArgs returns the position of each of the first n arguments of the
+// call whose callee ends at byte offset end (e.g. just after
+// "redis.call"): it finds the '(' and splits the masked text at top-level
+// commas, stopping at the n-th argument so that nested calls are not
+// scanned again for each level. It returns nil for the other call syntaxes
+// (f'str', f{table}).
+func (l *locator) callArgs(end, n int) []Pos {
 	i := end
 	for i < len(l.code) && isSpace(l.code[i]) {
 		i++
@@ -194,6 +272,9 @@ func (l *locator) callArgs(end int) []Pos {
 				return out
 			}
 			out = append(out, l.offset(i))
+			if len(out) == n {
+				return out
+			}
 			expectArg = false
 		}
 		switch c {

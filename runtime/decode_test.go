@@ -108,7 +108,7 @@ func TestReplyErrorCode(t *testing.T) {
 func TestScriptLine(t *testing.T) {
 	for msg, want := range map[string]int{
 		"ERR user_script:3: Script attempted to access nonexistent global variable 'foo' script: e242c1, on @user_script:3.": 3,
-		"WRONGTYPE Operation against a key holding the wrong kind of value script: a7c3, on @user_script:12.":                 12,
+		"WRONGTYPE Operation against a key holding the wrong kind of value script: a7c3, on @user_script:12.":                12,
 		"plain error": 0,
 	} {
 		got, ok := scriptLine(msg)

@@ -5,8 +5,12 @@
 //     falling back to EVAL when the server answers NOSCRIPT (after a restart,
 //     SCRIPT FLUSH or a failover), so NOSCRIPT never reaches a caller.
 //   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
-//     rueidis.Client (single node, sentinel or cluster); internal/luatest
-//     implements it offline.
+//     rueidis.Client (single node, sentinel or cluster; on a cluster a
+//     script without keys goes to the primary of its SHA1's slot, never to a
+//     replica); internal/luatest implements it offline.
+//   - Nothing is resent after a lost reply, except scripts declared
+//     ---@idempotent: [Script.Exec] retries those after a [Transient]
+//     failure, a bounded number of times and never past the caller's context.
 //   - [Slot] and [CheckSlots] implement Redis Cluster key hashing
 //     (CRC16/XMODEM of the key or its {hash tag}, modulo 16384) so a call whose
 //     keys span hash slots fails with [*CrossSlotError] before any round trip.

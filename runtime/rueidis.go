@@ -35,7 +35,7 @@ func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []s
 	} else {
 		cmd = r.c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return FromRueidis(r.c.Do(ctx, cmd))
+	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
 }
 
 // Eval implements [Executor] with EVAL or EVAL_RO.
@@ -46,12 +46,32 @@ func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []stri
 	} else {
 		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return FromRueidis(r.c.Do(ctx, cmd))
+	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
+}
+
+// route gives a call without keys a slot: the one its SHA1 hashes to.
+//
+// A script without keys touches no key, so on a cluster any node could run
+// it, and rueidis sends a command without a slot to a random connection —
+// replicas included, where Redis 7 refuses a script that may write with
+// "READONLY You can't write against a read only replica" before running it.
+// With the SHA1's slot the call always goes to a primary (the one serving
+// that slot, wherever failovers have moved it), one script always to the
+// same node, and different keyless scripts spread over the shards. On a
+// single node or sentinel client the slot is ignored.
+func route(cmd rueidis.Completed, s *Script, keys []string) rueidis.Completed {
+	if len(keys) == 0 {
+		return cmd.SetSlot(s.sha1)
+	}
+	return cmd
 }
 
 // Load implements [Executor]: SCRIPT LOAD on every node rueidis knows
-// (Client.Nodes: on a cluster, primaries and replicas). It returns the
-// first error, after trying every node.
+// (Client.Nodes: on a cluster, the primaries and the replicas CLUSTER SLOTS
+// listed at the last topology refresh; Redis 7.0 leaves out a replica whose
+// replication offset is still 0, i.e. before its primary's first write or
+// replication PING). It tries every node and joins their errors. A node it
+// missed answers NOSCRIPT on first use, and Exec falls back to EVAL.
 func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
 	var errs []error
 	for addr, n := range r.c.Nodes() {

@@ -39,6 +39,7 @@ type Script struct {
 	sha1     string
 	readOnly bool
 	anySlot  bool
+	idem     bool
 	codes    []*CodeError
 	ints     map[int64]*CodeError // codes whose Reply is an integer
 	onNil    *CodeError           // the code whose Reply is "nil"
@@ -56,6 +57,11 @@ type ScriptSpec struct {
 	// AllowCrossSlot skips the client-side hash-slot check; set when the
 	// shebang has flags=allow-cross-slot-keys (single-node use only).
 	AllowCrossSlot bool
+	// Idempotent lets Exec send the script again after a [Transient]
+	// failure; set when the header says ---@idempotent, i.e. running the
+	// script twice with the same KEYS and ARGV has the effect and the reply
+	// of running it once.
+	Idempotent bool
 	// Errors are the script's declared failure replies (---@error). Exec
 	// returns the matching sentinel instead of the reply.
 	Errors []*CodeError
@@ -73,6 +79,7 @@ func NewScript(spec ScriptSpec) *Script {
 		sha1:     hex.EncodeToString(sum[:]),
 		readOnly: spec.ReadOnly,
 		anySlot:  spec.AllowCrossSlot,
+		idem:     spec.Idempotent,
 		codes:    spec.Errors,
 	}
 	for _, c := range spec.Errors {
@@ -118,6 +125,10 @@ func (s *Script) SHA1() string { return s.sha1 }
 // ReadOnly reports whether the script runs with EVALSHA_RO/EVAL_RO.
 func (s *Script) ReadOnly() bool { return s.readOnly }
 
+// Idempotent reports whether Exec retries the script after a [Transient]
+// failure (---@idempotent).
+func (s *Script) Idempotent() bool { return s.idem }
+
 // Errors returns the script's declared failure replies.
 func (s *Script) Errors() []*CodeError { return s.codes }
 
@@ -134,16 +145,24 @@ func (s *Script) Errors() []*CodeError { return s.codes }
 //  4. an integer or nil reply the header declared with ---@error becomes
 //     its *[CodeError] sentinel.
 //
-// Exec never retries a script that may have run.
+// Exec never retries a script that may have run, unless its header declares
+// it ---@idempotent: then a [Transient] failure (a connection error, LOADING,
+// CLUSTERDOWN, ...) is retried with backoff, at most [RetryAttempts] tries
+// in all and never past ctx; the last failure is returned as it is.
 func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Value, error) {
 	if !s.anySlot {
 		if err := CheckSlots(s.name, keys); err != nil {
 			return Value{}, err
 		}
 	}
-	v, err := e.EvalSha(ctx, s, keys, args)
-	if err != nil && IsNoScript(err) {
-		v, err = e.Eval(ctx, s, keys, args)
+	v, err := s.run(ctx, e, keys, args)
+	if err != nil && s.idem {
+		for n := 1; n < RetryAttempts && Transient(err) && ctx.Err() == nil; n++ {
+			if !sleep(ctx, backoff(n)) {
+				break
+			}
+			v, err = s.run(ctx, e, keys, args)
+		}
 	}
 	if err != nil {
 		return Value{}, s.classify(err)
@@ -157,6 +176,16 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 		return v, s.onNil
 	}
 	return v, nil
+}
+
+// run is one try: EVALSHA, and EVAL when the server does not have the
+// script.
+func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Value, error) {
+	v, err := e.EvalSha(ctx, s, keys, args)
+	if err != nil && IsNoScript(err) {
+		v, err = e.Eval(ctx, s, keys, args)
+	}
+	return v, err
 }
 
 // Load adds the script to the script cache of every node of e (SCRIPT LOAD).

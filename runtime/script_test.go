@@ -102,9 +102,9 @@ func TestScriptErrorLine(t *testing.T) {
 	srv := redistest.Start(t)
 	e := runtime.Rueidis(srv.Client(t))
 	for body, line := range map[string]int{
-		"#!lua\nlocal x = 1\nreturn nosuch.field":                     3,
-		"\n\n\n\nerror('boom')":                                         5,
-		"return redis.call('INCR', KEYS[1])":                            1,
+		"#!lua\nlocal x = 1\nreturn nosuch.field":                      3,
+		"\n\n\n\nerror('boom')":                                        5,
+		"return redis.call('INCR', KEYS[1])":                           1,
 		"local a = 1\nlocal b = redis.call('NOSUCHCMD')\nreturn a + b": 2,
 	} {
 		srv.Do(t, "SET", "str", "notanumber")

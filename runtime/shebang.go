@@ -40,6 +40,7 @@ func (x *shebangless) plainScript(s *Script) *Script {
 		Body:           "--" + s.body[2:],
 		ReadOnly:       false, // EVAL_RO needs the no-writes flag, which is gone
 		AllowCrossSlot: s.anySlot,
+		Idempotent:     s.idem,
 		Errors:         s.codes,
 	})
 	x.plain.Store(s, p)

@@ -15,55 +15,80 @@ import (
 type DeductKeys struct {
 	// Stock is KEYS[1]: string counter holding the units left, e.g. seckill:{sku42}:stock
 	Stock string
-	// Log is KEYS[2]: purchase record written on success; must share stock's {hash tag}
-	Log string
+	// Orders is KEYS[2]: hash of order id → record; must share stock's {hash tag}
+	Orders string
+	// Buyers is KEYS[3]: hash of buyer → units held, for the limit; must share stock's {hash tag}
+	Buyers string
 }
 
 // DeductArgs are the ARGV of [Scripts.Deduct], in ARGV order.
 type DeductArgs struct {
-	// Qty is ARGV[1]: units to take; a decimal integer >= 1
-	Qty int64
-	// Buyer is ARGV[2]: buyer id, stored in the purchase record
+	// Order is ARGV[1]: order id, unique per purchase: the idempotency key
+	Order string
+	// Buyer is ARGV[2]: buyer id, recorded and counted against limit
 	Buyer string
-	// At is ARGV[3], sent as Unix milliseconds: purchase time, stored in the purchase record
+	// Qty is ARGV[3]: units to take; an integer >= 1
+	Qty int64
+	// Limit is ARGV[4]: most units one buyer may hold; 0 for no limit
+	Limit int64
+	// At is ARGV[5], sent as Unix milliseconds: purchase time, recorded
 	At time.Time
-	// TTL is ARGV[4], sent as whole seconds (truncated): purchase record lifetime, whole seconds >= 1
-	TTL time.Duration
 }
 
 // Errors of [Scripts.Deduct]: the replies its header declares as failures.
 // Test for them with errors.Is.
 var (
-	// ErrOutOfStock is returned when the script replies -1: stock is lower than qty; nothing was changed
-	ErrOutOfStock = &runtime.CodeError{Script: "stock.Deduct", Name: "OutOfStock", Reply: "-1", Desc: "stock is lower than qty; nothing was changed"}
-	// ErrNoSuchSKU is returned when the script replies -2: the stock key does not exist
-	ErrNoSuchSKU = &runtime.CodeError{Script: "stock.Deduct", Name: "NoSuchSKU", Reply: "-2", Desc: "the stock key does not exist"}
-	// ErrBadArgument is returned when the script replies with error BAD_ARG: qty, at or ttl is not a positive integer
-	ErrBadArgument = &runtime.CodeError{Script: "stock.Deduct", Name: "BadArgument", Reply: "BAD_ARG", Desc: "qty, at or ttl is not a positive integer"}
+	// ErrOutOfStock is returned when the script replies -1: stock was lower than qty; recorded as refused, nothing deducted
+	ErrOutOfStock = &runtime.CodeError{Script: "stock.Deduct", Name: "OutOfStock", Reply: "-1", Desc: "stock was lower than qty; recorded as refused, nothing deducted"}
+	// ErrNoSuchSKU is returned when the script replies -2: the stock key does not exist; nothing recorded
+	ErrNoSuchSKU = &runtime.CodeError{Script: "stock.Deduct", Name: "NoSuchSKU", Reply: "-2", Desc: "the stock key does not exist; nothing recorded"}
+	// ErrLimitExceeded is returned when the script replies -3: the buyer would hold more than limit units; recorded as refused
+	ErrLimitExceeded = &runtime.CodeError{Script: "stock.Deduct", Name: "LimitExceeded", Reply: "-3", Desc: "the buyer would hold more than limit units; recorded as refused"}
+	// ErrCancelled is returned when the script replies -4: the order id was cancelled (before or after a sale); nothing changed
+	ErrCancelled = &runtime.CodeError{Script: "stock.Deduct", Name: "Cancelled", Reply: "-4", Desc: "the order id was cancelled (before or after a sale); nothing changed"}
+	// ErrBadArgument is returned when the script replies with error BAD_ARG: an argument is empty or not a decimal integer in range
+	ErrBadArgument = &runtime.CodeError{Script: "stock.Deduct", Name: "BadArgument", Reply: "BAD_ARG", Desc: "an argument is empty or not a decimal integer in range"}
+	// ErrOrderConflict is returned when the script replies with error ORDER_CONFLICT: the order id is recorded for another buyer or quantity
+	ErrOrderConflict = &runtime.CodeError{Script: "stock.Deduct", Name: "OrderConflict", Reply: "ORDER_CONFLICT", Desc: "the order id is recorded for another buyer or quantity"}
+	// ErrCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record, the stock or the buyer's count is malformed; nothing changed
+	ErrCorruptRecord = &runtime.CodeError{Script: "stock.Deduct", Name: "CorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record, the stock or the buyer's count is malformed; nothing changed"}
 )
 
 // DeductScript is lua/stock/deduct.lua as a [runtime.Script].
 var DeductScript = runtime.NewScript(runtime.ScriptSpec{
-	Name:   "stock.Deduct",
-	File:   "lua/stock/deduct.lua",
-	Body:   deductBody,
-	Errors: []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrBadArgument},
+	Name:       "stock.Deduct",
+	File:       "lua/stock/deduct.lua",
+	Body:       deductBody,
+	Idempotent: true,
+	Errors:     []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrLimitExceeded, ErrCancelled, ErrBadArgument, ErrOrderConflict, ErrCorruptRecord},
 })
 
-// Deduct takes qty units from a SKU's stock and records the purchase.
-// The check and the decrement run as one script, so concurrent buyers can
-// never oversell: when stock is lower than qty nothing is changed.
+// Deduct takes qty units of a SKU for one order, at most once per order id.
+// The check, the decrement and the order record run as one script, so
+// concurrent buyers never oversell and every unit sold has a record.
 //
-// It returns units left after the deduction. Declared failures:
-// [ErrOutOfStock], [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to
+// The order id makes it idempotent: the first call records its outcome
+// (sold, or refused for stock or for the buyer's limit) in the orders hash,
+// and every later call with that id returns the same outcome without
+// touching stock. A retry after a lost reply never deducts twice, and an
+// order once refused is never sold later, even when units come back.
+// Reusing an order id for another buyer or quantity is an error.
+//
+// It returns units left right after this order's deduction. Declared failures:
+// [ErrOutOfStock], [ErrNoSuchSKU], [ErrLimitExceeded], [ErrCancelled],
+// [ErrBadArgument], [ErrOrderConflict], [ErrCorruptRecord]. Keys that hash to
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
 // error raised inside the script is a *[runtime.ScriptError] naming the line.
+// It is idempotent (an order id's first outcome is recorded with the decrement
+// and answered again), so a connection error or a transient error reply is
+// retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
-	v, err := DeductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Log}, []string{
-		runtime.FormatInt(args.Qty),
+	v, err := DeductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+		args.Order,
 		args.Buyer,
+		runtime.FormatInt(args.Qty),
+		runtime.FormatInt(args.Limit),
 		runtime.FormatTime(args.At, time.Millisecond),
-		runtime.FormatDuration(args.TTL, time.Second),
 	})
 	if err != nil {
 		return 0, err
@@ -73,38 +98,98 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 
 // deductBody is lua/stock/deduct.lua, verbatim.
 const deductBody = `#!lua
---- Deduct takes qty units from a SKU's stock and records the purchase.
---- The check and the decrement run as one script, so concurrent buyers can
---- never oversell: when stock is lower than qty nothing is changed.
+--- Deduct takes qty units of a SKU for one order, at most once per order id.
+--- The check, the decrement and the order record run as one script, so
+--- concurrent buyers never oversell and every unit sold has a record.
+---
+--- The order id makes it idempotent: the first call records its outcome
+--- (sold, or refused for stock or for the buyer's limit) in the orders hash,
+--- and every later call with that id returns the same outcome without
+--- touching stock. A retry after a lost reply never deducts twice, and an
+--- order once refused is never sold later, even when units come back.
+--- Reusing an order id for another buyer or quantity is an error.
 ---@script Deduct
----@key stock  string counter holding the units left, e.g. seckill:{sku42}:stock
----@key log    purchase record written on success; must share stock's {hash tag}
----@arg qty    int64              units to take; a decimal integer >= 1
----@arg buyer  string             buyer id, stored in the purchase record
----@arg at     time.Time ms       purchase time, stored in the purchase record
----@arg ttl    time.Duration s    purchase record lifetime, whole seconds >= 1
----@return int64                  units left after the deduction
----@error -1 OutOfStock           stock is lower than qty; nothing was changed
----@error -2 NoSuchSKU            the stock key does not exist
----@error BAD_ARG BadArgument     qty, at or ttl is not a positive integer
+---@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
+---@key orders  hash of order id → record; must share stock's {hash tag}
+---@key buyers  hash of buyer → units held, for the limit; must share stock's {hash tag}
+---@arg order   string         order id, unique per purchase: the idempotency key
+---@arg buyer   string         buyer id, recorded and counted against limit
+---@arg qty     int64          units to take; an integer >= 1
+---@arg limit   int64          most units one buyer may hold; 0 for no limit
+---@arg at      time.Time ms   purchase time, recorded
+---@idempotent an order id's first outcome is recorded with the decrement and answered again
+---@return int64               units left right after this order's deduction
+---@error -1 OutOfStock        stock was lower than qty; recorded as refused, nothing deducted
+---@error -2 NoSuchSKU         the stock key does not exist; nothing recorded
+---@error -3 LimitExceeded     the buyer would hold more than limit units; recorded as refused
+---@error -4 Cancelled         the order id was cancelled (before or after a sale); nothing changed
+---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
+---@error ORDER_CONFLICT OrderConflict  the order id is recorded for another buyer or quantity
+---@error BAD_RECORD CorruptRecord      the order's record, the stock or the buyer's count is malformed; nothing changed
 
+-- A record is "state qty at reply buyer": state sold, refused, cancelled or
+-- void (cancelled before any sale); reply is what the first call returned.
+-- The buyer comes last so it may contain spaces.
+local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
+
+local order, buyer, qty, limit, at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 -- Validate before touching anything: tonumber would accept "1.5", "0x10"
--- and " 1", and DECRBY with a fraction fails only after the check passed.
-for i, name in ipairs({'qty', 'buyer', 'at', 'ttl'}) do
-  if name ~= 'buyer' and not string.match(ARGV[i], '^[1-9][0-9]*$') then
-    return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. ARGV[i] .. '"')
-  end
+-- and " 1"; more than 15 digits would lose precision in a Lua double.
+if order == '' or buyer == '' then
+  return redis.error_reply('BAD_ARG order and buyer must not be empty')
 end
-local qty = tonumber(ARGV[1])
+if not string.match(qty, '^[1-9][0-9]*$') or #qty > 15 then
+  return redis.error_reply('BAD_ARG qty must be an integer >= 1, got "' .. qty .. '"')
+end
+if not string.match(at, '^[1-9][0-9]*$') or #at > 15 then
+  return redis.error_reply('BAD_ARG at must be an integer >= 1, got "' .. at .. '"')
+end
+if not string.match(limit, '^[0-9]+$') or #limit > 15 then
+  return redis.error_reply('BAD_ARG limit must be an integer >= 0, got "' .. limit .. '"')
+end
+
+local rec = redis.call('HGET', KEYS[2], order)
+if rec then
+  local state, rqty, _, reply, rbuyer = string.match(rec, RECORD)
+  if not state then
+    return redis.error_reply('BAD_RECORD order ' .. order .. ': "' .. rec .. '"')
+  end
+  if state == 'void' then
+    return -4
+  end
+  if rbuyer ~= buyer or rqty ~= qty then
+    return redis.error_reply('ORDER_CONFLICT order ' .. order .. ' is ' .. rqty .. ' units for buyer ' .. rbuyer)
+  end
+  if state == 'cancelled' then
+    return -4
+  end
+  return tonumber(reply)
+end
 
 local stock = redis.call('GET', KEYS[1])
 if not stock then
   return -2
 end
-if tonumber(stock) < qty then
-  return -1
+-- Check every value a write below depends on before the first write: a
+-- script is not a transaction, and an error after DECRBY would leave units
+-- gone without a record. (OOM is checked only before a script's first
+-- write, so nothing else can stop it halfway.)
+local held = redis.call('HGET', KEYS[3], buyer) or '0'
+if not string.match(stock, '^%-?[0-9]+$') or not string.match(held, '^%-?[0-9]+$') then
+  return redis.error_reply('BAD_RECORD stock "' .. stock .. '" or buyer ' .. buyer .. ' holding "' .. held .. '" is not an integer')
 end
-local left = redis.call('DECRBY', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. ARGV[1] .. ' ' .. ARGV[3], 'EX', ARGV[4])
+local reply
+if tonumber(stock) < tonumber(qty) then
+  reply = -1
+elseif limit ~= '0' and tonumber(held) + qty > tonumber(limit) then
+  reply = -3
+end
+if reply then
+  redis.call('HSET', KEYS[2], order, 'refused ' .. qty .. ' ' .. at .. ' ' .. reply .. ' ' .. buyer)
+  return reply
+end
+local left = redis.call('DECRBY', KEYS[1], qty)
+redis.call('HINCRBY', KEYS[3], buyer, qty)
+redis.call('HSET', KEYS[2], order, 'sold ' .. qty .. ' ' .. at .. ' ' .. left .. ' ' .. buyer)
 return left
 `

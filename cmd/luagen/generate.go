@@ -53,13 +53,15 @@ func runGenerate(e *env, name string, args []string) int {
 	if !ok {
 		return status
 	}
+	for _, in := range inputs {
+		if len(in) > 1 && in[0] == '-' {
+			fmt.Fprintf(e.stderr, "luagen %s: flag %s after the scripts: flags go before them\n", name, strings.SplitN(in, "=", 2)[0])
+			return exitUsage
+		}
+	}
 	if len(inputs) == 0 {
 		fmt.Fprintf(e.stderr, "luagen %s: no scripts: name .lua files or directories\n", name)
 		fs.Usage()
-		return exitUsage
-	}
-	if !token.IsIdentifier(f.newName) {
-		fmt.Fprintf(e.stderr, "luagen %s: -new %q is not a Go identifier\n", name, f.newName)
 		return exitUsage
 	}
 	outAbs, err := filepath.Abs(f.out)
@@ -75,8 +77,16 @@ func runGenerate(e *env, name string, args []string) int {
 	if pkg == "" {
 		pkg = dirPkg
 	}
-	if !token.IsIdentifier(pkg) {
-		fmt.Fprintf(e.stderr, "luagen %s: package name %q is not a Go identifier; use -pkg\n", name, pkg)
+	if f.newName == "" {
+		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
+		return exitUsage
+	}
+	if err := (gen.Config{Package: pkg, New: f.newName}).Check(); err != nil {
+		flag := "-new"
+		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {
+			flag = "-pkg"
+		}
+		fmt.Fprintf(e.stderr, "luagen %s: %v; choose another with %s\n", name, err, flag)
 		return exitUsage
 	}
 	srcs, err := gen.Load(inputs)
@@ -110,7 +120,9 @@ func runGenerate(e *env, name string, args []string) int {
 		return exitOK
 	}
 	if _, err := gen.Write(f.out, files); err != nil {
-		fmt.Fprintf(e.stderr, "luagen generate: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "luagen generate: %s\n", line)
+		}
 		return exitFail
 	}
 	return exitOK
@@ -162,7 +174,7 @@ func packageName(dir string) string {
 			b.WriteRune(r)
 		}
 	}
-	if b.Len() == 0 || token.IsKeyword(b.String()) {
+	if b.Len() == 0 || b.String() == "_" || token.IsKeyword(b.String()) {
 		return "scripts"
 	}
 	return b.String()

@@ -10,6 +10,7 @@ type config struct {
 	Buyers      int
 	Stock       int
 	Qty         int
+	Limit       int
 	Concurrency int
 	Redis       string
 	SKU         string
@@ -24,6 +25,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-stock must be >= 0, got %d", c.Stock)
 	case c.Qty < 1:
 		return fmt.Errorf("-qty must be >= 1, got %d", c.Qty)
+	case c.Limit < 0:
+		return fmt.Errorf("-limit must be >= 0, got %d", c.Limit)
 	case c.Concurrency < 1:
 		return fmt.Errorf("-concurrency must be >= 1, got %d", c.Concurrency)
 	case strings.ContainsAny(c.SKU, "{}"):

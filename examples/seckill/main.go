@@ -4,17 +4,23 @@
 //
 // Usage:
 //
-//	go run ./examples/seckill [-buyers 5000] [-stock 300] [-qty 1] [-concurrency 64] [-redis ADDR[,ADDR...]] [-json]
+//	go run ./examples/seckill [-buyers 5000] [-stock 300] [-qty 1] [-limit 0] [-concurrency 64] [-redis ADDR[,ADDR...]] [-json]
 //
 // Without -redis it starts an embedded in-process Redis (miniredis), so it
 // runs with nothing installed. With -redis it uses that server; a
 // comma-separated seed list, or any address of a cluster node, runs it on
 // Redis Cluster (rueidis discovers the topology).
 //
-// It prints sold, refused (out of stock), oversold (must be 0), errors,
-// throughput and latency percentiles, or with -json one JSON object. The exit
-// status is 1 when units were oversold, a sale has no purchase record, the
-// stock counter disagrees with the sales, or a buyer saw an error.
+// Buyer i places order o<i>; stock.Deduct is idempotent per order id, so a
+// buyer whose call fails transiently (a restart, a failover) retries with
+// the same id and can never buy twice. At the end stock.Reconcile checks the
+// stock counter against every order record.
+//
+// It prints sold, refused (out of stock or over -limit), oversold (must be
+// 0), errors, throughput and latency percentiles, or with -json one JSON
+// object. The exit status is 1 when units were oversold, a sale has no
+// purchase record, reconciliation finds a difference, the stock counter
+// disagrees with the sales, or a buyer saw an error.
 package main
 
 import (
@@ -39,6 +45,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Buyers, "buyers", 5000, "number of buyers; each tries to buy once")
 	fs.IntVar(&cfg.Stock, "stock", 300, "units of the SKU on sale")
 	fs.IntVar(&cfg.Qty, "qty", 1, "units each buyer asks for")
+	fs.IntVar(&cfg.Limit, "limit", 0, "most units one buyer may hold; 0: no limit")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "buyers in flight at once")
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address host:port, or a comma-separated cluster seed list; empty: embedded miniredis")
 	fs.StringVar(&cfg.SKU, "sku", "", "SKU id used in the keys (default: a fresh random id per run)")

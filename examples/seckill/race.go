@@ -19,16 +19,9 @@ import (
 	"github.com/luagen/luagen/stock"
 )
 
-// recordTTL is how long purchase records live; long enough to check them,
-// short enough that demo runs against a shared server clean themselves up.
-const recordTTL = 10 * time.Minute
-
-// keys are one SKU's keys. They share the {sku} hash tag, so on a cluster
-// every deduction for the SKU runs in one slot, on one primary.
-type keys struct{ sku string }
-
-func (k keys) stock() string           { return "seckill:{" + k.sku + "}:stock" }
-func (k keys) log(buyer string) string { return "seckill:{" + k.sku + "}:log:" + buyer }
+// patience bounds how long one buyer keeps retrying its order after
+// transient failures (a restart, a failover) beyond runtime's own retries.
+const patience = 10 * time.Second
 
 // race sets up the SKU, lets cfg.Buyers buyers race for it and checks the
 // keyspace afterwards.
@@ -39,22 +32,31 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 	}
 	defer closeFn()
 
-	k := keys{sku: cfg.SKU}
-	if k.sku == "" {
-		k.sku = "sku-" + randomID()
+	sku := cfg.SKU
+	if sku == "" {
+		sku = "sku-" + randomID()
 	}
-	if err := client.Do(ctx, client.B().Set().Key(k.stock()).Value(strconv.Itoa(cfg.Stock)).Build()).Error(); err != nil {
+	k := stock.KeysFor("seckill:", sku)
+	// A SKU's keys share its {hash tag}, so one DEL removes all three even
+	// on a cluster; a rerun with the same -sku starts from scratch.
+	if err := client.Do(ctx, client.B().Del().Key(k.Stock, k.Orders, k.Buyers).Build()).Error(); err != nil {
+		return nil, fmt.Errorf("clear SKU %s on %s: %w", sku, server, err)
+	}
+	if err := client.Do(ctx, client.B().Set().Key(k.Stock).Value(strconv.Itoa(cfg.Stock)).Build()).Error(); err != nil {
 		return nil, fmt.Errorf("set up stock on %s: %w", server, err)
 	}
-	defer client.Do(context.WithoutCancel(ctx), client.B().Del().Key(k.stock()).Build())
+	if cfg.SKU == "" { // a random SKU is nobody's to keep
+		defer client.Do(context.WithoutCancel(ctx), client.B().Del().Key(k.Stock, k.Orders, k.Buyers).Build())
+	}
 
 	scripts := stock.New(exec)
 	if err := scripts.Preload(ctx); err != nil {
 		return nil, fmt.Errorf("preload scripts on %s: %w", server, err)
 	}
 
-	rep := &report{Server: server, SKU: k.sku, Buyers: cfg.Buyers, Stock: cfg.Stock, Qty: cfg.Qty, Concurrency: cfg.Concurrency}
+	rep := &report{Server: server, SKU: sku, Buyers: cfg.Buyers, Stock: cfg.Stock, Qty: cfg.Qty, Limit: cfg.Limit, Concurrency: cfg.Concurrency}
 	outcome := make([]int8, cfg.Buyers) // 1 sold, 2 refused, 3 error
+	var retried atomic.Int64
 	latency := make([]time.Duration, cfg.Buyers)
 	var next, done atomic.Int64
 	var firstErr atomic.Value
@@ -71,16 +73,23 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 				if i >= cfg.Buyers || ctx.Err() != nil {
 					return
 				}
+				// Buyer i places order o<i>: the order id makes Deduct
+				// idempotent, so a buyer whose call failed transiently tries
+				// again with the same id and can never buy twice.
 				buyer := "u" + strconv.Itoa(i)
+				args := stock.DeductArgs{Order: "o" + strconv.Itoa(i), Buyer: buyer, Qty: int64(cfg.Qty), Limit: int64(cfg.Limit), At: time.Now()}
 				t0 := time.Now()
-				_, err := scripts.Deduct(ctx,
-					stock.DeductKeys{Stock: k.stock(), Log: k.log(buyer)},
-					stock.DeductArgs{Qty: int64(cfg.Qty), Buyer: buyer, At: t0, TTL: recordTTL})
+				_, err := scripts.Deduct(ctx, k.Deduct(), args)
+				for err != nil && runtime.Transient(err) && time.Since(t0) < patience {
+					retried.Add(1)
+					time.Sleep(50 * time.Millisecond)
+					_, err = scripts.Deduct(ctx, k.Deduct(), args)
+				}
 				latency[i] = time.Since(t0)
 				switch {
 				case err == nil:
 					outcome[i] = 1
-				case errors.Is(err, stock.ErrOutOfStock):
+				case errors.Is(err, stock.ErrOutOfStock), errors.Is(err, stock.ErrLimitExceeded):
 					outcome[i] = 2
 				default:
 					outcome[i] = 3
@@ -97,23 +106,22 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 		return nil, fmt.Errorf("interrupted after %d of %d buyers", done.Load(), cfg.Buyers)
 	}
 
-	var sold []string
-	for i, o := range outcome {
+	for _, o := range outcome {
 		switch o {
 		case 1:
 			rep.Sold++
-			sold = append(sold, "u"+strconv.Itoa(i))
 		case 2:
 			rep.Refused++
 		case 3:
 			rep.Errors++
 		}
 	}
+	rep.Retries = retried.Load()
 	if e, ok := firstErr.Load().(string); ok {
 		rep.FirstError = e
 	}
 	rep.setTiming(elapsed, latency)
-	if err := rep.audit(ctx, client, k, sold); err != nil {
+	if err := rep.audit(ctx, scripts, k); err != nil {
 		return nil, fmt.Errorf("audit on %s: %w", server, err)
 	}
 	return rep, nil

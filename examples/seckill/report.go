@@ -6,9 +6,10 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/redis/rueidis"
+	"github.com/luagen/luagen/stock"
 )
 
 // report is the outcome of one race. Its JSON keys are the demo's contract:
@@ -19,16 +20,19 @@ type report struct {
 	Buyers      int    `json:"buyers"`
 	Stock       int    `json:"stock"`
 	Qty         int    `json:"qty"`
+	Limit       int    `json:"limit"` // units per buyer; 0: no limit
 	Concurrency int    `json:"concurrency"`
 
 	Sold     int `json:"sold"`     // buyers whose Deduct succeeded
-	Refused  int `json:"refused"`  // buyers told ErrOutOfStock
+	Refused  int `json:"refused"`  // buyers told ErrOutOfStock or ErrLimitExceeded
 	Oversold int `json:"oversold"` // units sold beyond the stock; must be 0
 	Errors   int `json:"errors"`   // buyers who got any other error
 
-	StockLeft  int64  `json:"stock_left"` // the counter after the race
-	Records    int    `json:"records"`    // purchase records found for sold buyers
-	FirstError string `json:"first_error,omitempty"`
+	Retries     int64    `json:"retries"`     // calls repeated with the same order id after a transient error
+	StockLeft   int64    `json:"stock_left"`  // the counter after the race
+	Records     int64    `json:"records"`     // orders recorded as sold
+	Differences []string `json:"differences"` // what stock.Reconcile found; must be empty
+	FirstError  string   `json:"first_error,omitempty"`
 
 	ElapsedMS float64 `json:"elapsed_ms"`
 	OpsPerSec float64 `json:"ops_per_sec"` // Deduct calls per second, all outcomes
@@ -54,26 +58,20 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// audit reads the keyspace after the race: the stock counter, and one
-// purchase record per sold buyer (EXISTS in batches; the keys share a hash
-// tag, so a batch is one slot even on a cluster).
-func (r *report) audit(ctx context.Context, c rueidis.Client, k keys, sold []string) error {
-	left, err := c.Do(ctx, c.B().Get().Key(k.stock()).Build()).AsInt64()
+// audit reconciles the SKU after the race (stock.Reconcile: the counter
+// against the sold orders' records and the buyer counters, read in one
+// atomic script) and compares it with what the buyers were told.
+func (r *report) audit(ctx context.Context, s *stock.Scripts, k stock.SKUKeys) error {
+	rec, err := s.Reconcile(ctx, k.Audit(), int64(r.Stock))
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", k.stock(), err)
+		return err
 	}
-	r.StockLeft = left
-	r.Oversold = max(0, r.Sold*r.Qty-r.Stock, int(-left))
-	for batch := range slices.Chunk(sold, 500) {
-		ks := make([]string, len(batch))
-		for i, b := range batch {
-			ks[i] = k.log(b)
-		}
-		n, err := c.Do(ctx, c.B().Exists().Key(ks...).Build()).AsInt64()
-		if err != nil {
-			return fmt.Errorf("EXISTS purchase records: %w", err)
-		}
-		r.Records += int(n)
+	r.StockLeft = rec.Left
+	r.Records = rec.SoldOrders
+	r.Oversold = max(0, r.Sold*r.Qty-r.Stock, int(-rec.Left))
+	r.Differences = []string{}
+	for _, d := range rec.Differences {
+		r.Differences = append(r.Differences, d.String())
 	}
 	return nil
 }
@@ -87,8 +85,11 @@ func (r *report) problems() []string {
 	if want := int64(r.Stock - r.Sold*r.Qty); r.StockLeft != want {
 		p = append(p, fmt.Sprintf("stock left %d, want stock - sold*qty = %d", r.StockLeft, want))
 	}
-	if r.Records != r.Sold {
+	if r.Records != int64(r.Sold) {
 		p = append(p, fmt.Sprintf("%d purchase records for %d sales", r.Records, r.Sold))
+	}
+	if len(r.Differences) > 0 {
+		p = append(p, "reconciliation: "+strings.Join(r.Differences, "; "))
 	}
 	if r.Errors > 0 {
 		p = append(p, fmt.Sprintf("%d buyers got errors (first: %s)", r.Errors, r.FirstError))
@@ -96,15 +97,23 @@ func (r *report) problems() []string {
 	return p
 }
 
+func reconciled(diffs []string) string {
+	if len(diffs) == 0 {
+		return "0 differences"
+	}
+	return strconv.Itoa(len(diffs)) + " differences"
+}
+
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "seckill on %s: %d buyers × %d unit(s) for %d units of %s, %d in flight\n",
 		r.Server, r.Buyers, r.Qty, r.Stock, r.SKU, r.Concurrency)
 	fmt.Fprintf(w, "  sold        %d\n", r.Sold)
-	fmt.Fprintf(w, "  refused     %d (out of stock)\n", r.Refused)
+	fmt.Fprintf(w, "  refused     %d (out of stock or over the limit)\n", r.Refused)
 	fmt.Fprintf(w, "  oversold    %d\n", r.Oversold)
 	fmt.Fprintf(w, "  errors      %d\n", r.Errors)
 	fmt.Fprintf(w, "  stock left  %d\n", r.StockLeft)
-	fmt.Fprintf(w, "  records     %d purchase records\n", r.Records)
+	fmt.Fprintf(w, "  records     %d orders recorded as sold; reconciliation: %s\n", r.Records, reconciled(r.Differences))
+	fmt.Fprintf(w, "  retries     %d (same order id, after transient errors)\n", r.Retries)
 	fmt.Fprintf(w, "  throughput  %s deducts/s over %s ms\n", strconv.FormatFloat(r.OpsPerSec, 'f', 0, 64), strconv.FormatFloat(r.ElapsedMS, 'f', 1, 64))
 	fmt.Fprintf(w, "  latency     p50 %d µs, p99 %d µs, max %d µs\n", r.P50us, r.P99us, r.MaxUs)
 }

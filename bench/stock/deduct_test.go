@@ -1,0 +1,453 @@
+// Package stock benchmarks stock.Deduct on one redis-server in one run: the
+// generated wrapper, raw rueidis.Lua.Exec and go-redis Script.Run with the
+// same script and arguments, against the server's own ceiling measured
+// with redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with
+// one SKU per primary. TestMain prints the table with ratios.
+package stock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/stock"
+)
+
+// env is the servers and clients every benchmark of the run shares, made
+// on first use and torn down by TestMain.
+var env struct {
+	once    sync.Once
+	dir     string
+	srv     *redistest.Server
+	rueidis rueidis.Client
+	goredis *goredis.Client
+	err     error
+
+	clusterOnce   sync.Once
+	clusterDir    string
+	cluster       *redistest.Cluster
+	clusterClient rueidis.Client
+	clusterErr    error
+}
+
+func single(b *testing.B) {
+	b.Helper()
+	env.once.Do(func() {
+		if env.dir, env.err = os.MkdirTemp("", "bench-stock-"); env.err != nil {
+			return
+		}
+		if env.srv, env.err = redistest.StartServer(env.dir); env.err != nil {
+			return
+		}
+		env.rueidis, env.err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{env.srv.Addr}, DisableCache: true})
+		env.goredis = goredis.NewClient(&goredis.Options{Addr: env.srv.Addr, PoolSize: 128})
+	})
+	if env.err != nil {
+		b.Fatal(env.err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	printTable()
+	if env.rueidis != nil {
+		env.rueidis.Close()
+	}
+	if env.goredis != nil {
+		env.goredis.Close()
+	}
+	if env.srv != nil {
+		env.srv.Stop()
+	}
+	if env.clusterClient != nil {
+		env.clusterClient.Close()
+	}
+	if env.cluster != nil {
+		env.cluster.Stop()
+	}
+	if env.clusterDir != "" {
+		os.RemoveAll(env.clusterDir)
+	}
+	if env.dir != "" {
+		os.RemoveAll(env.dir)
+	}
+	os.Exit(code)
+}
+
+// stockUnits is more than any run sells, so every call takes the sale
+// path: a decrement, a buyer counter and an order record.
+const stockUnits = "1000000000000"
+
+// sku returns a fresh SKU with its stock set, so runs do not replay each
+// other's order ids.
+var skuSeq atomic.Int64
+
+func freshSKU(b *testing.B, c rueidis.Client) stock.SKUKeys {
+	b.Helper()
+	k := stock.KeysFor("bench:", fmt.Sprintf("sku%d-%d", time.Now().UnixNano(), skuSeq.Add(1)))
+	if err := c.Do(context.Background(), c.B().Set().Key(k.Stock).Value(stockUnits).Build()).Error(); err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+// parallel runs op from 64 goroutines per core (rueidis pipelines the
+// concurrent calls onto one connection) and records ops/s.
+func parallel(b *testing.B, op func(ctx context.Context, n int64) error) {
+	b.Helper()
+	b.ReportAllocs()
+	b.SetParallelism(64)
+	var seq atomic.Int64
+	var failed atomic.Value
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if err := op(ctx, seq.Add(1)); err != nil {
+				failed.CompareAndSwap(nil, err)
+			}
+		}
+	})
+	b.StopTimer()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func args(n int64) stock.DeductArgs {
+	id := strconv.FormatInt(n, 10)
+	return stock.DeductArgs{Order: "o" + id, Buyer: "u" + id, Qty: 1, At: time.UnixMilli(1_700_000_000_000 + n)}
+}
+
+// rawArgs is args as the ARGV strings the script takes.
+func rawArgs(n int64) []string {
+	a := args(n)
+	return []string{a.Order, a.Buyer, "1", "0", strconv.FormatInt(a.At.UnixMilli(), 10)}
+}
+
+// The three clients under test, each one deduct per call with the same
+// script and arguments.
+func wrapperOp(s *stock.Scripts, k stock.SKUKeys) func(context.Context, int64) error {
+	dk := k.Deduct()
+	return func(ctx context.Context, n int64) error {
+		_, err := s.Deduct(ctx, dk, args(n))
+		return err
+	}
+}
+
+func rueidisOp(c rueidis.Client, k stock.SKUKeys) func(context.Context, int64) error {
+	lua := rueidis.NewLuaScript(stock.DeductScript.Body())
+	return func(ctx context.Context, n int64) error {
+		_, err := lua.Exec(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, rawArgs(n)).AsInt64()
+		return err
+	}
+}
+
+func goredisOp(c *goredis.Client, k stock.SKUKeys) func(context.Context, int64) error {
+	script := goredis.NewScript(stock.DeductScript.Body())
+	return func(ctx context.Context, n int64) error {
+		a := rawArgs(n)
+		_, err := script.Run(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, a[0], a[1], a[2], a[3], a[4]).Int64()
+		return err
+	}
+}
+
+func BenchmarkDeduct(b *testing.B) {
+	b.Run("wrapper", func(b *testing.B) {
+		single(b)
+		parallel(b, wrapperOp(stock.New(runtime.Rueidis(env.rueidis)), freshSKU(b, env.rueidis)))
+	})
+	b.Run("rueidis", func(b *testing.B) {
+		single(b)
+		parallel(b, rueidisOp(env.rueidis, freshSKU(b, env.rueidis)))
+	})
+	b.Run("go-redis", func(b *testing.B) {
+		single(b)
+		parallel(b, goredisOp(env.goredis, freshSKU(b, env.rueidis)))
+	})
+}
+
+// BenchmarkCeiling runs redis-benchmark -P 16 (16 commands per round trip
+// on each of its 50 connections) with EVALSHA of the same script, each
+// request with fresh random order and buyer ids: the most deducts per
+// second this server can run on this machine. b.N is ignored; the metric
+// is what redis-benchmark reports.
+func BenchmarkCeiling(b *testing.B) {
+	single(b)
+	ops, err := ceiling(b, 500000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(ops, "ops/s")
+}
+
+func ceiling(b *testing.B, requests int) (float64, error) {
+	k := freshSKU(b, env.rueidis)
+	if err := stock.DeductScript.Load(context.Background(), runtime.Rueidis(env.rueidis)); err != nil {
+		return 0, err
+	}
+	host, port, _ := strings.Cut(env.srv.Addr, ":")
+	out, err := exec.Command("redis-benchmark", "-h", host, "-p", port, "-P", "16", "-c", "50",
+		"-n", strconv.Itoa(requests), "-r", "1000000000000", "-q",
+		"EVALSHA", stock.DeductScript.SHA1(), "3", k.Stock, k.Orders, k.Buyers,
+		"o__rand_int__", "u__rand_int__", "1", "0", "1700000000000").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %v\n%s", err, out)
+	}
+	// -q prints e.g. "EVALSHA ...: 123456.79 requests per second, p50=..."
+	m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
+	if len(m) == 0 {
+		return 0, fmt.Errorf("redis-benchmark: no rate in %q", out)
+	}
+	ops, _ := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+	if left := env.srv.Do(b, "GET", k.Stock); left == stockUnits {
+		return 0, fmt.Errorf("redis-benchmark deducted nothing: %s", out)
+	}
+	return ops, nil
+}
+
+// timed runs op from 128 goroutines for d and returns calls per second.
+func timed(d time.Duration, op func(context.Context, int64) error) (float64, error) {
+	var seq atomic.Int64
+	var failed atomic.Value
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 128 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			for time.Now().Before(deadline) {
+				if err := op(ctx, seq.Add(1)); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return 0, err
+	}
+	return float64(seq.Load()) / time.Since(start).Seconds(), nil
+}
+
+// BenchmarkRatios is the table: rounds of the ceiling and the three
+// clients, interleaved so that load from elsewhere on a shared machine
+// hits them alike, each client for 1.5 s from 128 goroutines; then the
+// wrapper on the cluster. The ratio of a client is the median over rounds
+// of its ops/s divided by that round's ceiling. b.N is ignored; TestMain
+// prints the table.
+func BenchmarkRatios(b *testing.B) {
+	ratiosOnce.Do(func() {
+		single(b)
+		const rounds = 5
+		s := stock.New(runtime.Rueidis(env.rueidis))
+		for r := range rounds {
+			ceil, err := ceiling(b, 300000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			table.add("ceiling", ceil, 1)
+			variants := []struct {
+				name string
+				op   func(context.Context, int64) error
+			}{
+				{"wrapper", wrapperOp(s, freshSKU(b, env.rueidis))},
+				{"rueidis", rueidisOp(env.rueidis, freshSKU(b, env.rueidis))},
+				{"go-redis", goredisOp(env.goredis, freshSKU(b, env.rueidis))},
+			}
+			for i := range variants { // rotate the order each round
+				v := variants[(i+r)%len(variants)]
+				ops, err := timed(1500*time.Millisecond, v.op)
+				if err != nil {
+					b.Fatalf("%s: %v", v.name, err)
+				}
+				table.add(v.name, ops, ops/ceil)
+			}
+		}
+		c, keys := clusterSKUs(b)
+		for range 3 {
+			ops, err := timed(2*time.Second, func(ctx context.Context, n int64) error {
+				_, err := c.Deduct(ctx, keys[n%3], args(n))
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			table.add("cluster 3 SKUs", ops, 0)
+		}
+	})
+}
+
+var (
+	ratiosOnce sync.Once
+	table      results
+)
+
+// results are the rounds of BenchmarkRatios: name → ops/s and ratio to
+// the round's ceiling, one per round.
+type results struct {
+	mu     sync.Mutex
+	ops    map[string][]float64
+	ratios map[string][]float64
+}
+
+func (r *results) add(name string, ops, ratio float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ops == nil {
+		r.ops, r.ratios = map[string][]float64{}, map[string][]float64{}
+	}
+	r.ops[name] = append(r.ops[name], ops)
+	r.ratios[name] = append(r.ratios[name], ratio)
+}
+
+// BenchmarkClusterDeduct3SKUs is the wrapper on a local 3+3 cluster, with
+// three SKUs whose hash tags land on the three primaries: total deducts
+// per second across the shards.
+func BenchmarkClusterDeduct3SKUs(b *testing.B) {
+	s, keys := clusterSKUs(b)
+	parallel(b, func(ctx context.Context, n int64) error {
+		_, err := s.Deduct(ctx, keys[n%3], args(n))
+		return err
+	})
+}
+
+// clusterSKUs starts the run's cluster on first use and returns scripts
+// on a cluster client (preloaded) and three fresh SKUs, one per primary.
+func clusterSKUs(b *testing.B) (*stock.Scripts, []stock.DeductKeys) {
+	b.Helper()
+	env.clusterOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bench-cluster-")
+		if err != nil {
+			env.clusterErr = err
+			return
+		}
+		env.clusterDir = dir
+		if env.cluster, env.clusterErr = redistest.NewCluster(dir); env.clusterErr != nil {
+			return
+		}
+		env.clusterClient, env.clusterErr = rueidis.NewClient(rueidis.ClientOption{InitAddress: env.cluster.Addrs(), DisableCache: true})
+	})
+	if env.clusterErr != nil {
+		b.Fatal(env.clusterErr)
+	}
+	s := stock.New(runtime.Rueidis(env.clusterClient))
+	if err := s.Preload(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var keys []stock.DeductKeys
+	seen := map[*redistest.Server]bool{}
+	for len(keys) < 3 {
+		k := freshSKU(b, env.clusterClient)
+		p, _, err := env.cluster.PrimaryOf(runtime.Slot(k.Stock))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !seen[p] {
+			seen[p] = true
+			keys = append(keys, k.Deduct())
+		}
+	}
+	return s, keys
+}
+
+// BenchmarkAllocs measures allocations of one call, serially: the
+// wrapper's extra over raw rueidis is the figure the design bounds (≤ 1).
+// It measures once per run; b.N is ignored.
+func BenchmarkAllocs(b *testing.B) {
+	single(b)
+	allocsOnce.Do(func() {
+		ctx := context.Background()
+		s := stock.New(runtime.Rueidis(env.rueidis))
+		lua := rueidis.NewLuaScript(stock.DeductScript.Body())
+		k := freshSKU(b, env.rueidis)
+		var n int64
+		allocs.wrapper = testing.AllocsPerRun(2000, func() {
+			n++
+			if _, err := s.Deduct(ctx, k.Deduct(), args(n)); err != nil {
+				b.Fatal(err)
+			}
+		})
+		allocs.raw = testing.AllocsPerRun(2000, func() {
+			n++
+			if _, err := lua.Exec(ctx, env.rueidis, []string{k.Stock, k.Orders, k.Buyers}, rawArgs(n)).AsInt64(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.ReportMetric(allocs.wrapper, "wrapper-allocs/op")
+	b.ReportMetric(allocs.raw, "rueidis-allocs/op")
+	b.ReportMetric(allocs.wrapper-allocs.raw, "extra-allocs/op")
+}
+
+var (
+	allocsOnce sync.Once
+	allocs     struct{ wrapper, raw float64 }
+)
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func printTable() {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if len(table.ops) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Printf("deduct, sale path (decrement + buyer counter + order record); %d interleaved rounds, medians\n\n", len(table.ops["ceiling"]))
+	fmt.Println("| what | ops/s | ratio to ceiling | ops/s per round |")
+	fmt.Println("|---|---:|---:|---|")
+	for _, row := range [][2]string{
+		{"ceiling", "redis-benchmark -P 16 -c 50 EVALSHA, one redis-server (the ceiling)"},
+		{"wrapper", "luagen wrapper stock.Deduct, 128 goroutines, rueidis auto-pipelining"},
+		{"rueidis", "raw rueidis.Lua.Exec, same goroutines, same client"},
+		{"go-redis", "go-redis v9 Script.Run, same goroutines, pool of 128"},
+		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total)"},
+	} {
+		xs, ok := table.ops[row[0]]
+		if !ok {
+			continue
+		}
+		ratio := "–"
+		if row[0] != "cluster 3 SKUs" {
+			ratio = fmt.Sprintf("%.2f", median(table.ratios[row[0]]))
+		}
+		runs := make([]string, len(xs))
+		for i, x := range xs {
+			runs[i] = strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		fmt.Printf("| %s | %.0f | %s | %s |\n", row[1], median(xs), ratio, strings.Join(runs, ", "))
+	}
+	if w, r := median(table.ops["wrapper"]), median(table.ops["rueidis"]); r > 0 {
+		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of ops/s)\n", w/r)
+	}
+	if allocs.wrapper > 0 {
+		fmt.Printf("allocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",
+			allocs.wrapper, allocs.raw, allocs.wrapper-allocs.raw)
+	}
+}

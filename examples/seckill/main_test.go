@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The demo on its embedded server: the JSON contract and the audit.
+func TestRunEmbeddedJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-buyers", "400", "-stock", "50", "-qty", "2", "-limit", "2", "-json"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	for _, k := range []string{"sold", "refused", "oversold", "errors", "ops_per_sec", "p99_us"} {
+		assert.Contains(t, rep, k)
+	}
+	assert.Equal(t, 25.0, rep["sold"])
+	assert.Equal(t, 375.0, rep["refused"])
+	assert.Equal(t, 0.0, rep["oversold"])
+	assert.Equal(t, 0.0, rep["errors"])
+	assert.Equal(t, 25.0, rep["records"])
+	assert.Equal(t, []any{}, rep["differences"])
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-limit", "-1"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "-limit must be >= 0")
+}

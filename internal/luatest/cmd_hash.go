@@ -1,0 +1,247 @@
+// Commands from https://redis.io/commands/?group=hash
+
+package luatest
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+)
+
+var hashCommands = []*command{
+	{name: "hset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
+	{name: "hmset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
+	{name: "hsetnx", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHsetnx},
+	{name: "hget", arity: 3, first: 1, last: 1, step: 1, fn: cmdHget},
+	{name: "hmget", arity: -3, first: 1, last: 1, step: 1, fn: cmdHmget},
+	{name: "hdel", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHdel},
+	{name: "hexists", arity: 3, first: 1, last: 1, step: 1, fn: cmdHexists},
+	{name: "hlen", arity: 2, first: 1, last: 1, step: 1, fn: cmdHlen},
+	{name: "hstrlen", arity: 3, first: 1, last: 1, step: 1, fn: cmdHstrlen},
+	{name: "hgetall", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
+	{name: "hkeys", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
+	{name: "hvals", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
+	{name: "hincrby", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrby},
+	{name: "hincrbyfloat", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrbyfloat},
+}
+
+// hashForWrite returns key's hash, creating an empty one (not yet stored)
+// when the key is missing; wrong is true for another type.
+func (c *cmdCtx) hashForWrite(key string) (e *entry, wrong bool) {
+	e, wrong = c.r.lookupType(key, typeHash)
+	if wrong {
+		return nil, true
+	}
+	if e == nil {
+		e = &entry{kind: typeHash, hash: newHash()}
+		c.r.db[key] = e
+	}
+	return e, false
+}
+
+// HSET key field value [field value ...] — https://redis.io/commands/hset/
+// (answers the number of new fields). HMSET answers OK.
+func cmdHset(c *cmdCtx, args []string) resp.Reply {
+	if len(args)%2 != 1 {
+		return errArity(c.name)
+	}
+	e, wrong := c.hashForWrite(args[0])
+	if wrong {
+		return errWrongType
+	}
+	var n int64
+	for i := 1; i < len(args); i += 2 {
+		if e.hash.set(args[i], args[i+1]) {
+			n++
+		}
+	}
+	if c.name == "hmset" {
+		return resp.OK
+	}
+	return resp.IntReply(n)
+}
+
+// HSETNX key field value — https://redis.io/commands/hsetnx/
+func cmdHsetnx(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.hashForWrite(args[0])
+	if wrong {
+		return errWrongType
+	}
+	if _, ok := e.hash.get(args[1]); ok {
+		return resp.IntReply(0)
+	}
+	e.hash.set(args[1], args[2])
+	return resp.IntReply(1)
+}
+
+// HGET key field — https://redis.io/commands/hget/
+func cmdHget(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	if e != nil {
+		if v, ok := e.hash.get(args[1]); ok {
+			return resp.BulkReply(v)
+		}
+	}
+	return resp.NilReply
+}
+
+// HMGET key field [field ...] — https://redis.io/commands/hmget/
+func cmdHmget(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	out := make([]resp.Reply, len(args)-1)
+	if e != nil {
+		for i, f := range args[1:] {
+			if v, ok := e.hash.get(f); ok {
+				out[i] = resp.BulkReply(v)
+			}
+		}
+	}
+	return resp.ArrayReply(out...)
+}
+
+// HDEL key field [field ...] — https://redis.io/commands/hdel/
+func cmdHdel(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	var n int64
+	if e != nil {
+		for _, f := range args[1:] {
+			if e.hash.del(f) {
+				n++
+			}
+		}
+		c.r.dropIfEmpty(args[0], e)
+	}
+	return resp.IntReply(n)
+}
+
+// HEXISTS key field — https://redis.io/commands/hexists/
+func cmdHexists(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	if e != nil {
+		if _, ok := e.hash.get(args[1]); ok {
+			return resp.IntReply(1)
+		}
+	}
+	return resp.IntReply(0)
+}
+
+// HLEN key — https://redis.io/commands/hlen/
+func cmdHlen(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	return resp.IntReply(int64(e.hash.len()))
+}
+
+// HSTRLEN key field — https://redis.io/commands/hstrlen/
+func cmdHstrlen(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	v, _ := e.hash.get(args[1])
+	return resp.IntReply(int64(len(v)))
+}
+
+// HGETALL key — https://redis.io/commands/hgetall/ (a map in RESP3),
+// HKEYS and HVALS; fields in insertion order, as a listpack keeps them.
+func cmdHgetall(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	var out []resp.Reply
+	if e != nil {
+		for _, f := range e.hash.fields {
+			switch c.name {
+			case "hgetall":
+				out = append(out, resp.BulkReply(f), resp.BulkReply(e.hash.values[f]))
+			case "hkeys":
+				out = append(out, resp.BulkReply(f))
+			default:
+				out = append(out, resp.BulkReply(e.hash.values[f]))
+			}
+		}
+	}
+	if c.name == "hgetall" {
+		return c.mapReply(out)
+	}
+	return resp.ArrayReply(out...)
+}
+
+// HINCRBY key field increment — https://redis.io/commands/hincrby/
+func cmdHincrby(c *cmdCtx, args []string) resp.Reply {
+	by, ok := parseInt(args[2])
+	if !ok {
+		return errNotInt
+	}
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	var cur int64
+	if e != nil {
+		if v, found := e.hash.get(args[1]); found {
+			if cur, ok = parseInt(v); !ok {
+				return errHashNotInt
+			}
+		}
+	}
+	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
+		return errOverflow
+	}
+	cur += by
+	e, _ = c.hashForWrite(args[0])
+	e.hash.set(args[1], strconv.FormatInt(cur, 10))
+	return resp.IntReply(cur)
+}
+
+// HINCRBYFLOAT key field increment — https://redis.io/commands/hincrbyfloat/
+// (long double arithmetic, as INCRBYFLOAT).
+func cmdHincrbyfloat(c *cmdCtx, args []string) resp.Reply {
+	by, ok := parseLongDouble(args[2])
+	if !ok {
+		return errNotFloat
+	}
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	cur := new(big.Float).SetPrec(64)
+	if e != nil {
+		if v, found := e.hash.get(args[1]); found {
+			if cur, ok = parseLongDouble(v); !ok {
+				return errHashNotFloat
+			}
+		}
+	}
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
+		return errNaNOrInfinity
+	}
+	s := formatLongDouble(sum)
+	e, _ = c.hashForWrite(args[0])
+	e.hash.set(args[1], s)
+	return resp.BulkReply(s)
+}

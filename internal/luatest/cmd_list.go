@@ -1,0 +1,332 @@
+// Commands from https://redis.io/commands/?group=list
+
+package luatest
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+)
+
+var listCommands = []*command{
+	{name: "lpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
+	{name: "rpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
+	{name: "lpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
+	{name: "rpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
+	{name: "lpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
+	{name: "rpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
+	{name: "llen", arity: 2, first: 1, last: 1, step: 1, fn: cmdLlen},
+	{name: "lrange", arity: 4, first: 1, last: 1, step: 1, fn: cmdLrange},
+	{name: "lindex", arity: 3, first: 1, last: 1, step: 1, fn: cmdLindex},
+	{name: "lset", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLset},
+	{name: "lrem", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLrem},
+	{name: "ltrim", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLtrim},
+	{name: "linsert", arity: 5, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLinsert},
+	{name: "rpoplpush", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
+	{name: "lmove", arity: 5, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
+}
+
+// LPUSH key element [element ...] — https://redis.io/commands/lpush/ and
+// RPUSH, LPUSHX, RPUSHX (the X forms do nothing when the key is missing).
+func cmdPush(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		if strings.HasSuffix(c.name, "x") {
+			return resp.IntReply(0)
+		}
+		e = &entry{kind: typeList}
+		c.r.db[args[0]] = e
+	}
+	for _, v := range args[1:] {
+		if c.name[0] == 'l' {
+			e.list = slices.Insert(e.list, 0, v)
+		} else {
+			e.list = append(e.list, v)
+		}
+	}
+	return resp.IntReply(int64(len(e.list)))
+}
+
+// LPOP key [count] — https://redis.io/commands/lpop/ and RPOP.
+func cmdPop(c *cmdCtx, args []string) resp.Reply {
+	if len(args) > 2 {
+		return errArity(c.name)
+	}
+	count, hasCount := int64(1), len(args) == 2
+	if hasCount {
+		n, ok := parseInt(args[1])
+		if !ok || n < 0 {
+			return errPositive
+		}
+		count = n
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		if hasCount {
+			return nullArray
+		}
+		return resp.NilReply
+	}
+	if hasCount && count == 0 {
+		return resp.ArrayReply()
+	}
+	n := int(min(count, int64(len(e.list))))
+	var popped []string
+	if c.name == "lpop" {
+		popped = slices.Clone(e.list[:n])
+		e.list = e.list[n:]
+	} else {
+		for i := 0; i < n; i++ {
+			popped = append(popped, e.list[len(e.list)-1-i])
+		}
+		e.list = e.list[:len(e.list)-n]
+	}
+	c.r.dropIfEmpty(args[0], e)
+	if !hasCount {
+		return resp.BulkReply(popped[0])
+	}
+	return resp.BulkArray(popped)
+}
+
+// LLEN key — https://redis.io/commands/llen/
+func cmdLlen(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	return resp.IntReply(int64(len(e.list)))
+}
+
+// rangeIndexes clamps start and stop (negative counts from the end) to a
+// sequence of length n; ok is false for an empty range.
+func rangeIndexes(start, stop int64, n int) (int, int, bool) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if stop < 0 {
+		stop += ln
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > stop || start >= ln {
+		return 0, 0, false
+	}
+	if stop >= ln {
+		stop = ln - 1
+	}
+	return int(start), int(stop), true
+}
+
+// LRANGE key start stop — https://redis.io/commands/lrange/
+func cmdLrange(c *cmdCtx, args []string) resp.Reply {
+	start, ok1 := parseInt(args[1])
+	stop, ok2 := parseInt(args[2])
+	if !ok1 || !ok2 {
+		return errNotInt
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.ArrayReply()
+	}
+	s, t, ok := rangeIndexes(start, stop, len(e.list))
+	if !ok {
+		return resp.ArrayReply()
+	}
+	return resp.BulkArray(e.list[s : t+1])
+}
+
+// LINDEX key index — https://redis.io/commands/lindex/ (the key is looked
+// up before the index is parsed).
+func cmdLindex(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.NilReply
+	}
+	idx, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
+	}
+	if idx < 0 {
+		idx += int64(len(e.list))
+	}
+	if idx < 0 || idx >= int64(len(e.list)) {
+		return resp.NilReply
+	}
+	return resp.BulkReply(e.list[idx])
+}
+
+// LSET key index element — https://redis.io/commands/lset/ (the key is
+// looked up before the index is parsed).
+func cmdLset(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return errNoSuchKey
+	}
+	idx, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
+	}
+	if idx < 0 {
+		idx += int64(len(e.list))
+	}
+	if idx < 0 || idx >= int64(len(e.list)) {
+		return errIndexRange
+	}
+	e.list[idx] = args[2]
+	return resp.OK
+}
+
+// LREM key count element — https://redis.io/commands/lrem/ (count > 0 from
+// the head, < 0 from the tail, 0 all).
+func cmdLrem(c *cmdCtx, args []string) resp.Reply {
+	count, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	var removed int64
+	limit := count
+	if limit < 0 {
+		limit = -limit
+	}
+	keep := make([]bool, len(e.list))
+	for i := range keep {
+		keep[i] = true
+	}
+	for n := 0; n < len(e.list); n++ {
+		i := n
+		if count < 0 {
+			i = len(e.list) - 1 - n
+		}
+		if e.list[i] == args[2] && (limit == 0 || removed < limit) {
+			keep[i] = false
+			removed++
+		}
+	}
+	var out []string
+	for i, v := range e.list {
+		if keep[i] {
+			out = append(out, v)
+		}
+	}
+	e.list = out
+	c.r.dropIfEmpty(args[0], e)
+	return resp.IntReply(removed)
+}
+
+// LTRIM key start stop — https://redis.io/commands/ltrim/
+func cmdLtrim(c *cmdCtx, args []string) resp.Reply {
+	start, ok1 := parseInt(args[1])
+	stop, ok2 := parseInt(args[2])
+	if !ok1 || !ok2 {
+		return errNotInt
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.OK
+	}
+	s, t, ok := rangeIndexes(start, stop, len(e.list))
+	if !ok {
+		e.list = nil
+	} else {
+		e.list = slices.Clone(e.list[s : t+1])
+	}
+	c.r.dropIfEmpty(args[0], e)
+	return resp.OK
+}
+
+// LINSERT key BEFORE|AFTER pivot element — https://redis.io/commands/linsert/
+func cmdLinsert(c *cmdCtx, args []string) resp.Reply {
+	var after bool
+	switch strings.ToUpper(args[1]) {
+	case "BEFORE":
+	case "AFTER":
+		after = true
+	default:
+		return errSyntax
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	i := slices.Index(e.list, args[2])
+	if i < 0 {
+		return resp.IntReply(-1)
+	}
+	if after {
+		i++
+	}
+	e.list = slices.Insert(e.list, i, args[3])
+	return resp.IntReply(int64(len(e.list)))
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+// — https://redis.io/commands/lmove/; RPOPLPUSH is LMOVE ... RIGHT LEFT.
+func cmdLmove(c *cmdCtx, args []string) resp.Reply {
+	from, to := "RIGHT", "LEFT"
+	if c.name == "lmove" {
+		from, to = strings.ToUpper(args[2]), strings.ToUpper(args[3])
+		if (from != "LEFT" && from != "RIGHT") || (to != "LEFT" && to != "RIGHT") {
+			return errSyntax
+		}
+	}
+	src, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	if src == nil {
+		return resp.NilReply
+	}
+	if dst, wrong := c.r.lookupType(args[1], typeList); wrong {
+		return errWrongType
+	} else if dst == nil && args[0] != args[1] {
+		c.r.db[args[1]] = &entry{kind: typeList}
+	}
+	var v string
+	if from == "LEFT" {
+		v, src.list = src.list[0], src.list[1:]
+	} else {
+		v, src.list = src.list[len(src.list)-1], src.list[:len(src.list)-1]
+	}
+	dst := c.r.db[args[1]]
+	if to == "LEFT" {
+		dst.list = slices.Insert(dst.list, 0, v)
+	} else {
+		dst.list = append(dst.list, v)
+	}
+	c.r.dropIfEmpty(args[0], src)
+	return resp.BulkReply(v)
+}

@@ -1,0 +1,339 @@
+// Commands from https://redis.io/commands/?group=scripting
+
+package luatest
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/runtime"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+var scriptingCommands = []*command{
+	{name: "eval", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
+	{name: "evalsha", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
+	{name: "eval_ro", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
+	{name: "evalsha_ro", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
+	{name: "script", arity: -2, flags: fNoScript, fn: cmdScript},
+}
+
+// script is one entry of the script cache.
+type script struct {
+	sha   string
+	body  string
+	flags scriptFlags
+	proto *lua.FunctionProto
+}
+
+// runCtx is the state of the script running now.
+type runCtx struct {
+	sc       *script
+	file     string          // the .lua file for messages; "" when unknown
+	keys     map[string]bool // KEYS, for the KEYS check
+	keyList  []string
+	resp     int  // redis.setresp: 2 (the default) or 3
+	readOnly bool // no-writes flag or an *_RO command
+}
+
+func evalKeys(args []string) []string {
+	n, ok := parseInt(args[1])
+	if !ok || n < 0 || int(n) > len(args)-2 {
+		return nil
+	}
+	return args[2 : 2+n]
+}
+
+func sha1hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// loadScript compiles body into the script cache (luaCreateFunction):
+// shebang errors and compile errors are error replies.
+func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
+	sha := sha1hex(body)
+	if sc, ok := r.scripts[sha]; ok {
+		return sc, nil
+	}
+	flags, n, msg := parseShebang(body)
+	if msg != "" {
+		e := resp.ErrorReply("ERR " + msg)
+		return nil, &e
+	}
+	proto, err := compileScript(body[n:])
+	if err != nil {
+		e := resp.ErrorReply("ERR Error compiling script (new function): " + compileErrorText(err))
+		return nil, &e
+	}
+	sc := &script{sha: sha, body: body, flags: flags, proto: proto}
+	r.scripts[sha] = sc
+	return sc, nil
+}
+
+// compileErrorText words a gopher-lua parse error the way Lua 5.1 words
+// its own ("user_script:1: unexpected symbol near '+'"). The position and
+// the near token match; the message itself often differs (see the README).
+func compileErrorText(err error) string {
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if msg == "syntax error" {
+			msg = "unexpected symbol"
+		}
+		tok := pe.Token
+		if pe.Pos.Line == parse.EOF || tok == "" {
+			tok = "<eof>"
+		}
+		line := pe.Pos.Line
+		if line == parse.EOF {
+			line = pe.Pos.Line
+		}
+		return fmt.Sprintf("%s:%d: %s near '%s'", chunkName, max(line, 0), msg, tok)
+	}
+	var ce *lua.CompileError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("%s:%d: %s", chunkName, ce.Line, ce.Message)
+	}
+	if msg := strings.TrimSpace(err.Error()); strings.HasPrefix(msg, chunkName+":") {
+		return msg
+	}
+	return chunkName + ": " + strings.TrimSpace(err.Error())
+}
+
+// EVAL script numkeys [key ...] [arg ...] — https://redis.io/commands/eval/
+// and EVALSHA, EVAL_RO, EVALSHA_RO (evalGenericCommand in eval.c).
+func cmdEval(c *cmdCtx, args []string) resp.Reply {
+	isSha := strings.HasPrefix(c.name, "evalsha")
+	ro := strings.HasSuffix(c.name, "_ro")
+	n, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
+	}
+	if n > int64(len(args)-2) {
+		return resp.ErrorReply("ERR Number of keys can't be greater than number of args")
+	}
+	if n < 0 {
+		return resp.ErrorReply("ERR Number of keys can't be negative")
+	}
+	var sc *script
+	if isSha {
+		sc = c.r.scripts[strings.ToLower(args[0])]
+		if sc == nil {
+			return errNoScript
+		}
+	} else {
+		var errReply *resp.Reply
+		if sc, errReply = c.r.loadScript(args[0]); errReply != nil {
+			return *errReply
+		}
+	}
+	return c.r.runScript(sc, args[2:2+n], args[2+n:], runOptions{proto: c.proto, ro: ro})
+}
+
+var errNoScript = resp.ErrorReply("NOSCRIPT No matching script. Please use EVAL.")
+
+// SCRIPT LOAD script | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]
+// — https://redis.io/commands/script-load/ and friends.
+func cmdScript(c *cmdCtx, args []string) resp.Reply {
+	sub := strings.ToLower(args[0])
+	switch {
+	case sub == "load" && len(args) == 2:
+		sc, errReply := c.r.loadScript(args[1])
+		if errReply != nil {
+			return *errReply
+		}
+		return resp.BulkReply(sc.sha)
+	case sub == "exists" && len(args) >= 2:
+		out := make([]resp.Reply, len(args)-1)
+		for i, sha := range args[1:] {
+			out[i] = resp.IntReply(0)
+			if c.r.scripts[strings.ToLower(sha)] != nil {
+				out[i] = resp.IntReply(1)
+			}
+		}
+		return resp.ArrayReply(out...)
+	case sub == "flush" && len(args) <= 2:
+		if len(args) == 2 {
+			if m := strings.ToUpper(args[1]); m != "ASYNC" && m != "SYNC" {
+				return resp.ErrorReply("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+			}
+		}
+		clear(c.r.scripts)
+		return resp.OK
+	}
+	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SCRIPT HELP.", args[0]))
+}
+
+// runOptions says how a script is called.
+type runOptions struct {
+	proto int    // the caller's protocol
+	ro    bool   // EVAL_RO / EVALSHA_RO
+	file  string // the .lua file, for the KEYS check message
+	ctx   context.Context
+}
+
+// runScript runs a cached script (scriptPrepareForRun, luaCallFunction).
+func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.Reply {
+	if opt.ro && sc.flags&flagEvalCompat == 0 && sc.flags&flagNoWrites == 0 {
+		return resp.ErrorReply("ERR Can not execute a script with write flag using *_ro command.")
+	}
+	if r.vm == nil {
+		r.vm = newLuaVM(r)
+	}
+	vm := r.vm
+	L := vm.L
+	run := &runCtx{sc: sc, file: opt.file, keyList: keys, resp: 2,
+		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
+	if r.keysCheck != KeysUnchecked {
+		run.keys = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			run.keys[k] = true
+		}
+	}
+	r.run = run
+	defer func() { r.run = nil }()
+
+	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
+	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
+	fn := L.NewFunctionFromProto(sc.proto)
+	fn.Env = vm.env
+
+	var cancel context.CancelFunc
+	ctx := opt.ctx
+	if r.timeout > 0 {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	if ctx != nil && ctx.Done() != nil {
+		L.SetContext(ctx)
+		defer L.RemoveContext()
+	}
+	L.SetTop(0)
+	L.Push(fn)
+	err := L.PCall(0, 1, vm.handler)
+	defer L.SetTop(0)
+	if err != nil {
+		if ctx != nil && ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.timeout > 0 {
+				return resp.ErrorReply(fmt.Sprintf("ERR luatest: script %s ran longer than %v and was stopped", sc.sha, r.timeout))
+			}
+			return resp.ErrorReply("ERR luatest: script stopped: " + ctx.Err().Error())
+		}
+		return scriptErrorReply(sc, err)
+	}
+	return luaToReply(L.Get(-1), opt.proto, run.resp)
+}
+
+var positionRe = regexp.MustCompile(`^` + chunkName + `:(\d+): `)
+
+// scriptErrorReply is the reply for a script that raised an error
+// (luaCallFunction): the err field, then " script: <sha>, on
+// @user_script:<line>." when the error handler found a line.
+func scriptErrorReply(sc *script, err error) resp.Reply {
+	var obj lua.LValue = lua.LString(err.Error())
+	var ae *lua.ApiError
+	if errors.As(err, &ae) && ae.Object != nil {
+		obj = ae.Object
+	}
+	t, ok := obj.(*lua.LTable)
+	if s, isStr := obj.(lua.LString); !ok && isStr {
+		// The error handler itself failed, as it does on a stack overflow
+		// (it needs a call frame too): build what it would have built.
+		if m := positionRe.FindStringSubmatch(string(s)); m != nil {
+			return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", s, sc.sha, chunkName, m[1])))
+		}
+	}
+	if !ok {
+		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, luaToStr(obj))))
+	}
+	msg := ""
+	if s, ok := t.RawGetString("err").(lua.LString); ok {
+		msg = string(s)
+	} else if n, ok := t.RawGetString("err").(lua.LNumber); ok {
+		msg = numberToString(float64(n))
+	} else {
+		// Redis 7.0.15 dereferences a NULL message here and crashes
+		// (error({}) kills the server); luatest answers instead.
+		msg = "ERR luatest: error table without a string err field (redis-server 7.0 crashes on this)"
+	}
+	source, _ := t.RawGetString("source").(lua.LString)
+	line := t.RawGetString("line")
+	if source != "" && line != lua.LNil {
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, source, luaToStr(line))
+	}
+	return resp.ErrorReply(sanitizeLine(msg))
+}
+
+func stringsTable(L *lua.LState, ss []string) *lua.LTable {
+	t := L.CreateTable(len(ss), 0)
+	for i, s := range ss {
+		t.RawSetInt(i+1, lua.LString(s))
+	}
+	return t
+}
+
+// EvalSha implements [runtime.Executor] with EVALSHA (EVALSHA_RO for
+// read-only scripts): a script missing from the script cache answers
+// NOSCRIPT, so runtime.Script.Exec falls back to Eval as it does against a
+// server. The reply is decoded as rueidis decodes it (RESP3).
+func (r *Redis) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return r.exec(ctx, s, keys, args, true)
+}
+
+// Eval implements [runtime.Executor] with EVAL (EVAL_RO), which also adds
+// the script to the script cache.
+func (r *Redis) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return r.exec(ctx, s, keys, args, false)
+}
+
+// Load implements [runtime.Executor] with SCRIPT LOAD.
+func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, errReply := r.loadScript(s.Body()); errReply != nil {
+		_, err := ToValue(*errReply)
+		return fmt.Errorf("SCRIPT LOAD %s: %w", s.Name(), err)
+	}
+	return nil
+}
+
+func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string, bySha bool) (runtime.Value, error) {
+	if err := ctx.Err(); err != nil {
+		return runtime.Value{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sc *script
+	if bySha {
+		if sc = r.scripts[s.SHA1()]; sc == nil {
+			return ToValue(errNoScript)
+		}
+	} else {
+		var errReply *resp.Reply
+		if sc, errReply = r.loadScript(s.Body()); errReply != nil {
+			return ToValue(*errReply)
+		}
+	}
+	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx})
+	if r.faults.takeLostReply() {
+		return runtime.Value{}, ErrReplyLost
+	}
+	return ToValue(reply)
+}
+
+var _ = time.Second

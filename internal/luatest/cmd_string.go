@@ -1,0 +1,418 @@
+// Commands from https://redis.io/commands/?group=string
+
+package luatest
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+)
+
+var stringCommands = []*command{
+	{name: "get", arity: 2, first: 1, last: 1, step: 1, fn: cmdGet},
+	{name: "set", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSet},
+	{name: "setnx", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetnx},
+	{name: "setex", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetex},
+	{name: "psetex", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetex},
+	{name: "getset", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetset},
+	{name: "getdel", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetdel},
+	{name: "getex", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetex},
+	{name: "mget", arity: -2, first: 1, last: -1, step: 1, fn: cmdMget},
+	{name: "mset", arity: -3, flags: fWrite, first: 1, last: -1, step: 2, fn: cmdMset},
+	{name: "msetnx", arity: -3, flags: fWrite, first: 1, last: -1, step: 2, fn: cmdMset},
+	{name: "incr", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
+	{name: "decr", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
+	{name: "incrby", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
+	{name: "decrby", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
+	{name: "incrbyfloat", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncrbyfloat},
+	{name: "append", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdAppend},
+	{name: "strlen", arity: 2, first: 1, last: 1, step: 1, fn: cmdStrlen},
+	{name: "getrange", arity: 4, first: 1, last: 1, step: 1, fn: cmdGetrange},
+	{name: "substr", arity: 4, first: 1, last: 1, step: 1, fn: cmdGetrange},
+	{name: "setrange", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetrange},
+}
+
+// getString returns key's string value; wrong is true for another type.
+func (c *cmdCtx) getString(key string) (v string, found, wrong bool) {
+	e, wrong := c.r.lookupType(key, typeString)
+	if e == nil {
+		return "", false, wrong
+	}
+	return e.str, true, false
+}
+
+// GET key — https://redis.io/commands/get/
+func cmdGet(c *cmdCtx, args []string) resp.Reply {
+	v, ok, wrong := c.getString(args[0])
+	switch {
+	case wrong:
+		return errWrongType
+	case !ok:
+		return resp.NilReply
+	}
+	return resp.BulkReply(v)
+}
+
+// expireOpts are the expiry options SET and GETEX share
+// (parseExtendedStringArgumentsOrReply in t_string.c).
+type expireOpts struct {
+	unit    string // "EX", "PX", "EXAT", "PXAT" or ""
+	value   string
+	keepTTL bool
+	persist bool
+}
+
+// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
+// — https://redis.io/commands/set/
+func cmdSet(c *cmdCtx, args []string) resp.Reply {
+	key, val := args[0], args[1]
+	var nx, xx, get bool
+	var ex expireOpts
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToUpper(args[i])
+		hasNext := i+1 < len(args)
+		switch {
+		case opt == "NX" && !xx:
+			nx = true
+		case opt == "XX" && !nx:
+			xx = true
+		case opt == "GET":
+			get = true
+		case opt == "KEEPTTL" && ex.unit == "":
+			ex.keepTTL = true
+		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !ex.keepTTL &&
+			(ex.unit == "" || ex.unit == opt) && hasNext:
+			ex.unit, ex.value = opt, args[i+1]
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	var at int64
+	if ex.unit != "" {
+		var errReply *resp.Reply
+		if at, errReply = c.expireAt(ex); errReply != nil {
+			return *errReply
+		}
+	}
+	var old resp.Reply
+	if get {
+		if old = cmdGet(c, args[:1]); old.IsError() {
+			return old
+		}
+	}
+	found := c.r.lookup(key) != nil
+	if (nx && found) || (xx && !found) {
+		if get {
+			return old
+		}
+		return resp.NilReply
+	}
+	c.r.setString(key, val, ex.keepTTL)
+	if ex.unit != "" {
+		c.r.db[key].expireAt = at
+	}
+	if get {
+		return old
+	}
+	return resp.OK
+}
+
+// expireAt turns an EX/PX/EXAT/PXAT option into an absolute Unix ms time
+// (getExpireMillisecondsOrReply): the value must be a positive integer and
+// must not overflow when converted to milliseconds.
+func (c *cmdCtx) expireAt(ex expireOpts) (int64, *resp.Reply) {
+	n, ok := parseInt(ex.value)
+	if !ok {
+		return 0, &errNotInt
+	}
+	seconds := ex.unit == "EX" || ex.unit == "EXAT"
+	if n <= 0 || (seconds && n > math.MaxInt64/1000) {
+		e := c.errExpireTime()
+		return 0, &e
+	}
+	if seconds {
+		n *= 1000
+	}
+	if ex.unit == "EX" || ex.unit == "PX" {
+		if n > math.MaxInt64-c.nowMs() {
+			e := c.errExpireTime()
+			return 0, &e
+		}
+		n += c.nowMs()
+	}
+	return n, nil
+}
+
+// SETNX key value — https://redis.io/commands/setnx/
+func cmdSetnx(c *cmdCtx, args []string) resp.Reply {
+	if c.r.lookup(args[0]) != nil {
+		return resp.IntReply(0)
+	}
+	c.r.setString(args[0], args[1], false)
+	return resp.IntReply(1)
+}
+
+// SETEX key seconds value — https://redis.io/commands/setex/
+// PSETEX key milliseconds value — https://redis.io/commands/psetex/
+func cmdSetex(c *cmdCtx, args []string) resp.Reply {
+	unit := "EX"
+	if c.name == "psetex" {
+		unit = "PX"
+	}
+	at, errReply := c.expireAt(expireOpts{unit: unit, value: args[1]})
+	if errReply != nil {
+		return *errReply
+	}
+	c.r.setString(args[0], args[2], false)
+	c.r.db[args[0]].expireAt = at
+	return resp.OK
+}
+
+// GETSET key value — https://redis.io/commands/getset/
+func cmdGetset(c *cmdCtx, args []string) resp.Reply {
+	old := cmdGet(c, args[:1])
+	if old.IsError() {
+		return old
+	}
+	c.r.setString(args[0], args[1], false)
+	return old
+}
+
+// GETDEL key — https://redis.io/commands/getdel/
+func cmdGetdel(c *cmdCtx, args []string) resp.Reply {
+	old := cmdGet(c, args[:1])
+	if old.Kind == resp.Bulk {
+		c.r.del(args[0])
+	}
+	return old
+}
+
+// GETEX key [EX s | PX ms | EXAT ts | PXAT ts-ms | PERSIST]
+// — https://redis.io/commands/getex/
+func cmdGetex(c *cmdCtx, args []string) resp.Reply {
+	var ex expireOpts
+	for i := 1; i < len(args); i++ {
+		opt := strings.ToUpper(args[i])
+		switch {
+		case opt == "PERSIST" && ex.unit == "":
+			ex.persist = true
+		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !ex.persist &&
+			(ex.unit == "" || ex.unit == opt) && i+1 < len(args):
+			ex.unit, ex.value = opt, args[i+1]
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	var at int64
+	if ex.unit != "" {
+		var errReply *resp.Reply
+		if at, errReply = c.expireAt(ex); errReply != nil {
+			return *errReply
+		}
+	}
+	e, wrong := c.r.lookupType(args[0], typeString)
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.NilReply
+	}
+	switch {
+	case ex.persist:
+		e.expireAt = 0
+	case ex.unit != "":
+		if at <= c.nowMs() {
+			// An expire time in the past deletes the key (GETEX, t_string.c).
+			c.r.del(args[0])
+		} else {
+			e.expireAt = at
+		}
+	}
+	return resp.BulkReply(e.str)
+}
+
+// MGET key [key ...] — https://redis.io/commands/mget/
+func cmdMget(c *cmdCtx, args []string) resp.Reply {
+	out := make([]resp.Reply, len(args))
+	for i, k := range args {
+		if v, ok, _ := c.getString(k); ok {
+			out[i] = resp.BulkReply(v)
+		}
+	}
+	return resp.ArrayReply(out...)
+}
+
+// MSET key value [key value ...] — https://redis.io/commands/mset/
+// MSETNX key value [key value ...] — https://redis.io/commands/msetnx/
+func cmdMset(c *cmdCtx, args []string) resp.Reply {
+	if len(args)%2 != 0 {
+		return errArity(c.name)
+	}
+	if c.name == "msetnx" {
+		for i := 0; i < len(args); i += 2 {
+			if c.r.lookup(args[i]) != nil {
+				return resp.IntReply(0)
+			}
+		}
+	}
+	for i := 0; i < len(args); i += 2 {
+		c.r.setString(args[i], args[i+1], false)
+	}
+	if c.name == "msetnx" {
+		return resp.IntReply(1)
+	}
+	return resp.OK
+}
+
+// INCR key, DECR key, INCRBY key increment, DECRBY key decrement
+// — https://redis.io/commands/incr/ and friends. The value keeps its TTL.
+func cmdIncr(c *cmdCtx, args []string) resp.Reply {
+	var by int64 = 1
+	switch c.name {
+	case "decr":
+		by = -1
+	case "incrby", "decrby":
+		n, ok := parseInt(args[1])
+		if !ok {
+			return errNotInt
+		}
+		if c.name == "decrby" {
+			if n == math.MinInt64 {
+				return resp.ErrorReply("ERR decrement would overflow")
+			}
+			n = -n
+		}
+		by = n
+	}
+	v, found, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	var cur int64
+	if found {
+		var ok bool
+		if cur, ok = parseInt(v); !ok {
+			return errNotInt
+		}
+	}
+	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
+		return errOverflow
+	}
+	cur += by
+	c.r.setString(args[0], strconv.FormatInt(cur, 10), true)
+	return resp.IntReply(cur)
+}
+
+// INCRBYFLOAT key increment — https://redis.io/commands/incrbyfloat/
+// Computed in long double precision and printed with "%.17Lf" (trailing
+// zeros removed), as Redis does on x86-64.
+func cmdIncrbyfloat(c *cmdCtx, args []string) resp.Reply {
+	v, found, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	cur := new(big.Float).SetPrec(64)
+	if found {
+		var ok bool
+		if cur, ok = parseLongDouble(v); !ok {
+			return errNotFloat
+		}
+	}
+	by, ok := parseLongDouble(args[1])
+	if !ok {
+		return errNotFloat
+	}
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
+		return errNaNOrInfinity
+	}
+	s := formatLongDouble(sum)
+	c.r.setString(args[0], s, true)
+	return resp.BulkReply(s)
+}
+
+// APPEND key value — https://redis.io/commands/append/
+func cmdAppend(c *cmdCtx, args []string) resp.Reply {
+	v, _, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	v += args[1]
+	c.r.setString(args[0], v, true)
+	return resp.IntReply(int64(len(v)))
+}
+
+// STRLEN key — https://redis.io/commands/strlen/
+func cmdStrlen(c *cmdCtx, args []string) resp.Reply {
+	v, _, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	return resp.IntReply(int64(len(v)))
+}
+
+// GETRANGE key start end — https://redis.io/commands/getrange/
+func cmdGetrange(c *cmdCtx, args []string) resp.Reply {
+	start, ok1 := parseInt(args[1])
+	end, ok2 := parseInt(args[2])
+	if !ok1 || !ok2 {
+		return errNotInt
+	}
+	v, _, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	n := int64(len(v))
+	// getrangeCommand: negative start and end both below zero, or start
+	// past end, answer "".
+	if start < 0 && end < 0 && start > end {
+		return resp.BulkReply("")
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		return resp.BulkReply("")
+	}
+	return resp.BulkReply(v[start : end+1])
+}
+
+// SETRANGE key offset value — https://redis.io/commands/setrange/
+func cmdSetrange(c *cmdCtx, args []string) resp.Reply {
+	off, ok := parseInt(args[1])
+	if !ok {
+		return errNotInt
+	}
+	if off < 0 {
+		return resp.ErrorReply("ERR offset is out of range")
+	}
+	v, found, wrong := c.getString(args[0])
+	if wrong {
+		return errWrongType
+	}
+	if args[2] == "" {
+		return resp.IntReply(int64(len(v)))
+	}
+	if off+int64(len(args[2])) > 512*1024*1024 {
+		return resp.ErrorReply("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+	}
+	b := []byte(v)
+	if need := int(off) + len(args[2]); need > len(b) {
+		b = append(b, make([]byte, need-len(b))...)
+	}
+	copy(b[off:], args[2])
+	c.r.setString(args[0], string(b), found)
+	return resp.IntReply(int64(len(b)))
+}

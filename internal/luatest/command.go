@@ -1,0 +1,265 @@
+package luatest
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+)
+
+// cmdFlags are the command properties the fake server enforces.
+type cmdFlags uint8
+
+const (
+	fWrite        cmdFlags = 1 << iota // modifies the keyspace: refused in no-writes scripts
+	fNoScript                          // not allowed from scripts (EVAL, SCRIPT, HELLO ...)
+	fMayReplicate                      // PUBLISH: refused in no-writes scripts like a write
+)
+
+// command is one supported command: its arity and key positions as
+// COMMAND INFO reports them (arity counts the command name; negative means
+// "at least"), and the function that runs it.
+type command struct {
+	name              string // lower case, as COMMAND INFO names it
+	arity             int
+	flags             cmdFlags
+	first, last, step int                          // key positions; last < 0 counts from the end
+	keys              func(args []string) []string // for commands whose keys COMMAND INFO cannot describe
+	fn                func(c *cmdCtx, args []string) resp.Reply
+}
+
+// cmdCtx is what a command function sees of its caller.
+type cmdCtx struct {
+	r     *Redis
+	proto int    // 2 or 3: the caller's protocol; inside a script, redis.setresp's
+	name  string // the command name, lower case
+}
+
+var commandTable = map[string]*command{}
+
+func register(cmds ...*command) {
+	for _, c := range cmds {
+		commandTable[c.name] = c
+	}
+}
+
+func init() {
+	register(genericCommands...)
+	register(stringCommands...)
+	register(hashCommands...)
+	register(listCommands...)
+	register(setCommands...)
+	register(zsetCommands...)
+	register(pubsubCommands...)
+	register(serverCommands...)
+	register(scriptingCommands...)
+}
+
+// lookupCommand finds a command by name, case-insensitively.
+func lookupCommand(name string) *command {
+	if c, ok := commandTable[name]; ok {
+		return c
+	}
+	return commandTable[strings.ToLower(name)]
+}
+
+// arityOK reports whether argc (the command name included) fits c.arity.
+func (c *command) arityOK(argc int) bool {
+	if c.arity > 0 {
+		return argc == c.arity
+	}
+	return argc >= -c.arity
+}
+
+// keysOf returns the keys among argv (argv[0] is the command name).
+func (c *command) keysOf(argv []string) []string {
+	if c.keys != nil {
+		return c.keys(argv[1:])
+	}
+	if c.first == 0 {
+		return nil
+	}
+	last := c.last
+	if last < 0 {
+		last = len(argv) + last
+	}
+	var ks []string
+	for i := c.first; i <= last && i < len(argv); i += c.step {
+		ks = append(ks, argv[i])
+	}
+	return ks
+}
+
+// Error replies, worded as Redis 7.0 words them (server.c shared objects
+// and the command sources).
+var (
+	errWrongType     = resp.ErrorReply("WRONGTYPE Operation against a key holding the wrong kind of value")
+	errNotInt        = resp.ErrorReply("ERR value is not an integer or out of range")
+	errNotFloat      = resp.ErrorReply("ERR value is not a valid float")
+	errSyntax        = resp.ErrorReply("ERR syntax error")
+	errOverflow      = resp.ErrorReply("ERR increment or decrement would overflow")
+	errNoSuchKey     = resp.ErrorReply("ERR no such key")
+	errIndexRange    = resp.ErrorReply("ERR index out of range")
+	errMinMaxFloat   = resp.ErrorReply("ERR min or max is not a float")
+	errHashNotInt    = resp.ErrorReply("ERR hash value is not an integer")
+	errHashNotFloat  = resp.ErrorReply("ERR hash value is not a float")
+	errPositive      = resp.ErrorReply("ERR value is out of range, must be positive")
+	errNaNOrInfinity = resp.ErrorReply("ERR increment would produce NaN or Infinity")
+)
+
+func errArity(name string) resp.Reply {
+	return resp.ErrorReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
+}
+
+func (c *cmdCtx) errExpireTime() resp.Reply {
+	return resp.ErrorReply(fmt.Sprintf("ERR invalid expire time in '%s' command", c.name))
+}
+
+// parseInt is Redis' string2ll: an optional '-', no '+', no spaces, no
+// leading zeros, within int64.
+func parseInt(s string) (int64, bool) {
+	if s == "" || len(s) > 20 {
+		return 0, false
+	}
+	if s == "0" {
+		return 0, true
+	}
+	d := s
+	if d[0] == '-' {
+		d = d[1:]
+	}
+	if d == "" || d[0] < '1' || d[0] > '9' {
+		return 0, false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// parseFloat is Redis' string-to-double check (getDoubleFromObject): C
+// strtod over the whole string, no leading space, NaN refused. Like strtod
+// it takes "inf", "infinity" in any case, hex ("0x1p3", "0x10") and ".5".
+func parseFloat(s string) (float64, bool) {
+	if s == "" || isSpace(s[0]) || strings.ContainsRune(s, '_') {
+		return 0, false
+	}
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 {
+		return 0, false
+	}
+	switch strings.ToLower(body) {
+	case "inf", "infinity":
+		if s[0] == '-' {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	case "nan":
+		return 0, false
+	}
+	lb := strings.ToLower(body)
+	if strings.HasPrefix(lb, "0x") && !strings.Contains(lb, "p") {
+		s += "p0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true // strtod answers ±HUGE_VAL (or 0) and Redis takes it
+		}
+		return 0, false
+	}
+	return f, !math.IsNaN(f)
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
+
+// parseLongDouble parses s the way getLongDoubleFromObject does (strtold,
+// no leading space, NaN refused) into a float with the 64-bit mantissa of
+// an x87 long double, which INCRBYFLOAT and HINCRBYFLOAT compute with.
+func parseLongDouble(s string) (*big.Float, bool) {
+	f, ok := parseFloat(s)
+	if !ok {
+		return nil, false
+	}
+	if math.IsInf(f, 0) {
+		return new(big.Float).SetInf(f < 0), true
+	}
+	lb := strings.ToLower(strings.TrimLeft(s, "+-"))
+	if strings.HasPrefix(lb, "0x") {
+		return new(big.Float).SetPrec(64).SetFloat64(f), true
+	}
+	x, _, err := big.ParseFloat(s, 10, 64, big.ToNearestEven)
+	if err != nil {
+		return new(big.Float).SetPrec(64).SetFloat64(f), true
+	}
+	return x, true
+}
+
+// formatLongDouble is ld2string with LD_STR_HUMAN: "%.17Lf" with trailing
+// zeros (and a trailing '.') removed, "-0" turned into "0".
+func formatLongDouble(x *big.Float) string {
+	s := x.Text('f', 17)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// addLongDouble adds two long doubles; ok is false when the sum is NaN or
+// infinite (the caller answers "increment would produce NaN or Infinity").
+func addLongDouble(a, b *big.Float) (*big.Float, bool) {
+	if a.IsInf() || b.IsInf() {
+		return nil, false
+	}
+	sum := new(big.Float).SetPrec(64).SetMode(big.ToNearestEven).Add(a, b)
+	// An x87 long double overflows past ~1.19e4932.
+	if sum.MantExp(nil) > 16384 {
+		return nil, false
+	}
+	return sum, true
+}
+
+// double returns f as a RESP3 double, or for RESP2 as the bulk string Redis
+// 7.0 sends ("%.17g").
+func (c *cmdCtx) double(f float64) resp.Reply {
+	if c.proto == 3 {
+		return resp.DoubleReply(f)
+	}
+	return resp.BulkReply(resp.FormatDouble(f))
+}
+
+// mapReply returns kvs (key, value, ...) as a RESP3 map or a RESP2 array.
+func (c *cmdCtx) mapReply(kvs []resp.Reply) resp.Reply {
+	if c.proto == 3 {
+		return resp.Reply{Kind: resp.Map, Elems: kvs}
+	}
+	return resp.Reply{Kind: resp.Array, Elems: kvs}
+}
+
+// setReply returns members as a RESP3 set or a RESP2 array.
+func (c *cmdCtx) setReply(members []string) resp.Reply {
+	r := resp.BulkArray(members)
+	if c.proto == 3 {
+		r.Kind = resp.Set
+	}
+	return r
+}
+
+// nullArray is the reply of commands that answer a null array in RESP2
+// ("*-1") and a null in RESP3; both are a nil Reply here.
+var nullArray = resp.NilReply
+
+// now returns the virtual clock in Unix milliseconds.
+func (c *cmdCtx) nowMs() int64 { return c.r.nowMs() }

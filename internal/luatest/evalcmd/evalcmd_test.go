@@ -1,0 +1,186 @@
+package evalcmd_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/luatest"
+	"github.com/luagen/luagen/internal/luatest/corpus"
+	"github.com/luagen/luagen/internal/luatest/evalcmd"
+	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/internal/redistest"
+)
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(args ...string) result {
+	var out, errb bytes.Buffer
+	code := evalcmd.Run(args, &out, &errb)
+	return result{out.String(), errb.String(), code}
+}
+
+func redisCli(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command("redis-cli", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err, "redis-cli must be installed (it comes with redis-server)")
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestOutputMatchesRedisCli runs every corpus case through `luagen eval`
+// offline, through `luagen eval --redis`, and through `redis-cli --no-raw
+// --eval` against a real server seeded the same way, and requires
+// byte-identical stdout and the same exit status. Cases whose seeding is
+// meant to fail (checked in TestDifferential) and cases with a documented
+// message deviation are left out.
+func TestOutputMatchesRedisCli(t *testing.T) {
+	cases, err := corpus.Load("../testdata/corpus", luatest.SplitArgs)
+	require.NoError(t, err)
+	srv := redistest.Start(t)
+	conn, err := resp.Dial(srv.Addr, 2, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	dir := t.TempDir()
+	compared := 0
+	for i, tc := range cases {
+		if tc.Deviation != corpus.None || initFails(tc) {
+			continue
+		}
+		script := filepath.Join(dir, "case"+strconv.Itoa(i)+".lua")
+		require.NoError(t, os.WriteFile(script, []byte(tc.Script), 0o644))
+		initFile := filepath.Join(dir, "case"+strconv.Itoa(i)+".init")
+		require.NoError(t, os.WriteFile(initFile, []byte(strings.Join(tc.InitLines, "\n")+"\n"), 0o644))
+		words := append(append(append([]string{}, tc.Keys...), ","), tc.Args...)
+
+		seed := func() {
+			_, err := conn.Do("FLUSHALL")
+			require.NoError(t, err)
+			for _, c := range tc.Init {
+				_, err := conn.Do(c...)
+				require.NoError(t, err)
+			}
+		}
+		seed()
+		cli := []string{"-p", strconv.Itoa(srv.Port), "--no-raw"}
+		// A generous timeout: the race detector slows the context-checking
+		// interpreter loop down a lot (the default is 10 s).
+		flags := []string{"--init", initFile, "--timeout", "5m"}
+		if tc.RESP3 {
+			cli = append(cli, "-3")
+			flags = append(flags, "--resp3")
+		}
+		want := redisCli(t, append(append(cli, "--eval", script), words...)...)
+		got := run(append(append(flags, script), words...)...)
+		if got.stdout != want.stdout || got.code != want.code {
+			t.Errorf("%s %q: luagen eval differs from redis-cli:\nredis-cli (exit %d):\n%s%s\nluagen eval (exit %d):\n%s%s",
+				tc.File, tc.Name, want.code, want.stdout, want.stderr, got.code, got.stdout, got.stderr)
+		}
+		_, err := conn.Do("FLUSHALL")
+		require.NoError(t, err)
+		viaServer := run(append(append([]string{"--redis", srv.Addr}, append(flags, script)...), words...)...)
+		if viaServer.stdout != want.stdout || viaServer.code != want.code {
+			t.Errorf("%s %q: luagen eval --redis differs from redis-cli:\nredis-cli:\n%s\n--redis:\n%s%s",
+				tc.File, tc.Name, want.stdout, viaServer.stdout, viaServer.stderr)
+		}
+		compared++
+	}
+	t.Logf("%d corpus cases compared byte for byte", compared)
+	assert.Greater(t, compared, 400)
+}
+
+// initFails reports whether a case seeds with a command meant to fail.
+func initFails(tc corpus.Case) bool {
+	r := luatest.NewRedis()
+	defer r.Close()
+	for _, c := range tc.Init {
+		if r.Command(2, c...).Kind == resp.Error {
+			return true
+		}
+	}
+	return false
+}
+
+func TestUsageAndFileErrors(t *testing.T) {
+	r := run()
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "usage: luagen eval")
+	r = run("--bogus", "x.lua")
+	assert.Equal(t, 2, r.code)
+	r = run("--timeout", "0s", "x.lua")
+	assert.Equal(t, 2, r.code)
+
+	r = run("/nonexistent/x.lua")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "Can't open file '/nonexistent/x.lua': No such file or directory\n", r.stderr, "redis-cli's wording")
+
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.lua")
+	require.NoError(t, os.WriteFile(script, []byte("return redis.call('GET', KEYS[1])"), 0o644))
+	initFile := filepath.Join(dir, "init.txt")
+	require.NoError(t, os.WriteFile(initFile, []byte("# seed\nSET k \"a b\"\n\nBOGUS x\n"), 0o644))
+	r = run("--init", initFile, script, "k")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "command 2 (BOGUS): (error) ERR unknown command 'BOGUS'")
+
+	require.NoError(t, os.WriteFile(initFile, []byte("SET k \"unterminated\n"), 0o644))
+	r = run("--init", initFile, script, "k")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "init.txt:1: unbalanced quotes")
+
+	require.NoError(t, os.WriteFile(initFile, []byte("SET k \"a b\"\n"), 0o644))
+	r = run("--init", initFile, script, "k")
+	assert.Equal(t, result{stdout: "\"a b\"\n", code: 0}, r)
+
+	r = run("--redis", "127.0.0.1:1", script)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "Could not connect to Redis at 127.0.0.1:1")
+}
+
+func TestRepliesRedisCliCannotPrint(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.lua")
+	require.NoError(t, os.WriteFile(big, []byte("return {big_number='12345678901234567890'}"), 0o644))
+	assert.Equal(t, result{stderr: "Unknown reply type: 13\n", code: 1}, run("--resp3", big))
+	assert.Equal(t, result{stdout: "\"12345678901234567890\"\n"}, run(big), "RESP2 sends a bulk string")
+
+	nan := filepath.Join(dir, "nan.lua")
+	require.NoError(t, os.WriteFile(nan, []byte("return {double=0/0}"), 0o644))
+	assert.Equal(t, result{stderr: "Error: Bad double value\n", code: 1}, run("--resp3", nan))
+}
+
+func TestKeysCheckFlagAndTimeout(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.lua")
+	require.NoError(t, os.WriteFile(script, []byte("return redis.call('GET', 'undeclared')"), 0o644))
+	assert.Equal(t, result{stdout: "(nil)\n"}, run(script))
+	r := run("--check-keys", script)
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "(error) ERR luatest: script accessed key 'undeclared' not declared in KEYS (user_script:1)")
+
+	loop := filepath.Join(dir, "loop.lua")
+	require.NoError(t, os.WriteFile(loop, []byte("while true do end"), 0o644))
+	r = run("--timeout", "50ms", loop)
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "ran longer than 50ms")
+}

@@ -1,0 +1,105 @@
+package luatest
+
+import "strings"
+
+// KeysCheck says how the keys a script's commands touch are checked
+// against the KEYS the script was given. Redis Cluster needs every key in
+// KEYS to route a script, and refuses a command on a key of another slot
+// ("Script attempted to access a non local key in a cluster node"); a
+// single server never complains, which is how undeclared keys slip into
+// production. The check fails the command like that error would, naming
+// the key and the .lua line.
+type KeysCheck uint8
+
+const (
+	// KeysDeclared (the default) requires every key to be one of KEYS, as
+	// the Redis documentation requires of scripts: it also catches keys
+	// built inside the script that happen to share the slot today.
+	KeysDeclared KeysCheck = iota
+	// KeysSameSlot only requires every key to hash to the slot of KEYS[1],
+	// which is what Redis Cluster itself enforces.
+	KeysSameSlot
+	// KeysUnchecked turns the check off.
+	KeysUnchecked
+)
+
+// faults are the injected failures.
+type faults struct {
+	calls     int               // script calls so far
+	nth       map[int]string    // call number → error reply
+	byCommand map[string]string // command (lower case) → error reply
+	lost      int               // replies still to lose
+}
+
+func (f *faults) count() int {
+	f.calls++
+	return f.calls
+}
+
+func (f *faults) injected(n int, cmd string) (string, bool) {
+	if msg, ok := f.nth[n]; ok {
+		delete(f.nth, n)
+		return msg, true
+	}
+	msg, ok := f.byCommand[cmd]
+	return msg, ok
+}
+
+func (f *faults) takeLostReply() bool {
+	if f.lost == 0 {
+		return false
+	}
+	f.lost--
+	return true
+}
+
+// FailCall makes the n-th redis.call/redis.pcall from now (1 is the next
+// one, counting across scripts) answer the error reply errMsg instead of
+// running, e.g. FailCall(2, "OOM command not allowed when used memory >
+// 'maxmemory'."). An errMsg without an upper-case code word gets "ERR ".
+// redis.call raises it, redis.pcall returns it, like any error reply.
+func (r *Redis) FailCall(n int, errMsg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.faults.nth == nil {
+		r.faults.nth = map[int]string{}
+	}
+	r.faults.nth[r.faults.calls+n] = errorText(errMsg)
+}
+
+// FailCommand makes every call of command (e.g. "SET") from a script
+// answer the error reply errMsg until [Redis.ClearFaults].
+func (r *Redis) FailCommand(command, errMsg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.faults.byCommand == nil {
+		r.faults.byCommand = map[string]string{}
+	}
+	r.faults.byCommand[strings.ToLower(command)] = errorText(errMsg)
+}
+
+// LoseReply makes the next EvalSha or Eval run its script to the end and
+// keep its effects, then return [ErrReplyLost] instead of the reply: the
+// "did my write happen?" case after a connection drop.
+func (r *Redis) LoseReply() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults.lost++
+}
+
+// ClearFaults removes every injected fault.
+func (r *Redis) ClearFaults() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults.nth, r.faults.byCommand, r.faults.lost = nil, nil, 0
+}
+
+// errorText makes msg a full error reply text: "ERR msg" unless it
+// starts with an upper-case code word such as "OOM" or "READONLY".
+func errorText(msg string) string {
+	code, _, _ := strings.Cut(msg, " ")
+	if code != "" && strings.ToUpper(code) == code && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+		return msg
+	}
+	return "ERR " + msg
+}

@@ -1,0 +1,231 @@
+package luatest_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/luagen/luagen/internal/luatest"
+	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/internal/redistest"
+)
+
+// FuzzDifferential turns its input into a script of random commands
+// (redis.pcall, so every error is collected too) over a handful of keys,
+// fields and values chosen to collide, runs it on luatest and on a real
+// redis-server, and requires the same reply and the same keyspace. The
+// seeds under testdata/fuzz/FuzzDifferential run with every `go test`.
+func FuzzDifferential(f *testing.F) {
+	for _, seed := range []string{
+		"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09",
+		"\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b",
+		"\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c",
+		"\x30\x31\x32\x33\x34\x35\x36\x37\x38\x39\x3a\x3b\x3c\x3d",
+		"\x01\x01\x01\x02\x02\x02\x03\x03\x03\xff\xfe\xfd",
+		"SET k1 5; INCRBYFLOAT; ZADD GT CH; LPOP count",
+	} {
+		f.Add([]byte(seed))
+	}
+	srv := redistest.Start(f)
+	real := dial(f, srv.Addr, 2)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		script := fuzzScript(data)
+		if script == "" {
+			return
+		}
+		do(t, real, "FLUSHALL")
+		fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+		defer fake.Close()
+		args := []string{"EVAL", script, "0"}
+		want := do(t, real, args...)
+		got := fake.Command(2, args...)
+		if !resp.Equal(want, got) {
+			t.Fatalf("script:\n%s\nserver:  %s\nluatest: %s", script, want, got)
+		}
+		if msg := diffKeyspace(dumpKeyspace(t, func(a ...string) resp.Reply { return do(t, real, a...) }),
+			dumpKeyspace(t, func(a ...string) resp.Reply { return fake.Command(2, a...) })); msg != "" {
+			t.Fatalf("script:\n%s\nkeyspace differs:\n%s", script, msg)
+		}
+	})
+}
+
+// The value domains are small so commands collide on keys, types and
+// boundaries (integer overflow, floats, empty strings).
+var (
+	fzKeys   = []string{"k0", "k1", "k2", "k3"}
+	fzFields = []string{"f0", "f1", "f2"}
+	fzValues = []string{"0", "1", "-1", "5", "abc", "1.5", "", "9223372036854775807", "-9223372036854775808", "10", "1e3", " 7", "007", "3.0"}
+	fzInts   = []string{"0", "1", "2", "-1", "-2", "3", "100", "-100", "x", "1.5"}
+	fzScores = []string{"1", "2.5", "-inf", "+inf", "0", "-3", "(1", "abc", "1e2", "0x10"}
+	fzTTLs   = []string{"100", "0", "-1", "50000", "x", "3600"}
+)
+
+type fuzzInput struct {
+	data []byte
+	i    int
+}
+
+func (in *fuzzInput) next() int {
+	if in.i >= len(in.data) {
+		return 0
+	}
+	b := in.data[in.i]
+	in.i++
+	return int(b)
+}
+
+func (in *fuzzInput) pick(xs []string) string { return xs[in.next()%len(xs)] }
+
+// fuzzCommands build one command each from the input.
+var fuzzCommands = []func(in *fuzzInput) []string{
+	func(in *fuzzInput) []string { return []string{"GET", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		c := []string{"SET", in.pick(fzKeys), in.pick(fzValues)}
+		for n := in.next() % 3; n > 0; n-- {
+			switch in.next() % 7 {
+			case 0:
+				c = append(c, "NX")
+			case 1:
+				c = append(c, "XX")
+			case 2:
+				c = append(c, "GET")
+			case 3:
+				c = append(c, "KEEPTTL")
+			case 4:
+				c = append(c, "EX", in.pick(fzTTLs))
+			case 5:
+				c = append(c, "PX", in.pick(fzTTLs))
+			default:
+				c = append(c, "BOGUS")
+			}
+		}
+		return c
+	},
+	func(in *fuzzInput) []string { return []string{"INCR", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"INCRBY", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"DECRBY", in.pick(fzKeys), in.pick(fzInts)} },
+	func(in *fuzzInput) []string { return []string{"INCRBYFLOAT", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"APPEND", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"STRLEN", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		return []string{"GETRANGE", in.pick(fzKeys), in.pick(fzInts), in.pick(fzInts)}
+	},
+	func(in *fuzzInput) []string { return []string{"DEL", in.pick(fzKeys), in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"EXISTS", in.pick(fzKeys), in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"TYPE", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		c := []string{"EXPIRE", in.pick(fzKeys), in.pick(fzTTLs)}
+		if in.next()%3 == 0 {
+			c = append(c, in.pick([]string{"NX", "XX", "GT", "LT"}))
+		}
+		return c
+	},
+	func(in *fuzzInput) []string { return []string{"PERSIST", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"TTL", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		return []string{"HSET", in.pick(fzKeys), in.pick(fzFields), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string { return []string{"HGET", in.pick(fzKeys), in.pick(fzFields)} },
+	func(in *fuzzInput) []string { return []string{"HDEL", in.pick(fzKeys), in.pick(fzFields)} },
+	func(in *fuzzInput) []string {
+		return []string{"HINCRBY", in.pick(fzKeys), in.pick(fzFields), in.pick(fzInts)}
+	},
+	func(in *fuzzInput) []string {
+		return []string{"HINCRBYFLOAT", in.pick(fzKeys), in.pick(fzFields), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string { return []string{"HGETALL", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"HLEN", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"LPUSH", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string {
+		return []string{"RPUSH", in.pick(fzKeys), in.pick(fzValues), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string {
+		c := []string{in.pick([]string{"LPOP", "RPOP"}), in.pick(fzKeys)}
+		if in.next()%2 == 0 {
+			c = append(c, in.pick(fzInts))
+		}
+		return c
+	},
+	func(in *fuzzInput) []string {
+		return []string{"LRANGE", in.pick(fzKeys), in.pick(fzInts), in.pick(fzInts)}
+	},
+	func(in *fuzzInput) []string {
+		return []string{"LREM", in.pick(fzKeys), in.pick(fzInts), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string { return []string{"LINDEX", in.pick(fzKeys), in.pick(fzInts)} },
+	func(in *fuzzInput) []string {
+		return []string{"LSET", in.pick(fzKeys), in.pick(fzInts), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string {
+		return []string{"LTRIM", in.pick(fzKeys), in.pick(fzInts), in.pick(fzInts)}
+	},
+	func(in *fuzzInput) []string { return []string{"SADD", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"SREM", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"SISMEMBER", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"SCARD", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		c := []string{"ZADD", in.pick(fzKeys)}
+		for n := in.next() % 3; n > 0; n-- {
+			c = append(c, in.pick([]string{"NX", "XX", "GT", "LT", "CH", "INCR"}))
+		}
+		return append(c, in.pick(fzScores), in.pick(fzFields))
+	},
+	func(in *fuzzInput) []string { return []string{"ZSCORE", in.pick(fzKeys), in.pick(fzFields)} },
+	func(in *fuzzInput) []string {
+		return []string{"ZINCRBY", in.pick(fzKeys), in.pick(fzScores), in.pick(fzFields)}
+	},
+	func(in *fuzzInput) []string {
+		c := []string{"ZRANGE", in.pick(fzKeys), in.pick(fzScores), in.pick(fzScores)}
+		for n := in.next() % 3; n > 0; n-- {
+			switch in.next() % 4 {
+			case 0:
+				c = append(c, "BYSCORE")
+			case 1:
+				c = append(c, "REV")
+			case 2:
+				c = append(c, "WITHSCORES")
+			default:
+				c = append(c, "LIMIT", in.pick(fzInts), in.pick(fzInts))
+			}
+		}
+		return c
+	},
+	func(in *fuzzInput) []string { return []string{"ZREM", in.pick(fzKeys), in.pick(fzFields)} },
+	func(in *fuzzInput) []string {
+		return []string{"ZCOUNT", in.pick(fzKeys), in.pick(fzScores), in.pick(fzScores)}
+	},
+	func(in *fuzzInput) []string { return []string{"ZRANK", in.pick(fzKeys), in.pick(fzFields)} },
+	func(in *fuzzInput) []string { return []string{"ZPOPMIN", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"RENAME", in.pick(fzKeys), in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"GETDEL", in.pick(fzKeys)} },
+	func(in *fuzzInput) []string { return []string{"GETSET", in.pick(fzKeys), in.pick(fzValues)} },
+	func(in *fuzzInput) []string { return []string{"MGET", in.pick(fzKeys), in.pick(fzKeys)} },
+	func(in *fuzzInput) []string {
+		return []string{"MSET", in.pick(fzKeys), in.pick(fzValues), in.pick(fzKeys), in.pick(fzValues)}
+	},
+	func(in *fuzzInput) []string { return []string{"SETNX", in.pick(fzKeys), in.pick(fzValues)} },
+}
+
+// fuzzScript builds a script of up to 24 pcalls whose replies are collected
+// in an array (nil stored as the string "NIL" so the array has no holes).
+func fuzzScript(data []byte) string {
+	in := &fuzzInput{data: data}
+	var b strings.Builder
+	b.WriteString("local out, n = {}, 0\nlocal function add(v) n = n + 1; if v == nil then out[n] = 'NIL' else out[n] = v end end\n")
+	count := 0
+	for in.i < len(in.data) && count < 24 {
+		cmd := fuzzCommands[in.next()%len(fuzzCommands)](in)
+		quoted := make([]string, len(cmd))
+		for i, a := range cmd {
+			quoted[i] = strconv.Quote(a)
+		}
+		fmt.Fprintf(&b, "add(redis.pcall(%s))\n", strings.Join(quoted, ", "))
+		count++
+	}
+	if count == 0 {
+		return ""
+	}
+	b.WriteString("return out\n")
+	return b.String()
+}

@@ -1,0 +1,360 @@
+package luatest
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// luaVM is the one Lua interpreter of a fake server, set up as Redis 7.0
+// sets up its own (script_lua.c, eval.c): the libraries Redis loads and no
+// others, a read-only global table that raises on unknown names, read-only
+// library tables, and Redis' own pcall, tostring, tonumber, math.random and
+// string.format where gopher-lua's differ from Lua 5.1.
+//
+// gopher-lua has no read-only tables, so each protected table is an empty
+// proxy whose metatable forwards reads and refuses writes; rawset,
+// setmetatable and getmetatable refuse or hide the proxies.
+type luaVM struct {
+	L       *lua.LState
+	globals *lua.LTable // the real global table, behind env
+	env     *lua.LTable // what scripts see as _G: a read-only proxy
+	proxies map[*lua.LTable]bool
+	// globalsMeta is what getmetatable(_G) answers: Redis' global table
+	// has the metatable that raises on unknown names.
+	globalsMeta *lua.LTable
+	handler     *lua.LFunction // the error handler every script runs under
+}
+
+// chunkName is what Redis 7.0 loads every EVAL script as ("@user_script");
+// Lua prints it as "user_script" in error positions.
+const chunkName = "user_script"
+
+// librariesLoaded lists the global libraries a script sees, as Redis 7.0
+// loads them (luaLoadLibraries): base, table, string, math, coroutine (Lua
+// 5.1's base library opens it), cjson and bit. struct and cmsgpack are not
+// available (see the README).
+func newLuaVM(r *Redis) *luaVM {
+	// Lua 5.1 allows 20,000 nested Lua calls (LUAI_MAXCALLS) before "stack
+	// overflow"; gopher-lua defaults to 256 and a fixed register file. The
+	// call stack is a fixed array so overflowing it raises gopher-lua's
+	// positioned "stack overflow" error (the growing variant panics with
+	// no position); registers grow on demand.
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 20000,
+		RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024 * 16})
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	vm := &luaVM{L: L, globals: L.G.Global, proxies: map[*lua.LTable]bool{}}
+	g := vm.globals
+
+	// Globals Redis removes or never loads.
+	for _, name := range []string{"print", "dofile", "loadfile", "require", "module", "setfenv",
+		"getfenv", "newproxy", "_printregs", "_GOPHER_LUA_VERSION", "package"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	origToString := L.GetGlobal("tostring").(*lua.LFunction).GFunction
+	g.RawSetString("tostring", L.NewFunction(luaToString(origToString)))
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	g.RawSetString("pcall", L.NewFunction(luaRedisPcall))
+	g.RawSetString("error", L.NewFunction(luaBaseError))
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))
+	g.RawSetString("setmetatable", L.NewFunction(vm.setmetatable(g.RawGetString("setmetatable").(*lua.LFunction).GFunction)))
+	g.RawSetString("getmetatable", L.NewFunction(vm.getmetatable(g.RawGetString("getmetatable").(*lua.LFunction).GFunction)))
+	g.RawSetString("__redis__err__handler", L.NewFunction(func(L *lua.LState) int {
+		L.Push(errorTable(L, L.Get(1)))
+		return 1
+	}))
+
+	vm.patchLibraries(r)
+	g.RawSetString("cjson", newCjson(L))
+	g.RawSetString("bit", newBit(L))
+	g.RawSetString("redis", newRedisLib(L, r))
+
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "redis"} {
+		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
+	}
+	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
+	g.Metatable = L.NewTable()
+	L.SetField(g.Metatable, "__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	vm.env = vm.protect(g)
+	vm.globalsMeta = vm.protect(g.Metatable.(*lua.LTable))
+	g.RawSetString("_G", vm.env)
+	vm.handler = L.NewFunction(vm.errorHandler)
+	return vm
+}
+
+// patchLibraries brings gopher-lua's libraries in line with Lua 5.1 as
+// Redis embeds it.
+func (vm *luaVM) patchLibraries(r *Redis) {
+	L := vm.L
+	math := vm.globals.RawGetString("math").(*lua.LTable)
+	math.RawSetString("huge", lua.LNumber(posInf)) // gopher-lua sets MaxFloat64
+	math.RawSetString("random", L.NewFunction(func(L *lua.LState) int { return mathRandom(L, &r.rand) }))
+	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		r.rand.seed(int32(L.CheckInt(1)))
+		return 0
+	}))
+	str := vm.globals.RawGetString("string").(*lua.LTable)
+	str.RawSetString("format", L.NewFunction(strFormat))
+	tbl := vm.globals.RawGetString("table").(*lua.LTable)
+	tbl.RawSetString("concat", L.NewFunction(tableConcat))
+	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
+	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
+	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
+}
+
+// protect returns a read-only proxy of t: reads go to t, writes raise
+// "Attempt to modify a readonly table" as Redis' read-only tables do.
+func (vm *luaVM) protect(t *lua.LTable) *lua.LTable {
+	L := vm.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	p.Metatable = mt
+	vm.proxies[p] = true
+	return p
+}
+
+func (vm *luaVM) isProxy(v lua.LValue) bool {
+	t, ok := v.(*lua.LTable)
+	return ok && vm.proxies[t]
+}
+
+func (vm *luaVM) rawset(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if vm.isProxy(L.Get(1)) {
+			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		}
+		return orig(L)
+	}
+}
+
+func (vm *luaVM) setmetatable(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if vm.isProxy(L.Get(1)) {
+			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		}
+		return orig(L)
+	}
+}
+
+func (vm *luaVM) getmetatable(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if vm.isProxy(L.Get(1)) {
+			if L.Get(1) == vm.env {
+				L.Push(vm.globalsMeta)
+			} else {
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		return orig(L)
+	}
+}
+
+// compile parses and compiles body (the shebang line already blanked) as
+// the "@user_script" chunk.
+func compileScript(body string) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(strings.NewReader(body), chunkName)
+	if err != nil {
+		return nil, err
+	}
+	if line, label := findGoto(reflect.ValueOf(chunk)); line > 0 {
+		// goto and labels are Lua 5.2; Lua 5.1 reads "goto x" as a
+		// statement that lacks its '='.
+		return nil, fmt.Errorf("%s:%d: '=' expected near '%s'", chunkName, line, label)
+	}
+	proto, err := lua.Compile(chunk, chunkName)
+	if err != nil {
+		return nil, err
+	}
+	// Lua 5.1 gives a main chunk "..." but no implicit "arg" table
+	// (luaY_parser sets VARARG_ISVARARG only); gopher-lua builds one on
+	// every call, which also costs an allocation-heavy table per script run.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, nil
+}
+
+// findGoto returns the line and label of the first goto or label
+// statement in an AST, or 0.
+func findGoto(v reflect.Value) (int, string) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return 0, ""
+		}
+		switch n := v.Interface().(type) {
+		case *ast.GotoStmt:
+			return n.Line(), n.Label
+		case *ast.LabelStmt:
+			return n.Line(), "::"
+		}
+		return findGoto(v.Elem())
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if line, l := findGoto(v.Index(i)); line > 0 {
+				return line, l
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				if line, l := findGoto(v.Field(i)); line > 0 {
+					return line, l
+				}
+			}
+		}
+	}
+	return 0, ""
+}
+
+// luaBaseError is Lua 5.1's error(message [, level]): a string or number
+// message gets the position of the function at level (1, the default, is
+// the caller of error; a C function there adds nothing). gopher-lua counts
+// levels one short.
+func luaBaseError(L *lua.LState) int {
+	obj := L.Get(1)
+	level := L.OptInt(2, 1)
+	switch v := obj.(type) {
+	case lua.LString, lua.LNumber:
+		msg := luaToStr(v)
+		if level > 0 {
+			msg = where(L, level) + msg
+		}
+		L.Error(lua.LString(msg), 0)
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// where is luaL_where: "user_script:N: " for a Lua function at level
+// (0 is the running function), "" for a C function or no such level.
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", chunkName, dbg.CurrentLine)
+}
+
+// gopherArgError matches gopher-lua's "bad argument #1 to rep (...)",
+// which Lua 5.1 words "bad argument #1 to 'rep' (...)".
+var gopherArgError = regexp.MustCompile(`bad argument #(\d+) to ([^' (]+) \(`)
+
+// lua51Message rewrites gopher-lua error wordings that have a fixed Lua 5.1
+// equivalent.
+func lua51Message(s string) string {
+	if strings.Contains(s, "bad argument #") {
+		s = gopherArgError.ReplaceAllString(s, "bad argument #$1 to '$2' (")
+	}
+	return s
+}
+
+// errorHandler is Redis' __redis__err__handler: it turns the error value
+// into a table {err=..., source=..., line=...}, where a non-table error
+// becomes "ERR " .. tostring(err) and line is the script line that raised
+// it (the first Lua frame from the top of the stack).
+func (vm *luaVM) errorHandler(L *lua.LState) int {
+	v := L.Get(1)
+	if s, ok := v.(lua.LString); ok {
+		v = lua.LString(lua51Message(string(s)))
+	}
+	t := errorTable(L, v)
+	if line := currentLine(L); line > 0 {
+		t.RawSetString("source", lua.LString("@"+chunkName))
+		t.RawSetString("line", lua.LNumber(line))
+	}
+	L.Push(t)
+	return 1
+}
+
+func errorTable(L *lua.LState, v lua.LValue) *lua.LTable {
+	if t, ok := v.(*lua.LTable); ok {
+		return t
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString("ERR "+luaToStr(v)))
+	return t
+}
+
+// luaToStr is lua_tostring/tostring for error messages.
+func luaToStr(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return numberToString(float64(n))
+	}
+	return v.String()
+}
+
+// currentLine returns the line of the innermost Lua function on the call
+// stack, or 0.
+func currentLine(L *lua.LState) int {
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return 0
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			continue
+		}
+		if dbg.What != "G" && dbg.CurrentLine > 0 {
+			return dbg.CurrentLine
+		}
+	}
+}
+
+// luaRedisPcall is Redis' replacement for pcall (script_lua.c): when the
+// error is a table with a string err field, pcall returns that string.
+func luaRedisPcall(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		L.ArgError(1, "value expected")
+	}
+	err := L.PCall(n-1, lua.MultRet, nil)
+	if err == nil {
+		L.Insert(lua.LTrue, 1)
+		return L.GetTop()
+	}
+	v := err.(*lua.ApiError).Object
+	if s, ok := v.(lua.LString); ok {
+		v = lua.LString(lua51Message(string(s)))
+	}
+	if t, ok := v.(*lua.LTable); ok {
+		if s, ok := t.RawGetString("err").(lua.LString); ok {
+			v = s
+		}
+	}
+	L.Push(lua.LFalse)
+	L.Push(v)
+	return 2
+}

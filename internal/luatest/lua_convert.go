@@ -1,0 +1,227 @@
+package luatest
+
+import (
+	"math"
+	"strings"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The conversion rules between Lua values and replies, as in Redis 7.0's
+// script_lua.c and documented in "Conversion between Lua and Redis data
+// types" (https://redis.io/docs/latest/develop/interact/programmability/lua-api/).
+
+// replyToLua converts a command's reply for a script (redisProtocolToLuaType).
+// Inside a script running RESP2 (the default), a nil reply is false; under
+// redis.setresp(3) it is nil, and RESP3 types become tables: {map=...},
+// {set=...}, {double=...}, {big_number=...}, booleans as booleans.
+func replyToLua(L *lua.LState, r resp.Reply, scriptResp int) lua.LValue {
+	switch r.Kind {
+	case resp.Nil:
+		if scriptResp == 3 {
+			return lua.LNil
+		}
+		return lua.LFalse
+	case resp.Int:
+		return lua.LNumber(r.Int)
+	case resp.Bulk:
+		return lua.LString(r.Str)
+	case resp.Status:
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", lua.LString(r.Str))
+		return t
+	case resp.Error:
+		t := luaErrorReply(L, "-"+r.Str)
+		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		return t
+	case resp.Array:
+		t := L.CreateTable(len(r.Elems), 0)
+		for i, e := range r.Elems {
+			t.RawSetInt(i+1, replyToLua(L, e, scriptResp))
+		}
+		return t
+	case resp.Map:
+		m := L.CreateTable(0, len(r.Elems)/2)
+		for i := 0; i+1 < len(r.Elems); i += 2 {
+			m.RawSet(replyToLua(L, r.Elems[i], scriptResp), replyToLua(L, r.Elems[i+1], scriptResp))
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("map", m)
+		return t
+	case resp.Set:
+		s := L.CreateTable(0, len(r.Elems))
+		for _, e := range r.Elems {
+			s.RawSet(replyToLua(L, e, scriptResp), lua.LTrue)
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("set", s)
+		return t
+	case resp.Double:
+		t := L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(r.Float))
+		return t
+	case resp.Bool:
+		return lua.LBool(r.Int != 0)
+	case resp.BigNumber:
+		t := L.CreateTable(0, 1)
+		t.RawSetString("big_number", lua.LString(r.Str))
+		return t
+	case resp.Verbatim:
+		v := L.CreateTable(0, 2)
+		v.RawSetString("format", lua.LString("txt"))
+		v.RawSetString("string", lua.LString(r.Str))
+		t := L.CreateTable(0, 1)
+		t.RawSetString("verbatim_string", v)
+		return t
+	}
+	return lua.LNil
+}
+
+// luaErrorReply builds the error table Redis pushes for an error reply
+// (luaPushErrorBuff): from "-CODE message" it keeps "CODE message"; a
+// message without a space becomes "ERR " + message; a text without a
+// leading '-' gets "ERR " in front. Trailing CR/LF are trimmed.
+func luaErrorReply(L *lua.LState, buf string) *lua.LTable {
+	var code, msg string
+	if strings.HasPrefix(buf, "-") {
+		if i := strings.IndexByte(buf, ' '); i < 0 {
+			code, msg = "ERR", buf[1:]
+		} else {
+			code, msg = buf[1:i], buf[i+1:]
+		}
+	} else {
+		code, msg = "ERR", buf
+	}
+	msg = strings.Trim(msg, "\r\n")
+	t := L.CreateTable(0, 1)
+	t.RawSetString("err", lua.LString(code+" "+msg))
+	return t
+}
+
+// luaToReply converts a script's return value into the reply the client
+// gets (luaReplyToRedisReply). clientProto is the caller's protocol,
+// scriptResp the script's redis.setresp.
+func luaToReply(v lua.LValue, clientProto, scriptResp int) resp.Reply {
+	return luaToReplyDepth(v, clientProto, scriptResp, 0)
+}
+
+func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Reply {
+	if depth > 1000 {
+		// Redis checks the C stack (lua_checkstack) and answers this.
+		return resp.ErrorReply("ERR reached lua stack limit")
+	}
+	switch v := v.(type) {
+	case lua.LString:
+		return resp.BulkReply(string(v))
+	case lua.LBool:
+		if scriptResp == 2 {
+			if v {
+				return resp.IntReply(1)
+			}
+			return resp.NilReply
+		}
+		if clientProto == 2 {
+			return resp.IntReply(map[bool]int64{true: 1, false: 0}[bool(v)])
+		}
+		return resp.BoolReply(bool(v))
+	case lua.LNumber:
+		return resp.IntReply(luaNumberToInt(float64(v)))
+	case *lua.LTable:
+		if s, ok := v.RawGetString("err").(lua.LString); ok {
+			return resp.ErrorReply(sanitizeLine(string(s)))
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			return resp.StatusReply(sanitizeLine(string(s)))
+		}
+		if n, ok := v.RawGetString("double").(lua.LNumber); ok {
+			f := float64(n)
+			if clientProto == 2 {
+				return resp.BulkReply(resp.FormatDouble(f))
+			}
+			return resp.DoubleReply(f)
+		}
+		if s, ok := v.RawGetString("big_number").(lua.LString); ok {
+			b := sanitizeLine(string(s))
+			if clientProto == 2 {
+				return resp.BulkReply(b)
+			}
+			return resp.Reply{Kind: resp.BigNumber, Str: b}
+		}
+		if vt, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
+			if _, ok := vt.RawGetString("format").(lua.LString); ok {
+				if s, ok := vt.RawGetString("string").(lua.LString); ok {
+					if clientProto == 2 {
+						return resp.BulkReply(string(s))
+					}
+					return resp.Reply{Kind: resp.Verbatim, Str: string(s)}
+				}
+			}
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			var elems []resp.Reply
+			forEach(m, func(k, val lua.LValue) {
+				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1),
+					luaToReplyDepth(val, clientProto, scriptResp, depth+1))
+			})
+			kind := resp.Map
+			if clientProto == 2 {
+				kind = resp.Array
+			}
+			return resp.Reply{Kind: kind, Elems: elems}
+		}
+		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
+			var elems []resp.Reply
+			forEach(s, func(k, _ lua.LValue) {
+				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1))
+			})
+			kind := resp.Set
+			if clientProto == 2 {
+				kind = resp.Array
+			}
+			return resp.Reply{Kind: kind, Elems: elems}
+		}
+		elems := []resp.Reply{}
+		for i := 1; ; i++ {
+			e := v.RawGetInt(i)
+			if e == lua.LNil {
+				break
+			}
+			elems = append(elems, luaToReplyDepth(e, clientProto, scriptResp, depth+1))
+		}
+		return resp.Reply{Kind: resp.Array, Elems: elems}
+	}
+	return resp.NilReply
+}
+
+// luaNumberToInt is C's (long long) cast of a double as x86-64 performs it:
+// truncation toward zero, and INT64_MIN for NaN and values out of range.
+func luaNumberToInt(f float64) int64 {
+	if math.IsNaN(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// sanitizeLine replaces CR and LF with spaces, as Redis does for status
+// and error replies a script returns (they must fit on one protocol line).
+func sanitizeLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// forEach visits t's entries in a stable order (array part, then hash keys
+// in insertion order) through LTable.Next. LTable.ForEach ranges over Go
+// maps, whose order changes from run to run.
+func forEach(t *lua.LTable, fn func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		fn(k, v)
+	}
+}

@@ -1,0 +1,257 @@
+package luatest
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Number handling of Lua 5.1 as embedded in Redis, where gopher-lua
+// differs: tostring prints "%.14g" (LUAI_NUMFFORMAT) and tonumber follows
+// strtod (luaO_str2d), so "1e2", " 12 " and "0x10" are numbers.
+
+// numberToString is Lua 5.1's lua_Number → string conversion, "%.14g".
+func numberToString(f float64) string { return resp.FormatG(f, 14) }
+
+// str2d is luaO_str2d: strtod over s (leading spaces skipped, hex and
+// inf/nan accepted as glibc does), then only trailing spaces allowed.
+func str2d(s string) (float64, bool) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	f, n := strtod(s[i:])
+	if n == 0 {
+		return 0, false
+	}
+	rest := s[i+n:]
+	for j := 0; j < len(rest); j++ {
+		if !isSpace(rest[j]) {
+			return 0, false
+		}
+	}
+	return f, true
+}
+
+// strtod parses the longest prefix of s that C's strtod accepts and
+// returns its value and length (0 when nothing parses).
+func strtod(s string) (float64, int) {
+	i := 0
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	lower := strings.ToLower(s[i:])
+	switch {
+	case strings.HasPrefix(lower, "infinity"):
+		return signed(math.Inf(1), neg), i + 8
+	case strings.HasPrefix(lower, "inf"):
+		return signed(math.Inf(1), neg), i + 3
+	case strings.HasPrefix(lower, "nan"):
+		n := i + 3
+		if n < len(s) && s[n] == '(' {
+			if j := strings.IndexByte(s[n:], ')'); j >= 0 {
+				n += j + 1
+			}
+		}
+		return signed(math.NaN(), neg), n
+	}
+	if strings.HasPrefix(lower, "0x") {
+		j := i + 2
+		start := j
+		for j < len(s) && isHex(s[j]) {
+			j++
+		}
+		if j < len(s) && s[j] == '.' {
+			j++
+			for j < len(s) && isHex(s[j]) {
+				j++
+			}
+		}
+		if j == start || (j == start+1 && s[start] == '.') {
+			return 0, i + 1 // just the "0"
+		}
+		mant := s[start:j]
+		k := j
+		if k < len(s) && (s[k] == 'p' || s[k] == 'P') {
+			e := k + 1
+			if e < len(s) && (s[e] == '+' || s[e] == '-') {
+				e++
+			}
+			if e < len(s) && isDigit(s[e]) {
+				for e < len(s) && isDigit(s[e]) {
+					e++
+				}
+				k = e
+			}
+		}
+		exp := "p0"
+		if k > j {
+			exp = s[j:k]
+		}
+		f, err := strconv.ParseFloat("0x"+mant+exp, 64)
+		if err != nil && !isRangeErr(err) {
+			return 0, 0
+		}
+		return signed(f, neg), k
+	}
+	j := i
+	digits := 0
+	for j < len(s) && isDigit(s[j]) {
+		j++
+		digits++
+	}
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && isDigit(s[j]) {
+			j++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, 0
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		e := j + 1
+		if e < len(s) && (s[e] == '+' || s[e] == '-') {
+			e++
+		}
+		if e < len(s) && isDigit(s[e]) {
+			for e < len(s) && isDigit(s[e]) {
+				e++
+			}
+			j = e
+		}
+	}
+	f, err := strconv.ParseFloat(s[:j], 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, 0
+	}
+	return f, j
+}
+
+func signed(f float64, neg bool) float64 {
+	if neg {
+		return -f
+	}
+	return f
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func isHex(b byte) bool {
+	return isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F')
+}
+
+// luaToNumber replaces tonumber with Lua 5.1's luaB_tonumber.
+func luaToNumber(L *lua.LState) int {
+	base := L.OptInt(2, 10)
+	if base == 10 {
+		switch v := L.CheckAny(1).(type) {
+		case lua.LNumber:
+			L.Push(v)
+			return 1
+		case lua.LString:
+			if f, ok := str2d(string(v)); ok {
+				L.Push(lua.LNumber(f))
+				return 1
+			}
+		}
+		L.Push(lua.LNil)
+		return 1
+	}
+	s := L.CheckString(1)
+	if base < 2 || base > 36 {
+		L.ArgError(2, "base out of range")
+	}
+	// strtoul: leading spaces, optional sign, optional 0x for base 16.
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if base == 16 && strings.HasPrefix(strings.ToLower(s[i:]), "0x") && i+2 < len(s) && isHex(s[i+2]) {
+		i += 2
+	}
+	start := i
+	var n uint64
+	for i < len(s) {
+		d := digitVal(s[i])
+		if d < 0 || d >= base {
+			break
+		}
+		n = n*uint64(base) + uint64(d)
+		i++
+	}
+	if i == start {
+		L.Push(lua.LNil)
+		return 1
+	}
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i != len(s) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if neg {
+		n = -n
+	}
+	L.Push(lua.LNumber(float64(n)))
+	return 1
+}
+
+func digitVal(b byte) int {
+	switch {
+	case isDigit(b):
+		return int(b - '0')
+	case b >= 'a' && b <= 'z':
+		return int(b-'a') + 10
+	case b >= 'A' && b <= 'Z':
+		return int(b-'A') + 10
+	}
+	return -1
+}
+
+// luaToString replaces tostring so numbers print with "%.14g".
+func luaToString(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if n, ok := L.CheckAny(1).(lua.LNumber); ok {
+			L.Push(lua.LString(numberToString(float64(n))))
+			return 1
+		}
+		return orig(L)
+	}
+}
+
+// rand48 is the PRNG Redis gives Lua's math.random (rand.c, a copy of
+// lrand48): x = (0x5DEECE66D·x + 0xB) mod 2^48, output x >> 17. Redis 7.0
+// never reseeds it between scripts: the state starts at lrand48's default
+// and moves on with every call until math.randomseed(n) sets it to
+// (n << 16) | 0x330E.
+type rand48 struct{ x uint64 }
+
+const rand48Default = 0x1234ABCD330E
+
+func (r *rand48) next() int32 {
+	r.x = (0x5DEECE66D*r.x + 0xB) & (1<<48 - 1)
+	return int32(r.x >> 17)
+}
+
+func (r *rand48) seed(n int32) { r.x = uint64(uint32(n))<<16 | 0x330E }
+
+// redisLrand48Max is REDIS_LRAND48_MAX (INT32_MAX).
+const redisLrand48Max = math.MaxInt32

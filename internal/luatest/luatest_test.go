@@ -1,0 +1,307 @@
+package luatest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/luatest"
+	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/runtime"
+)
+
+var t0 = time.UnixMilli(1_700_000_000_000)
+
+func eval(t *testing.T, r *luatest.Redis, script string, keys []string, args ...string) (runtime.Value, error) {
+	t.Helper()
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "test.S", File: "test.lua", Body: script})
+	return s.Exec(context.Background(), r, keys, args)
+}
+
+func TestExecutorScriptCache(t *testing.T) {
+	r := luatest.New(t)
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.S", File: "s.lua", Body: "return ARGV[1]"})
+	_, err := r.EvalSha(context.Background(), s, nil, []string{"x"})
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "NOSCRIPT No matching script. Please use EVAL.", re.Msg)
+	assert.True(t, runtime.IsNoScript(err))
+
+	v, err := s.Exec(context.Background(), r, nil, []string{"x"})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.StringValue("x"), v)
+	v, err = r.EvalSha(context.Background(), s, nil, []string{"y"})
+	require.NoError(t, err, "EVAL cached the script")
+	assert.Equal(t, "y", v.Str)
+
+	bad := runtime.NewScript(runtime.ScriptSpec{Name: "t.Bad", File: "bad.lua", Body: "return +"})
+	err = bad.Load(context.Background(), r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Error compiling script (new function): user_script:1:")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Exec(ctx, r, nil, []string{"x"})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestReplyValuesAsRueidisDecodesThem(t *testing.T) {
+	r := luatest.New(t)
+	v, err := eval(t, r, `redis.setresp(3)
+return {1, 'two', {ok='OK'}, false, true, {double=1.5}, {map={b=2, a=1}}, {err='X inner'}}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.ArrayValue(
+		runtime.IntValue(1), runtime.StringValue("two"), runtime.StringValue("OK"),
+		runtime.Value{Kind: runtime.KindBool}, runtime.Value{Kind: runtime.KindBool, Int: 1},
+		runtime.Value{Kind: runtime.KindDouble, Float: 1.5},
+		runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{
+			runtime.StringValue("a"), runtime.IntValue(1), runtime.StringValue("b"), runtime.IntValue(2)}},
+		runtime.Value{Kind: runtime.KindError, Str: "X inner"},
+	), v)
+
+	_, err = eval(t, r, "return redis.error_reply('OUT_OF_STOCK')", nil)
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "OUT_OF_STOCK", re.Msg, `"ERR " is stripped as rueidis strips it`)
+}
+
+func TestScriptErrorLine(t *testing.T) {
+	r := luatest.New(t)
+	r.Set("s", "abc")
+	_, err := eval(t, r, "local a = 1\n\nreturn redis.call('INCR', KEYS[1])\n", []string{"s"})
+	var se *runtime.ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 3, se.Line)
+	assert.Equal(t, "test.lua", se.File)
+	assert.True(t, strings.HasPrefix(se.Err.Msg, "value is not an integer or out of range script: "), se.Err.Msg)
+}
+
+func TestVirtualClock(t *testing.T) {
+	r := luatest.New(t, luatest.WithTime(t0))
+	assert.Equal(t, t0, r.Now())
+	r.MustDo("SET", "k", "v", "PX", "1500")
+	r.MustDo("SET", "p", "v")
+	assert.Equal(t, int64(2), r.MustDo("TTL", "k").Int, "TTL rounds 1.5 s to 2")
+	r.Advance(time.Second)
+	assert.Equal(t, int64(500), r.MustDo("PTTL", "k").Int)
+	r.Advance(-time.Hour)
+	assert.Equal(t, t0.Add(time.Second), r.Now(), "the clock never goes back")
+	r.Advance(501 * time.Millisecond)
+	assert.False(t, r.Exists("k"))
+	assert.Equal(t, int64(-2), r.MustDo("PTTL", "k").Int)
+	assert.Equal(t, []string{"p"}, r.Keys())
+
+	v := r.MustDo("TIME")
+	assert.Equal(t, "1700000001", v.Array[0].Str, "TIME follows the virtual clock")
+	assert.Equal(t, "501000", v.Array[1].Str)
+
+	r.MustDo("EXPIREAT", "p", "1700000100")
+	ttl, ok := r.PTTL("p")
+	require.True(t, ok)
+	assert.Equal(t, 98499*time.Millisecond, ttl)
+}
+
+func TestCallLog(t *testing.T) {
+	r := luatest.New(t)
+	r.Set("n", "1")
+	_, err := eval(t, r, "redis.call('INCR', KEYS[1])\nlocal e = redis.pcall('HGET', KEYS[1], 'f')\nreturn redis.call('GET', KEYS[1])\n", []string{"n"})
+	require.NoError(t, err)
+	calls := r.Calls()
+	require.Len(t, calls, 3)
+	assert.Equal(t, []string{"INCR n", "HGET n f", "GET n"}, r.CommandLines())
+	assert.Equal(t, resp.IntReply(2), calls[0].Reply)
+	assert.Equal(t, 1, calls[0].Line)
+	assert.False(t, calls[0].Protected)
+	assert.True(t, calls[1].Protected)
+	assert.Equal(t, resp.ErrorReply("WRONGTYPE Operation against a key holding the wrong kind of value"), calls[1].Reply)
+	_, err = calls[1].Value()
+	assert.Error(t, err)
+	assert.Equal(t, `test.lua:3: GET n → "2"`, calls[2].String())
+	r.ResetCalls()
+	assert.Empty(t, r.Calls())
+}
+
+func TestEventsAndLogs(t *testing.T) {
+	r := luatest.New(t)
+	_, err := eval(t, r, `redis.call('PUBLISH', 'news', 'hello')
+redis.call('SPUBLISH', KEYS[1], 'shard')
+redis.log(redis.LOG_WARNING, 'stock', 5, 'left')
+return 1`, []string{"chan{x}"})
+	require.NoError(t, err)
+	assert.Equal(t, []luatest.Event{
+		{Command: "PUBLISH", Channel: "news", Message: "hello"},
+		{Command: "SPUBLISH", Channel: "chan{x}", Message: "shard"},
+	}, r.Events())
+	assert.Equal(t, []luatest.LogEntry{{Level: luatest.LogWarning, Message: "stock 5 left"}}, r.Logs())
+}
+
+func TestKeysCheck(t *testing.T) {
+	r := luatest.New(t)
+	_, err := eval(t, r, "redis.call('GET', KEYS[1])\nreturn redis.call('GET', 'other')\n", []string{"mine"})
+	var se *runtime.ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 2, se.Line)
+	assert.Contains(t, se.Err.Msg, "script accessed key 'other' not declared in KEYS (test.lua:2)")
+
+	v, err := eval(t, r, "return redis.pcall('SET', 'other', 1).err", []string{"mine"})
+	require.NoError(t, err, "redis.pcall returns the refusal")
+	assert.Contains(t, v.Str, "not declared in KEYS")
+
+	// PUBLISH's channel is not a key; KEYS-less scripts may still publish.
+	_, err = eval(t, r, "return redis.call('PUBLISH', 'c', 'm')", nil)
+	require.NoError(t, err)
+
+	same := luatest.New(t, luatest.WithKeysCheck(luatest.KeysSameSlot))
+	_, err = eval(t, same, "return redis.call('SET', KEYS[1] .. ':log', 1)", []string{"{u1}:stock"})
+	require.NoError(t, err, "same slot through the hash tag")
+	_, err = eval(t, same, "return redis.call('SET', 'elsewhere', 1)", []string{"{u1}:stock"})
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, se.Err.Msg, "script accessed key 'elsewhere' in slot")
+
+	off := luatest.New(t, luatest.WithKeysCheck(luatest.KeysUnchecked))
+	_, err = eval(t, off, "return redis.call('SET', 'elsewhere', 1)", nil)
+	require.NoError(t, err)
+}
+
+func TestFaults(t *testing.T) {
+	r := luatest.New(t)
+	r.FailCall(1, "boom")
+	v, err := eval(t, r, "local e = redis.pcall('PING') return {e.err, redis.call('PING').ok}", nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.ArrayValue(runtime.StringValue("ERR boom"), runtime.StringValue("PONG")), v,
+		"the fault fires once, on the first call; a bare message gets ERR")
+
+	r.FailCommand("incr", "OOM no memory")
+	_, err = eval(t, r, "return redis.call('INCR', 'n')", []string{"n"})
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.True(t, strings.HasPrefix(re.Msg, "OOM no memory script: "), re.Msg)
+	r.ClearFaults()
+	_, err = eval(t, r, "return redis.call('INCR', 'n')", []string{"n"})
+	require.NoError(t, err)
+
+	r.LoseReply()
+	_, err = eval(t, r, "return redis.call('INCR', 'n')", []string{"n"})
+	require.True(t, errors.Is(err, luatest.ErrReplyLost))
+	n, _ := r.Get("n")
+	assert.Equal(t, "2", n)
+}
+
+func TestDoAndInspection(t *testing.T) {
+	r := luatest.New(t, luatest.WithTime(t0))
+	_, err := r.Do("NOSUCH", "a")
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "unknown command 'NOSUCH', with args beginning with: 'a' ", re.Msg)
+	_, err = r.Do("GET")
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "wrong number of arguments for 'get' command", re.Msg)
+
+	r.MustDo("HSET", "h", "b", "2", "a", "1")
+	r.MustDo("RPUSH", "l", "x", "y")
+	r.MustDo("SADD", "s", "m")
+	r.MustDo("ZADD", "z", "1.5", "m")
+	r.SetTTL("k", "v", time.Minute)
+	assert.Equal(t, map[string]string{"a": "1", "b": "2"}, r.HGetAll("h"))
+	assert.Equal(t, []string{"x", "y"}, r.List("l"))
+	assert.Equal(t, []string{"m"}, r.Members("s"))
+	assert.Equal(t, map[string]float64{"m": 1.5}, r.ZScores("z"))
+	assert.Equal(t, "hash", r.Type("h"))
+	assert.Equal(t, "none", r.Type("nope"))
+	assert.Equal(t, `h hash {"b": "2", "a": "1"}
+k string "v" ttl=1m0s
+l list ["x" "y"]
+s set ["m"]
+z zset ["m":1.5]
+`, r.Dump())
+	assert.Equal(t, resp.Reply{Kind: resp.Map, Elems: []resp.Reply{
+		resp.BulkReply("b"), resp.BulkReply("2"), resp.BulkReply("a"), resp.BulkReply("1")}},
+		r.Command(3, "HGETALL", "h"), "Command keeps the server's field order and RESP3 types")
+	assert.Equal(t, resp.ErrorReply("NOPROTO unsupported protocol version 4"), r.Command(4, "PING"))
+}
+
+func TestUnsupportedCommandsFailLoudly(t *testing.T) {
+	r := luatest.New(t)
+	_, err := eval(t, r, "return redis.call('XADD', KEYS[1], '*', 'f', 'v')", []string{"s"})
+	var se *runtime.ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, strings.HasPrefix(se.Err.Msg, "Unknown Redis command called from script"), se.Err.Msg)
+}
+
+func TestScriptTimeout(t *testing.T) {
+	r := luatest.New(t, luatest.WithScriptTimeout(50*time.Millisecond))
+	_, err := eval(t, r, "while true do end", nil)
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Msg, "ran longer than 50ms")
+	v, err := eval(t, r, "return 7", nil)
+	require.NoError(t, err, "the interpreter is usable afterwards")
+	assert.Equal(t, int64(7), v.Int)
+}
+
+// Scripts share one interpreter, as on the server: nothing a script does
+// to globals or libraries leaks into the next one.
+func TestSandboxDoesNotLeak(t *testing.T) {
+	r := luatest.New(t)
+	_, err := eval(t, r, "string.upper = nil", nil)
+	require.Error(t, err)
+	_, err = eval(t, r, "rawset(string, 'upper', nil)", nil)
+	require.Error(t, err)
+	_, err = eval(t, r, "getmetatable(_G).__index = nil", nil)
+	require.Error(t, err)
+	v, err := eval(t, r, "return string.upper('a')", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "A", v.Str)
+	_, err = eval(t, r, "return undefined_global", nil)
+	assert.ErrorContains(t, err, "Script attempted to access nonexistent global variable 'undefined_global'")
+}
+
+// Redis 7.0 seeds its script PRNG once per process and never reseeds it
+// between scripts; a fresh fake starts where a fresh server does.
+func TestRandomStartsLikeAFreshServer(t *testing.T) {
+	r := luatest.New(t)
+	v, err := eval(t, r, "return math.random(1000)", nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(397), v.Int)
+	v, err = eval(t, r, "return math.random(1000)", nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(841), v.Int, "the sequence continues across scripts")
+}
+
+func TestSplitArgs(t *testing.T) {
+	for line, want := range map[string][]string{
+		`SET k v`:              {"SET", "k", "v"},
+		`  SET  "a b"  'c d' `: {"SET", "a b", "c d"},
+		`SET k "\x41\n\"q\""`:  {"SET", "k", "A\n\"q\""},
+		`SET k 'it\'s'`:        {"SET", "k", "it's"},
+		`SET k ""`:             {"SET", "k", ""},
+		``:                     nil,
+		`SET a"b" c`:           {"SET", "ab", "c"},
+	} {
+		got, err := luatest.SplitArgs(line)
+		require.NoError(t, err, line)
+		assert.Equal(t, want, got, line)
+	}
+	for _, bad := range []string{`SET "k`, `SET 'k`, `SET "a"b`} {
+		_, err := luatest.SplitArgs(bad)
+		assert.ErrorIs(t, err, luatest.ErrUnbalancedQuotes, bad)
+	}
+}
+
+func TestCallLogBound(t *testing.T) {
+	r := luatest.New(t, luatest.WithCallLog(3), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	for range 5 {
+		_, err := eval(t, r, "redis.call('INCR', 'a') return redis.call('INCR', 'b')", nil)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"INCR b", "INCR a", "INCR b"}, r.CommandLines(), "the most recent 3 calls")
+	off := luatest.New(t, luatest.WithCallLog(0), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	_, err := eval(t, off, "return redis.call('INCR', 'a')", nil)
+	require.NoError(t, err)
+	assert.Empty(t, off.Calls())
+}

@@ -1,0 +1,253 @@
+package luatest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/runtime"
+)
+
+// Redis is an in-memory Redis 7.0 that runs Lua scripts in gopher-lua. It
+// implements [runtime.Executor], so generated wrappers run on it unchanged.
+// It is safe for concurrent use: like the real server it runs one command
+// or script at a time.
+type Redis struct {
+	mu        sync.Mutex
+	tb        testing.TB // nil when made with NewRedis
+	now       time.Time
+	db        map[string]*entry
+	scripts   map[string]*script // SHA1 → script: the script cache
+	vm        *luaVM
+	rand      rand48
+	keysCheck KeysCheck
+	timeout   time.Duration
+
+	run      *runCtx // the script running now, if any
+	calls    []Call  // the call log, up to 2×callsMax long before trimming
+	callsMax int
+	events   []Event
+	logs     []LogEntry
+	faults   faults
+}
+
+// Option configures a [Redis].
+type Option func(*Redis)
+
+// WithTime starts the virtual clock at t instead of the wall-clock time of
+// creation. Only milliseconds are kept, as Redis keeps them.
+func WithTime(t time.Time) Option { return func(r *Redis) { r.now = t.Truncate(time.Millisecond) } }
+
+// WithKeysCheck sets how keys a script touches are checked against the
+// KEYS it was given; the default is [KeysDeclared].
+func WithKeysCheck(mode KeysCheck) Option { return func(r *Redis) { r.keysCheck = mode } }
+
+// WithScriptTimeout stops a script that runs longer than d (wall-clock
+// time) with an error reply, so a test of a script with an endless loop
+// fails instead of hanging. The default is no limit: the real server has
+// none either (it only starts answering BUSY to other clients).
+func WithScriptTimeout(d time.Duration) Option { return func(r *Redis) { r.timeout = d } }
+
+// WithCallLog keeps the most recent max redis.call/redis.pcall calls in
+// the call log ([Redis.Calls]); 0 turns the log off. The default is
+// [DefaultCallLog]. A bound keeps long offline load tests from spending
+// their time growing the log.
+func WithCallLog(max int) Option { return func(r *Redis) { r.callsMax = max } }
+
+// DefaultCallLog is how many calls the call log keeps by default.
+const DefaultCallLog = 10_000
+
+// NewRedis returns an empty fake server whose virtual clock starts at the
+// current wall-clock time (see [WithTime]). Call Close when done to free
+// the Lua interpreter.
+func NewRedis(opts ...Option) *Redis {
+	r := &Redis{
+		now:      time.Now().Truncate(time.Millisecond),
+		db:       map[string]*entry{},
+		scripts:  map[string]*script{},
+		rand:     rand48{x: rand48Default},
+		callsMax: DefaultCallLog,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// New returns a fake server for one test: like [NewRedis], closed when tb
+// ends, and [Redis.MustDo] fails tb instead of returning errors.
+func New(tb testing.TB, opts ...Option) *Redis {
+	tb.Helper()
+	r := NewRedis(opts...)
+	r.tb = tb
+	tb.Cleanup(r.Close)
+	return r
+}
+
+var _ runtime.Executor = (*Redis)(nil)
+
+// Close frees the Lua interpreter. The keyspace stays readable.
+func (r *Redis) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vm != nil {
+		r.vm.L.Close()
+		r.vm = nil
+	}
+}
+
+// Now returns the virtual clock.
+func (r *Redis) Now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now
+}
+
+// Advance moves the virtual clock forward by d (milliseconds are kept);
+// keys whose expiry passes are gone from then on. A negative d is ignored:
+// Redis' clock does not go back.
+func (r *Redis) Advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d > 0 {
+		r.now = r.now.Add(d).Truncate(time.Millisecond)
+	}
+}
+
+func (r *Redis) nowMs() int64 { return r.now.UnixMilli() }
+
+// Do runs one command as a RESP3 client (such as rueidis) would and
+// returns its reply, with an error reply as a *[runtime.ReplyError] whose
+// leading "ERR " is stripped like every [runtime.Executor] strips it. It
+// is how tests seed and inspect the keyspace: Do("SET", "k", "v"),
+// Do("HGETALL", "h"). Scripts run with it too (EVAL, EVALSHA, SCRIPT LOAD).
+// Commands luatest does not implement answer an "unknown command" error.
+func (r *Redis) Do(args ...string) (runtime.Value, error) {
+	return ToValue(r.Command(3, args...))
+}
+
+// MustDo is Do for test set-up: on an error reply it fails the test given
+// to [New] (or, for a Redis made by [NewRedis], returns the zero Value
+// after printing nothing — check errors with Do there).
+func (r *Redis) MustDo(args ...string) runtime.Value {
+	v, err := r.Do(args...)
+	if err != nil && r.tb != nil {
+		r.tb.Helper()
+		r.tb.Fatalf("luatest: %s: %v", strings.Join(args, " "), err)
+	}
+	return v
+}
+
+// Command runs one command as a client speaking protocol proto (2 or 3,
+// like redis-cli without and with -3) and returns the reply with every
+// RESP distinction kept. A wrong proto is answered with an error reply.
+func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
+	if proto != 2 && proto != 3 {
+		return resp.ErrorReply(fmt.Sprintf("NOPROTO unsupported protocol version %d", proto))
+	}
+	if len(args) == 0 {
+		return resp.ErrorReply("ERR luatest: empty command")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer func() {
+		// A bug in a command must not take the test binary down with it.
+		if p := recover(); p != nil {
+			reply = resp.ErrorReply(fmt.Sprintf("ERR luatest: internal error in %s: %v", args[0], p))
+		}
+	}()
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		return errUnknownCommand(args)
+	}
+	if !cmd.arityOK(len(args)) {
+		return errArity(cmd.name)
+	}
+	return cmd.fn(&cmdCtx{r: r, proto: proto, name: cmd.name}, args[1:])
+}
+
+// errUnknownCommand is the server's reply to an unknown command
+// (processCommand in server.c): the name and up to 128 bytes of each
+// argument, in single quotes.
+func errUnknownCommand(args []string) resp.Reply {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if len(a) > 128 {
+			a = a[:128]
+		}
+		b.WriteString("'" + a + "' ")
+	}
+	name := args[0]
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return resp.ErrorReply(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", name, b.String()))
+}
+
+// ToValue converts a reply into the [runtime.Value] a RESP3 client such as
+// rueidis decodes: status, bulk and verbatim strings become KindString, a
+// top-level error reply becomes a *[runtime.ReplyError] with "ERR "
+// stripped (nested ones KindError, stripped too), maps are sorted by key
+// as runtime.FromRueidis sorts them, sets become arrays.
+func ToValue(r resp.Reply) (runtime.Value, error) {
+	if r.Kind == resp.Error {
+		return runtime.Value{}, &runtime.ReplyError{Msg: strings.TrimPrefix(r.Str, "ERR ")}
+	}
+	return toValue(r), nil
+}
+
+func toValue(r resp.Reply) runtime.Value {
+	switch r.Kind {
+	case resp.Nil:
+		return runtime.Value{}
+	case resp.Int:
+		return runtime.IntValue(r.Int)
+	case resp.Status, resp.Bulk, resp.Verbatim:
+		return runtime.StringValue(r.Str)
+	case resp.Error:
+		return runtime.Value{Kind: runtime.KindError, Str: strings.TrimPrefix(r.Str, "ERR ")}
+	case resp.Double:
+		return runtime.Value{Kind: runtime.KindDouble, Float: r.Float}
+	case resp.Bool:
+		return runtime.Value{Kind: runtime.KindBool, Int: r.Int}
+	case resp.BigNumber:
+		return runtime.Value{Kind: runtime.KindBigNumber, Str: r.Str}
+	case resp.Array, resp.Set:
+		if len(r.Elems) == 0 {
+			return runtime.Value{Kind: runtime.KindArray}
+		}
+		vs := make([]runtime.Value, len(r.Elems))
+		for i, e := range r.Elems {
+			vs[i] = toValue(e)
+		}
+		return runtime.Value{Kind: runtime.KindArray, Array: vs}
+	case resp.Map:
+		type kv struct {
+			k string
+			v runtime.Value
+		}
+		pairs := make([]kv, 0, len(r.Elems)/2)
+		for i := 0; i+1 < len(r.Elems); i += 2 {
+			pairs = append(pairs, kv{r.Elems[i].Str, toValue(r.Elems[i+1])})
+		}
+		sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
+		vs := make([]runtime.Value, 0, len(r.Elems))
+		for _, p := range pairs {
+			vs = append(vs, runtime.StringValue(p.k), p.v)
+		}
+		return runtime.Value{Kind: runtime.KindMap, Array: vs}
+	}
+	return runtime.Value{}
+}
+
+// ErrReplyLost is returned by EvalSha and Eval when a fault injected with
+// [Redis.LoseReply] fires: the script ran and its effects stay, but the
+// caller never got the reply, as after a connection drop. It is not a
+// *[runtime.ReplyError], so runtime.Script.Exec passes it through without
+// retrying.
+var ErrReplyLost = errors.New("luatest: connection lost after the script ran (injected fault): the reply never arrived")

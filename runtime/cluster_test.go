@@ -1,0 +1,151 @@
+package runtime_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/runtime"
+)
+
+// The cluster tests share one 3+3 cluster, started by the first test that
+// needs it and stopped by TestMain: starting one takes several seconds.
+// Tests that fail over leave it healthy (Failover waits for that), and
+// each test uses its own script bodies and keys.
+var shared struct {
+	once sync.Once
+	dir  string
+	c    *redistest.Cluster
+	err  error
+}
+
+func sharedCluster(t *testing.T) *redistest.Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "runtime-cluster-"); shared.err == nil {
+			shared.c, shared.err = redistest.NewCluster(shared.dir)
+		}
+	})
+	require.NoError(t, shared.err)
+	require.NoError(t, shared.c.WaitHealthy(30*time.Second))
+	return shared.c
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.c != nil {
+		shared.c.Stop()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+func TestPreloadLoadsEveryNodeReplicasIncluded(t *testing.T) {
+	c := sharedCluster(t)
+	cl := c.Client(t)
+	require.Len(t, cl.Nodes(), 6, "rueidis knows every primary and replica")
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Preload", File: "p.lua", Body: "#!lua\n-- preload test\nreturn 1"})
+	require.NoError(t, runtime.Preload(context.Background(), runtime.Rueidis(cl), s))
+	for _, n := range c.Nodes {
+		assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "node %s (%s)", n.Addr, role(t, n))
+	}
+}
+
+// A replica promoted without the script (SCRIPT LOAD is not replicated,
+// and this one's cache was flushed) answers NOSCRIPT; Exec falls back to
+// EVAL and the caller never sees it.
+func TestPromotedReplicaWithoutScriptFallsBackToEval(t *testing.T) {
+	c := sharedCluster(t)
+	cl := c.Client(t)
+	e := runtime.Rueidis(cl)
+	ctx := context.Background()
+	key := "{failover-eval-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "}:n"
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+	require.NoError(t, runtime.Preload(ctx, e, s))
+	v, err := s.Exec(ctx, e, []string{key}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), v.Int)
+
+	_, replica, err := c.PrimaryOf(runtime.Slot(key))
+	require.NoError(t, err)
+	replica.Do(t, "SCRIPT", "FLUSH")
+	replica.Do(t, "CONFIG", "RESETSTAT")
+	require.Equal(t, "[0]", replica.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+	_, promoted, err := c.Failover(runtime.Slot(key), 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, replica, promoted)
+
+	v, err = s.Exec(ctx, e, []string{key}, nil)
+	require.NoError(t, err, "no NOSCRIPT reaches the caller")
+	assert.Equal(t, int64(2), v.Int, "the coordinated failover kept the first increment")
+	stats := promoted.Do(t, "INFO", "commandstats")
+	assert.Contains(t, stats, "cmdstat_evalsha:calls=1,", "EVALSHA reached the new primary once…")
+	assert.Contains(t, stats, "cmdstat_eval:calls=1,", "…and EVAL once, after NOSCRIPT")
+	assert.Equal(t, "[1]", promoted.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "EVAL cached it there")
+}
+
+// A script without keys goes to one primary (the one serving its SHA1's
+// slot): rueidis alone would send it to any node, and replicas refuse a
+// script that may write.
+func TestKeylessScriptRunsOnThePrimaryOfItsSHA1Slot(t *testing.T) {
+	c := sharedCluster(t)
+	cl := c.Client(t)
+	ctx := context.Background()
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Keyless", File: "k.lua", Body: "#!lua\n-- keyless\nreturn ARGV[1]"})
+	require.NoError(t, runtime.Preload(ctx, runtime.Rueidis(cl), s))
+	for _, n := range c.Nodes {
+		n.Do(t, "CONFIG", "RESETSTAT")
+	}
+
+	// What the routing avoids: the same EVALSHA without a slot.
+	readonly := 0
+	for range 40 {
+		err := cl.Do(ctx, cl.B().Evalsha().Sha1(s.SHA1()).Numkeys(0).Arg("x").Build()).Error()
+		if err != nil && strings.HasPrefix(err.Error(), "READONLY") {
+			readonly++
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	assert.Positive(t, readonly, "without a slot, some calls reach a replica and are refused")
+	for _, n := range c.Nodes {
+		n.Do(t, "CONFIG", "RESETSTAT")
+	}
+
+	e := runtime.Rueidis(cl)
+	for range 40 {
+		v, err := s.Exec(ctx, e, nil, []string{"x"})
+		require.NoError(t, err)
+		require.Equal(t, "x", v.Str)
+	}
+	want, _, err := c.PrimaryOf(runtime.Slot(s.SHA1()))
+	require.NoError(t, err)
+	for _, n := range c.Nodes {
+		stats := n.Do(t, "INFO", "commandstats")
+		if n == want {
+			assert.Contains(t, stats, "cmdstat_evalsha:calls=40,", "every call on %s", n.Addr)
+		} else {
+			assert.NotContains(t, stats, "cmdstat_evalsha", "no call on %s (%s)", n.Addr, role(t, n))
+		}
+	}
+}
+
+func role(t *testing.T, n *redistest.Server) string {
+	if strings.Contains(n.Do(t, "INFO", "replication"), "role:master") {
+		return "primary"
+	}
+	return "replica"
+}
+
+var _ rueidis.Client // the cluster client type these tests drive

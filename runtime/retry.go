@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Retries of idempotent scripts.
+//
+// A script that may have run must not be sent again blindly: after a lost
+// reply a second deduct would take the units twice. A script whose header
+// says ---@idempotent (for example a deduct that records its order id
+// atomically with the decrement and answers a repeated order id with the
+// first outcome) can be sent again safely, and [Script.Exec] does so after a
+// [Transient] failure, up to [RetryAttempts] times, waiting between tries
+// (jittered, doubling from [RetryMinBackoff] up to [RetryMaxBackoff]) and
+// never past the caller's context. The retry lives here, not in generated
+// code or in the Executor, so every executor (rueidis, the offline fake, a
+// fault injector) gets the same policy and the generated wrapper holds no
+// logic.
+const (
+	// RetryAttempts is how many times Exec sends an idempotent script
+	// before it returns a transient failure: 1 try and 9 retries with at
+	// most 2.13 s of waiting in all, enough for a redis-server to restart
+	// and load its AOF or for a cluster to finish a failover.
+	RetryAttempts = 10
+	// RetryMinBackoff is the wait before the first retry.
+	RetryMinBackoff = 10 * time.Millisecond
+	// RetryMaxBackoff caps the wait between two tries.
+	RetryMaxBackoff = 500 * time.Millisecond
+)
+
+// transientCodes are error replies that mean the server did not run the
+// script and may well run it shortly:
+//
+//   - LOADING: a restarted server is still loading its AOF or RDB;
+//   - BUSY: another script is running past busy-reply-threshold;
+//   - TRYAGAIN: a multi-key command during slot migration (cluster spec);
+//   - CLUSTERDOWN: the cluster lost a shard and has not failed over yet;
+//   - MASTERDOWN: a replica's link to its primary is down;
+//   - READONLY: the node was demoted to a replica (sentinel failover) and
+//     the client has not learned the new primary yet; scripts with a
+//     shebang are refused before they run (Redis 7 scriptPrepareForRun).
+var transientCodes = map[string]bool{
+	"LOADING": true, "BUSY": true, "TRYAGAIN": true, "CLUSTERDOWN": true,
+	"MASTERDOWN": true, "READONLY": true,
+}
+
+// Transient reports whether err, returned by an [Executor] or by
+// [Script.Exec], is a failure worth retrying for an idempotent script: a
+// connection error (refused, reset, closed, timed out at the client; the
+// script may or may not have run) or one of the error replies above (the
+// script did not run). Context cancellation and expiry, every other error
+// reply, and runtime's own verdicts ([*CodeError], [*CrossSlotError],
+// [*DecodeError], [*ScriptError]) are not transient.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var (
+		re *ReplyError
+		ce *CodeError
+		cs *CrossSlotError
+		de *DecodeError
+	)
+	switch {
+	case errors.As(err, &ce), errors.As(err, &cs), errors.As(err, &de):
+		return false
+	case errors.As(err, &re): // also a *ScriptError's reply
+		return transientCodes[re.Code()]
+	}
+	return true
+}
+
+// backoff is the wait before retry n (1-based): RetryMinBackoff·2ⁿ⁻¹ capped
+// at RetryMaxBackoff, of which the upper half is random so that buyers who
+// failed together do not all come back together.
+func backoff(n int) time.Duration {
+	d := RetryMaxBackoff
+	if n < 16 {
+		d = min(RetryMinBackoff<<(n-1), RetryMaxBackoff)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d or until ctx ends, and reports whether the full d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,130 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/runtime"
+)
+
+// flakyExecutor fails EvalSha with errs[i] on call i, then answers 1.
+type flakyExecutor struct {
+	errs  []error
+	calls int
+}
+
+func (f *flakyExecutor) EvalSha(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	f.calls++
+	if f.calls <= len(f.errs) {
+		return runtime.Value{}, f.errs[f.calls-1]
+	}
+	return runtime.IntValue(1), nil
+}
+
+func (f *flakyExecutor) Eval(ctx context.Context, s *runtime.Script, k, a []string) (runtime.Value, error) {
+	return f.EvalSha(ctx, s, k, a)
+}
+
+func (f *flakyExecutor) Load(context.Context, *runtime.Script) error { return nil }
+
+func idempotent(body string) *runtime.Script {
+	return runtime.NewScript(runtime.ScriptSpec{Name: "t.I", File: "i.lua", Body: body, Idempotent: true,
+		Errors: []*runtime.CodeError{errOut}})
+}
+
+func TestTransient(t *testing.T) {
+	for err, want := range map[error]bool{
+		io.EOF: true,
+		errors.New("dial tcp: connection refused"):                                          true,
+		&runtime.ReplyError{Msg: "LOADING Redis is loading the dataset in memory"}:          true,
+		&runtime.ReplyError{Msg: "BUSY Redis is busy running a script."}:                    true,
+		&runtime.ReplyError{Msg: "TRYAGAIN Multiple keys request during rehashing"}:         true,
+		&runtime.ReplyError{Msg: "CLUSTERDOWN The cluster is down"}:                         true,
+		&runtime.ReplyError{Msg: "MASTERDOWN Link with MASTER is down"}:                     true,
+		&runtime.ReplyError{Msg: "READONLY You can't write against a read only replica."}:   true,
+		&runtime.ReplyError{Msg: "ERR LOADING Redis is loading"}:                            true,
+		&runtime.ReplyError{Msg: "OOM command not allowed when used memory > 'maxmemory'."}: false,
+		&runtime.ReplyError{Msg: "WRONGTYPE Operation against a key"}:                       false,
+		&runtime.ReplyError{Msg: "NOSCRIPT No matching script"}:                             false,
+		context.Canceled:                     false,
+		context.DeadlineExceeded:             false,
+		errOut:                               false,
+		&runtime.CrossSlotError{Script: "x"}: false,
+	} {
+		assert.Equal(t, want, runtime.Transient(err), "%v", err)
+	}
+	assert.False(t, runtime.Transient(nil))
+}
+
+func TestIdempotentScriptIsRetriedAfterTransientFailures(t *testing.T) {
+	f := &flakyExecutor{errs: []error{io.EOF, &runtime.ReplyError{Msg: "LOADING Redis is loading"}, errors.New("connection reset")}}
+	v, err := idempotent("return 1").Exec(context.Background(), f, []string{"k"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), v.Int)
+	assert.Equal(t, 4, f.calls, "three failures, then the answer")
+}
+
+func TestNonIdempotentScriptIsNeverRetried(t *testing.T) {
+	f := &flakyExecutor{errs: []error{io.EOF}}
+	_, err := script("return 1").Exec(context.Background(), f, nil, nil)
+	assert.Same(t, io.EOF, err, "the connection error is returned as it is")
+	assert.Equal(t, 1, f.calls)
+}
+
+func TestIdempotentRetryStopsAtPermanentErrors(t *testing.T) {
+	f := &flakyExecutor{errs: []error{io.EOF, &runtime.ReplyError{Msg: "WRONGTYPE Operation against a key"}}}
+	_, err := idempotent("return 1").Exec(context.Background(), f, nil, nil)
+	var re *runtime.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "WRONGTYPE Operation against a key", re.Msg)
+	assert.Equal(t, 2, f.calls)
+}
+
+func TestIdempotentRetryIsBounded(t *testing.T) {
+	errs := make([]error, 100)
+	for i := range errs {
+		errs[i] = io.EOF
+	}
+	f := &flakyExecutor{errs: errs}
+	start := time.Now()
+	_, err := idempotent("return 1").Exec(context.Background(), f, nil, nil)
+	assert.Same(t, io.EOF, err, "the last failure is returned")
+	assert.Equal(t, runtime.RetryAttempts, f.calls)
+	// 9 waits of RetryMinBackoff·2ⁿ⁻¹ capped at RetryMaxBackoff, each at
+	// least half of that: between 1.07 s and 2.13 s.
+	assert.GreaterOrEqual(t, time.Since(start), 1060*time.Millisecond)
+	assert.Less(t, time.Since(start), 4*time.Second)
+}
+
+func TestIdempotentRetryStopsWithContext(t *testing.T) {
+	errs := make([]error, 100)
+	for i := range errs {
+		errs[i] = io.EOF
+	}
+	f := &flakyExecutor{errs: errs}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := idempotent("return 1").Exec(ctx, f, nil, nil)
+	assert.Same(t, io.EOF, err)
+	assert.Less(t, time.Since(start), 400*time.Millisecond, "no wait outlives the context")
+	assert.Less(t, f.calls, runtime.RetryAttempts)
+}
+
+func TestIdempotentRetryKeepsDeclaredOutcomes(t *testing.T) {
+	f := &flakyExecutor{errs: []error{io.EOF}}
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.I", File: "i.lua", Body: "return 1", Idempotent: true,
+		Errors: []*runtime.CodeError{{Script: "t.I", Name: "One", Reply: "1"}}})
+	_, err := s.Exec(context.Background(), f, nil, nil)
+	var ce *runtime.CodeError
+	require.ErrorAs(t, err, &ce, "the answer after a retry is classified like any other")
+	assert.Equal(t, "One", ce.Name)
+	assert.True(t, s.Idempotent())
+	assert.False(t, script("return 1").Idempotent())
+}

@@ -1,0 +1,109 @@
+package stock_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/stock"
+)
+
+const faultBuyers, faultUnits = 2000, 500
+
+// 2,000 buyers race for 500 units while SCRIPT FLUSH empties the script
+// cache every 50 ms: every EVALSHA after a flush answers NOSCRIPT, which
+// must turn into EVAL inside runtime, never into a buyer's error.
+func TestFaultScriptFlushEvery50ms(t *testing.T) {
+	srv := redistest.Start(t)
+	s := stock.New(runtime.Rueidis(srv.Client(t)))
+	k := keysFor("flush")
+	srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+
+	stop, flushed := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				flushed <- n
+				return
+			case <-tick.C:
+				srv.Do(t, "SCRIPT", "FLUSH")
+				n++
+			}
+		}
+	}()
+	// 16 buyers in flight, each 8 ms apart: about a second of buying.
+	res := race(t, raceConfig{buyers: faultBuyers, workers: 16, pace: 8 * time.Millisecond, keys: k,
+		scripts: func(int) *stock.Scripts { return s }})
+	close(stop)
+	n := <-flushed
+
+	res.requireNoErrors(t)
+	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
+	assert.Equal(t, faultUnits, res.sold, "sold = 500")
+	assert.Equal(t, faultBuyers-faultUnits, res.refused)
+	assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
+	evals := commandCalls(t, srv, "eval")
+	assert.GreaterOrEqual(t, evals, 3, "buyers hit NOSCRIPT and fell back to EVAL")
+	t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA", n, evals, commandCalls(t, srv, "evalsha"))
+	r := requireReconciles(t, s, k, faultUnits)
+	requireRecords(t, s, k, res, r)
+}
+
+// The same race while the server is killed (SIGKILL) and, 300 ms later,
+// restarted once mid-run. With appendonly yes and appendfsync always, Redis writes and
+// fsyncs the AOF before it replies, so every acknowledged sale survives the
+// restart; a script killed before its AOF write is lost whole (its effects
+// are one MULTI/EXEC in the AOF), stock and record together. Buyers whose
+// calls fail retry with the same order id. So: sold = 500, every sold unit
+// has its record, and no order was deducted twice (the counter equals
+// initial minus the sold records, and replaying every sold order changes
+// nothing).
+func TestFaultServerRestartMidRace(t *testing.T) {
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	counting := &countingExecutor{Executor: runtime.Rueidis(srv.Client(t))}
+	s := stock.New(counting)
+	k := keysFor("restart")
+	srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+	pid := srv.PID()
+
+	res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
+		scripts: func(int) *stock.Scripts { return s },
+		faultAt: 200, fault: func() error {
+			// Down for 300 ms, so buyers certainly meet a dead server.
+			srv.Stop()
+			time.Sleep(300 * time.Millisecond)
+			return srv.Restart()
+		}})
+
+	res.requireNoErrors(t)
+	assert.NotEqual(t, pid, srv.PID(), "the server was restarted")
+	assert.Less(t, res.answeredAfterFault, faultBuyers, "buyers were still buying when it was back")
+	assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
+	t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
+	assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
+	r := requireReconciles(t, s, k, faultUnits)
+	requireRecords(t, s, k, res, r)
+}
+
+// commandCalls reads calls=N of cmdstat_<name> from INFO commandstats.
+func commandCalls(t *testing.T, srv *redistest.Server, name string) int {
+	t.Helper()
+	for _, line := range strings.Split(srv.Do(t, "INFO", "commandstats"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls="); ok {
+			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	return 0
+}
