@@ -164,16 +164,19 @@ end
 -- Test "is the lock free", not only "is my field there": a script that only
 -- checks HEXISTS lock owner writes a second owner into a held lock hash and
 -- hands both of them the lock.
+-- Every read that can fail (a key of the wrong type) comes before the first
+-- write, so an error reply means that no hold was taken: Redis does not roll
+-- a script back.
 local count
 local token = 0
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 elseif redis.call('EXISTS', KEYS[1]) == 0 then
-  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   local now = redis.call('TIME')
   local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
   token = math.max(last + 1, floor)
+  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[4])
 else
   return {0, 0, redis.call('PTTL', KEYS[1]), 0}
