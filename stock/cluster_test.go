@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,35 +15,15 @@ import (
 	"github.com/luagen/luagen/stock"
 )
 
-// The cluster tests share one 3+3 cluster, started by the first test that
-// needs it and stopped by TestMain; each test uses its own SKUs.
-var shared struct {
-	once sync.Once
-	dir  string
-	c    *redistest.Cluster
-	err  error
-}
+// The cluster tests share one 3+3 cluster (starting one takes seconds);
+// each test uses its own keys.
+var cluster redistest.SharedCluster
 
-func sharedCluster(t *testing.T) *redistest.Cluster {
-	t.Helper()
-	shared.once.Do(func() {
-		if shared.dir, shared.err = os.MkdirTemp("", "stock-cluster-"); shared.err == nil {
-			shared.c, shared.err = redistest.NewCluster(shared.dir)
-		}
-	})
-	require.NoError(t, shared.err)
-	require.NoError(t, shared.c.WaitHealthy(30*time.Second))
-	return shared.c
-}
+func sharedCluster(t *testing.T) *redistest.Cluster { return cluster.Get(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.c != nil {
-		shared.c.Stop()
-	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
+	cluster.Stop()
 	os.Exit(code)
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,5 +305,54 @@ func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newP
 			return nil, nil, fmt.Errorf("failover of slot %d to %s not done after %v", slot, newPrimary.Addr, timeout)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SharedCluster is one cluster shared by the tests of a package: starting
+// one takes seconds, so the first test that needs it starts it and the
+// package's TestMain stops it after m.Run:
+//
+//	var cluster redistest.SharedCluster
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		cluster.Stop()
+//		os.Exit(code)
+//	}
+//
+// Tests that share it must use keys of their own; a test that fails a node
+// over must leave the cluster healthy (Failover waits for that).
+type SharedCluster struct {
+	once sync.Once
+	dir  string
+	c    *Cluster
+	err  error
+}
+
+// Get returns the shared cluster, starting it on first use, once it is
+// healthy; it fails tb when the cluster cannot start or recover within 30 s.
+func (s *SharedCluster) Get(tb testing.TB) *Cluster {
+	tb.Helper()
+	s.once.Do(func() {
+		if s.dir, s.err = os.MkdirTemp("", "luagen-cluster-"); s.err == nil {
+			s.c, s.err = NewCluster(s.dir)
+		}
+	})
+	if s.err != nil {
+		tb.Fatalf("redistest: shared cluster: %v", s.err)
+	}
+	if err := s.c.WaitHealthy(30 * time.Second); err != nil {
+		tb.Fatalf("redistest: shared cluster: %v", err)
+	}
+	return s.c
+}
+
+// Stop stops the cluster, if it was started, and removes its directory.
+func (s *SharedCluster) Stop() {
+	if s.c != nil {
+		s.c.Stop()
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
 	}
 }
