@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // Retries of idempotent scripts.
@@ -53,10 +55,12 @@ var transientCodes = map[string]bool{
 // connection error (refused, reset, closed, timed out at the client; the
 // script may or may not have run) or one of the error replies above (the
 // script did not run). Context cancellation and expiry, every other error
-// reply, and runtime's own verdicts ([*CodeError], [*CrossSlotError],
+// reply, a closed rueidis client (rueidis.ErrClosing: it will not reopen),
+// and runtime's own verdicts ([*CodeError], [*CrossSlotError],
 // [*DecodeError], [*ScriptError]) are not transient.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, rueidis.ErrClosing) {
 		return false
 	}
 	var (

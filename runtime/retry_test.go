@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/redistest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -52,6 +54,7 @@ func TestTransient(t *testing.T) {
 		&runtime.ReplyError{Msg: "OOM command not allowed when used memory > 'maxmemory'."}: false,
 		&runtime.ReplyError{Msg: "WRONGTYPE Operation against a key"}:                       false,
 		&runtime.ReplyError{Msg: "NOSCRIPT No matching script"}:                             false,
+		rueidis.ErrClosing:                   false,
 		context.Canceled:                     false,
 		context.DeadlineExceeded:             false,
 		errOut:                               false,
@@ -127,4 +130,26 @@ func TestIdempotentRetryKeepsDeclaredOutcomes(t *testing.T) {
 	assert.Equal(t, "One", ce.Name)
 	assert.True(t, s.Idempotent())
 	assert.False(t, script("return 1").Idempotent())
+}
+
+// A closed client never reopens, so an idempotent script is not retried
+// against it: one try, rueidis.ErrClosing back at once.
+func TestClosedClientIsNotRetried(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	c.Close()
+	counting := &countingExecutor{Executor: runtime.Rueidis(c)}
+	_, err := idempotent("return 1").Exec(context.Background(), counting, []string{"k"}, nil)
+	require.ErrorIs(t, err, rueidis.ErrClosing)
+	assert.Equal(t, 1, counting.calls)
+}
+
+type countingExecutor struct {
+	runtime.Executor
+	calls int
+}
+
+func (c *countingExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	c.calls++
+	return c.Executor.EvalSha(ctx, s, keys, args)
 }
