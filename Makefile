@@ -22,11 +22,13 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-## generated: fail when `go generate ./...` changes or adds a file.
+## generated: fail when `go generate ./...` changes a generated file or adds
+## one that is not committed yet.
 generated:
 	$(GO) generate ./...
 	@if [ -n "$$(git status --porcelain -- '*.lua.go')" ]; then \
-		echo "generated code is stale; run go generate ./... and commit:"; git status --short -- '*.lua.go'; exit 1; \
+		echo "go generate ./... changed or added generated files; commit them with their .lua scripts:"; \
+		git status --short -- '*.lua.go'; exit 1; \
 	fi
 
 ## unit: the fast tests only (no redis-server needed).

@@ -7,7 +7,7 @@
 //	luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen diff     [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen check    [-new name] dir|file.lua...
-//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] script.lua [key ...] [, arg ...]
+//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]
 //	luagen help     [command]
 //
 // A directory argument stands for the *.lua files in it (not in its
@@ -58,7 +58,9 @@
 // internal/luatest, and prints the reply exactly as `redis-cli --no-raw
 // --eval` prints it; --init FILE seeds the keyspace with Redis commands (one
 // per line), --resp3 replies as to a RESP3 client (redis-cli -3), and
-// --redis ADDR runs the same against a real server. Words before a lone ","
+// --redis ADDR runs the same, --init included, against a real server;
+// --check-keys fails commands on keys the script was not given in KEYS, and
+// --timeout stops a runaway script. Words before a lone ","
 // are KEYS, the rest ARGV, as for redis-cli. See
 // github.com/luagen/luagen/internal/luatest/evalcmd for every flag.
 //

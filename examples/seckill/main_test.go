@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/redistest"
 )
 
 // The demo on its embedded server: the JSON contract and the audit.
@@ -20,11 +22,29 @@ func TestRunEmbeddedJSON(t *testing.T) {
 		assert.Contains(t, rep, k)
 	}
 	assert.Equal(t, 25.0, rep["sold"])
+	assert.Equal(t, 50.0, rep["units_sold"])
 	assert.Equal(t, 375.0, rep["refused"])
 	assert.Equal(t, 0.0, rep["oversold"])
 	assert.Equal(t, 0.0, rep["errors"])
 	assert.Equal(t, 25.0, rep["records"])
 	assert.Equal(t, []any{}, rep["differences"])
+}
+
+// The acceptance run, on a real redis-server: 5,000 buyers for 300
+// units sell exactly 300, and the demo leaves no keys behind.
+func TestRunOnRealServer(t *testing.T) {
+	srv := redistest.Start(t)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-buyers", "5000", "-stock", "300", "-redis", srv.Addr, "-json"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	assert.Equal(t, 300.0, rep["sold"])
+	assert.Equal(t, 4700.0, rep["refused"])
+	assert.Equal(t, 0.0, rep["oversold"])
+	assert.Equal(t, 0.0, rep["errors"])
+	assert.Equal(t, 0.0, rep["stock_left"])
+	assert.Equal(t, "0", srv.Do(t, "DBSIZE"), "the demo deletes its SKU's keys")
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {

@@ -23,10 +23,11 @@ type report struct {
 	Limit       int    `json:"limit"` // units per buyer; 0: no limit
 	Concurrency int    `json:"concurrency"`
 
-	Sold     int `json:"sold"`     // buyers whose Deduct succeeded
-	Refused  int `json:"refused"`  // buyers told ErrOutOfStock or ErrLimitExceeded
-	Oversold int `json:"oversold"` // units sold beyond the stock; must be 0
-	Errors   int `json:"errors"`   // buyers who got any other error
+	Sold      int `json:"sold"`       // buyers whose Deduct succeeded (orders, not units)
+	UnitsSold int `json:"units_sold"` // sold × qty
+	Refused   int `json:"refused"`    // buyers told ErrOutOfStock or ErrLimitExceeded
+	Oversold  int `json:"oversold"`   // units sold beyond the stock; must be 0
+	Errors    int `json:"errors"`     // buyers who got any other error
 
 	Retries     int64    `json:"retries"`     // calls repeated with the same order id after a transient error
 	StockLeft   int64    `json:"stock_left"`  // the counter after the race
@@ -68,7 +69,8 @@ func (r *report) audit(ctx context.Context, s *stock.Scripts, k stock.SKUKeys) e
 	}
 	r.StockLeft = rec.Left
 	r.Records = rec.SoldOrders
-	r.Oversold = max(0, r.Sold*r.Qty-r.Stock, int(-rec.Left))
+	r.UnitsSold = r.Sold * r.Qty
+	r.Oversold = max(0, r.UnitsSold-r.Stock, int(-rec.Left))
 	r.Differences = []string{}
 	for _, d := range rec.Differences {
 		r.Differences = append(r.Differences, d.String())
@@ -107,7 +109,7 @@ func reconciled(diffs []string) string {
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "seckill on %s: %d buyers × %d unit(s) for %d units of %s, %d in flight\n",
 		r.Server, r.Buyers, r.Qty, r.Stock, r.SKU, r.Concurrency)
-	fmt.Fprintf(w, "  sold        %d\n", r.Sold)
+	fmt.Fprintf(w, "  sold        %d orders, %d units\n", r.Sold, r.UnitsSold)
 	fmt.Fprintf(w, "  refused     %d (out of stock or over the limit)\n", r.Refused)
 	fmt.Fprintf(w, "  oversold    %d\n", r.Oversold)
 	fmt.Fprintf(w, "  errors      %d\n", r.Errors)

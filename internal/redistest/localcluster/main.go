@@ -1,6 +1,7 @@
 // Command localcluster starts a local Redis Cluster (3 primaries, 3
 // replicas, free loopback ports), prints its seed list and runs until
-// interrupted, then stops every node. `make cluster` runs it; point the demo
+// interrupted (SIGINT, SIGTERM or SIGHUP), then stops every node and
+// removes their directory. `make cluster` runs it; point the demo
 // at it with `go run ./examples/seckill -redis <seed list>`.
 package main
 
@@ -32,6 +33,6 @@ func main() {
 	fmt.Printf("try:        go run ./examples/seckill -redis %s\n", strings.Join(c.Addrs(), ","))
 	fmt.Println("Ctrl-C stops every node.")
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	<-sig
 }
