@@ -1,6 +1,6 @@
 package lock_test
 
-// Offline tests of the lock scripts' edge cases on internal/luatest: a
+// Offline tests of the lock scripts' edge cases on luatest: a
 // virtual clock for leases, latches and the fence TTL, the call log for
 // "nothing was written", and published messages as events. The behaviour
 // of the Mutex on a real redis-server is in lock_test.go.
@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/internal/luatest"
 	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
 )
 

@@ -7,7 +7,7 @@
 //   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
 //     rueidis.Client (single node, sentinel or cluster; on a cluster a
 //     script without keys goes to the primary of its SHA1's slot, never to a
-//     replica); internal/luatest implements it offline.
+//     replica); luatest implements it offline.
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.

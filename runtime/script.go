@@ -10,7 +10,7 @@ import (
 
 // Executor runs scripts on a server or an offline fake. It is deliberately
 // narrow (three calls) so fakes and fault injectors are easy to write;
-// [Rueidis] adapts a rueidis.Client and internal/luatest runs scripts in
+// [Rueidis] adapts a rueidis.Client and luatest runs scripts in
 // gopher-lua.
 //
 // Error replies must be returned as *[ReplyError]; anything else (network,

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/internal/luatest"
+	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
 )

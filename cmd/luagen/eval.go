@@ -1,6 +1,6 @@
 package main
 
-import "github.com/luagen/luagen/internal/luatest/evalcmd"
+import "github.com/luagen/luagen/internal/evalcmd"
 
 func init() {
 	register(&command{

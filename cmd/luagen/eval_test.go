@@ -9,7 +9,7 @@ import (
 )
 
 // The eval command itself is tested against redis-cli in
-// internal/luatest/evalcmd; this checks that luagen dispatches to it.
+// internal/evalcmd; this checks that luagen dispatches to it.
 func TestEvalSubcommand(t *testing.T) {
 	dir := t.TempDir()
 	script := dir + "/incr.lua"

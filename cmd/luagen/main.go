@@ -55,14 +55,14 @@
 // # eval
 //
 // Eval runs one script without a server, in the offline Redis 7 of
-// internal/luatest, and prints the reply exactly as `redis-cli --no-raw
+// luatest, and prints the reply exactly as `redis-cli --no-raw
 // --eval` prints it; --init FILE seeds the keyspace with Redis commands (one
 // per line), --resp3 replies as to a RESP3 client (redis-cli -3), and
 // --redis ADDR runs the same, --init included, against a real server;
 // --check-keys fails commands on keys the script was not given in KEYS, and
 // --timeout stops a runaway script. Words before a lone ","
 // are KEYS, the rest ARGV, as for redis-cli. See
-// github.com/luagen/luagen/internal/luatest/evalcmd for every flag.
+// github.com/luagen/luagen/internal/evalcmd for every flag.
 //
 // # Diagnostics
 //

@@ -32,8 +32,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/luagen/luagen/internal/luatest"
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 const usage = `usage: luagen eval [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"

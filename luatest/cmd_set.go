@@ -3,7 +3,7 @@
 package luatest
 
 import (
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 var setCommands = []*command{

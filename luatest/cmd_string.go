@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 var stringCommands = []*command{

@@ -1,4 +1,4 @@
-// Package corpus loads the differential test corpus of internal/luatest:
+// Package corpus loads the differential test corpus of luatest:
 // scripts with their KEYS, ARGV and keyspace seed, run both on luatest and
 // on a real redis-server (and through luagen eval and redis-cli --eval) to
 // prove the fake behaves like the server.
@@ -14,7 +14,7 @@
 //	file: ../../../lua/stock/deduct.lua   (optional: the script, relative to the corpus file)
 //	---
 //	return redis.call('GET', KEYS[1])   (the script, unless file: is given)
-package corpus
+package luacorpus
 
 import (
 	"fmt"

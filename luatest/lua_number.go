@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 

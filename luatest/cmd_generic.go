@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 var genericCommands = []*command{

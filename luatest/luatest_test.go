@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/internal/luatest"
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 // cmdFlags are the command properties the fake server enforces.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/luagen/luagen/internal/luatest"
-	"github.com/luagen/luagen/internal/luatest/corpus"
-	"github.com/luagen/luagen/internal/luatest/resp"
+	corpus "github.com/luagen/luagen/internal/luacorpus"
 	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/luatest/resp"
 	"github.com/stretchr/testify/require"
 )
 

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/internal/luatest"
-	"github.com/luagen/luagen/internal/luatest/corpus"
-	"github.com/luagen/luagen/internal/luatest/evalcmd"
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/internal/evalcmd"
+	corpus "github.com/luagen/luagen/internal/luacorpus"
 	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 type result struct {
@@ -55,7 +55,7 @@ func redisCli(t *testing.T, args ...string) result {
 // meant to fail (checked in TestDifferential) and cases with a documented
 // message deviation are left out.
 func TestOutputMatchesRedisCli(t *testing.T) {
-	cases, err := corpus.Load("../testdata/corpus", luatest.SplitArgs)
+	cases, err := corpus.Load("../../luatest/testdata/corpus", luatest.SplitArgs)
 	require.NoError(t, err)
 	srv := redistest.Start(t)
 	conn, err := resp.Dial(srv.Addr, 2, 10*time.Second)

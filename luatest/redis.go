@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 	lua "github.com/yuin/gopher-lua"
 )

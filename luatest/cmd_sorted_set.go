@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 var zsetCommands = []*command{

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 	lua "github.com/yuin/gopher-lua"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/luagen/luagen/internal/luatest/resp"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 var listCommands = []*command{

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/luagen/luagen/internal/luatest"
-	"github.com/luagen/luagen/internal/luatest/resp"
 	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 // FuzzDifferential turns its input into a script of random commands
