@@ -303,12 +303,12 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 	if kind == "arg" {
 		wire = "ARGV"
 	}
-	ok := false
+	slot := &Param{Variadic: len(ws) > 1 && strings.HasPrefix(ws[1].s, "..."), Pos: p.pos(ws[0].col)}
 	defer func() {
-		if !ok && kind == "key" {
-			p.s.keysIncomplete = true
-		} else if !ok {
-			p.s.argsIncomplete = true
+		if kind == "key" {
+			p.s.keySlots = append(p.s.keySlots, slot)
+		} else {
+			p.s.argSlots = append(p.s.argSlots, slot)
 		}
 	}()
 	if len(ws) < 2 {
@@ -324,6 +324,7 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 		return
 	}
 	at := p.pos(ws[1].col)
+	slot.Name, slot.Pos = name, at
 	goName, spelled := p.goName(tag, ws[1], name)
 	if !spelled {
 		return
@@ -356,7 +357,7 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 		return
 	}
 	*list = append(*list, prm)
-	ok = true
+	slot = prm
 }
 
 func elemName(t Type) string {

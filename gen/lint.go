@@ -134,8 +134,8 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.block(chunk, nil)
-	l.checkUnused("key", "KEYS", s.Keys, l.keys)
-	l.checkUnused("arg", "ARGV", s.Args, l.argv)
+	l.checkUnused("key", "KEYS", s.keySlots, l.keys)
+	l.checkUnused("arg", "ARGV", s.argSlots, l.argv)
 	if s.UnsafeKeys == "" {
 		for _, c := range l.calls {
 			l.checkCall(c)
@@ -338,7 +338,7 @@ func (l *linter) expr(e ast.Expr) {
 			name string
 			u    *usage
 			decl []*Param
-		}{{"KEYS", &l.keys, l.s.Keys}, {"ARGV", &l.argv, l.s.Args}} {
+		}{{"KEYS", &l.keys, l.s.keySlots}, {"ARGV", &l.argv, l.s.argSlots}} {
 			if !l.isGlobal(e.Object, g.name) {
 				continue
 			}
@@ -425,7 +425,7 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 	switch {
 	case n < 1:
 		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is always nil: %s is 1-based", name, n, name)
-	case n > fixed && !variadic && !(name == "KEYS" && l.s.keysIncomplete) && !(name == "ARGV" && l.s.argsIncomplete):
+	case n > fixed && !variadic:
 		kind := "key"
 		if name == "ARGV" {
 			kind = "arg"
@@ -445,10 +445,13 @@ func plural(n int, s string) string {
 
 // checkUnused reports declared keys or args the script never reads.
 func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
-	if u.dynamic || (kind == "key" && l.s.keysIncomplete) || (kind == "arg" && l.s.argsIncomplete) {
+	if u.dynamic {
 		return
 	}
 	for i, p := range decl {
+		if p.Name == "" {
+			continue // the line's own error says what is wrong with it
+		}
 		if p.Variadic {
 			used := false
 			for n := range u.indexes {

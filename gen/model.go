@@ -76,9 +76,11 @@ type Script struct {
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
 
-	// A ---@key or ---@arg line had an error, so the declared count is
-	// unknown: skip the KEYS/ARGV use checks rather than pile on.
-	keysIncomplete, argsIncomplete bool
+	// Every ---@key and ---@arg line in order, including lines with errors
+	// (as a Param with what could be read: an empty Name when not even the
+	// name parsed). A bad line still holds its KEYS/ARGV position, so the
+	// lint checks the others' use instead of waiting for the fix.
+	keySlots, argSlots []*Param
 }
 
 // Param is a declared key, arg or tuple field.
