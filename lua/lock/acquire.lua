@@ -19,6 +19,11 @@
 --- "X" there and the late acquire does nothing. acks are latches of the same
 --- owner's earlier calls whose replies arrived; they are deleted, so a busy
 --- lock leaves at most one latch per owner behind.
+---
+--- A Handoff may name latch as its heir's latch: it then records a grant
+--- there, and the grant is this call's answer. seal closes that door when
+--- the call is refused: "X" is left in latch, so a Handoff that has not run
+--- yet grants nothing to it.
 ---@script Acquire
 ---@key lock      the lock hash: owner → hold count
 ---@key fence     fencing counter (string); must share lock's {hash tag}
@@ -28,6 +33,7 @@
 ---@arg lease     time.Duration ms  lease to set on success, whole ms >= 1
 ---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@arg seal      bool              when refused, leave "X" in latch
 ---@return tuple AcquireResult      outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -67,6 +73,9 @@ elseif redis.call('EXISTS', KEYS[1]) == 0 then
   count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[4])
 else
+  if ARGV[5] == '1' then
+    redis.call('SET', KEYS[3], 'X', 'PX', ARGV[3])
+  end
   return {0, 0, redis.call('PTTL', KEYS[1]), 0}
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
