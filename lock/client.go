@@ -20,6 +20,9 @@ type Client struct {
 	defaults []Option
 	base     config
 
+	hmu   sync.Mutex
+	heirs map[string]*heirQueue // by lock key: Mutexes a release may hand the lock to
+
 	mu     sync.Mutex
 	subs   map[string]*subscription // by channel
 	closed bool
@@ -48,6 +51,7 @@ func NewClient(rc rueidis.Client, opts ...Option) (*Client, error) {
 		defaults: opts,
 		base:     defaultConfig(),
 		subs:     map[string]*subscription{},
+		heirs:    map[string]*heirQueue{},
 	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	c.done = c.ctx.Done()

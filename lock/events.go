@@ -24,7 +24,8 @@ const (
 	// EventAcquired: Lock/TryLock got the lock. Wait is the time since the
 	// call began, Attempt the attempts it took, HoldCount the owner's
 	// holds after it (above 1 for a reentrant acquire), Token the hold's
-	// fencing token.
+	// fencing token, Trigger what woke the winning attempt (TriggerHandoff:
+	// a release of the same Client handed the lock over).
 	EventAcquired
 	// EventTimedOut: TryLock's wait passed while another owner held the
 	// lock. Wait and Attempt as for EventAcquired.
@@ -33,7 +34,9 @@ const (
 	// context's error when ctx ended first, or the Redis error.
 	EventAcquireFailed
 	// EventReleased: Unlock released one hold; HoldCount is what is left.
-	// At 0 the lock is free and Hold is how long it was held.
+	// At 0 the hold is over and Hold is how long it was held; the lock is
+	// free, or with Trigger TriggerHandoff went straight to a waiting Mutex
+	// of the same Client.
 	EventReleased
 	// EventRenewed: the watchdog extended the lease.
 	EventRenewed
@@ -65,9 +68,16 @@ const (
 	TriggerNotified                      // an unlock notification arrived
 	TriggerPoll                          // the fallback poll fired (no notification within the holder's TTL)
 	TriggerDeadline                      // TryLock's wait ran out: the last attempt
+	// TriggerHandoff: a release by another Mutex of the same Client handed
+	// the lock over. On EventAcquired it means the waiter got the lock
+	// without an attempt of its own; on EventAttempt, that the release's
+	// outcome was not learned (or it did not hand over) and the attempt
+	// settles it; on EventReleased, that the lock went to a waiter of the
+	// same Client instead of being freed.
+	TriggerHandoff
 )
 
-var triggerNames = [...]string{"", "first", "subscribed", "notified", "poll", "deadline"}
+var triggerNames = [...]string{"", "first", "subscribed", "notified", "poll", "deadline", "handoff"}
 
 // String returns the trigger's name, e.g. "notified".
 func (t Trigger) String() string {
@@ -83,7 +93,7 @@ type Event struct {
 	Kind      EventKind
 	Name      string        // the lock name given to New
 	Attempt   int           // attempts so far in this Lock/TryLock call
-	Trigger   Trigger       // EventAttempt: why it ran
+	Trigger   Trigger       // EventAttempt: why it ran; EventAcquired, EventReleased: see TriggerHandoff
 	Wait      time.Duration // since Lock/TryLock began
 	Hold      time.Duration // since the first acquire of the hold
 	HoldCount int64         // the owner's holds after the event

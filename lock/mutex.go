@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,12 +30,17 @@ type Mutex struct {
 	owner   string
 	keys    keys
 	seq     atomic.Uint64 // numbers latches
+	// execKey tells Mutexes whose scripts run on the same executor, the
+	// only ones that may hand the lock to each other.
+	execKey any
 
-	mu    sync.Mutex
-	holds int64 // the owner's hold count as the server last reported it
-	token int64 // fencing token of the current hold
-	hold  *hold // the current hold's context and watchdog; nil when none runs
-	acks  []string
+	mu     sync.Mutex
+	holds  int64 // the owner's hold count as the server last reported it
+	token  int64 // fencing token of the current hold
+	hold   *hold // the current hold's context and watchdog; nil when none runs
+	acks   []string
+	undo   int           // rollbacks (Abandon) in flight or expected
+	undone chan struct{} // closed when undo drops to 0
 }
 
 // keys are a lock's key and channel names; see the package documentation.
@@ -69,6 +75,12 @@ func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 		return nil, nameError(name, optionError("%v", err))
 	}
 	m.scripts = NewScripts(c.executor(&cfg))
+	m.execKey = m
+	if cfg.exec == nil {
+		m.execKey = nil // the Client's rueidis client
+	} else if reflect.ValueOf(cfg.exec).Comparable() {
+		m.execKey = cfg.exec
+	}
 	return m, nil
 }
 
@@ -150,12 +162,18 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	if m.c.isClosed() {
 		return fail(ErrClosed, 0)
 	}
+	if err := m.waitUndo(ctx); err != nil {
+		return fail(err, 0)
+	}
 	trigger := TriggerFirst
+	var grant *heir // the heir whose unknown handoff the next attempt settles
 	for {
 		attempt++
 		m.emit(Event{Kind: EventAttempt, Attempt: attempt, Trigger: trigger, Wait: time.Since(start)})
 		sent := time.Now()
-		res, err := m.tryAcquire(ctx)
+		res, err := m.tryAcquire(ctx, grant)
+		handed := grant != nil
+		grant = nil
 		if err != nil {
 			return fail(err, trigger)
 		}
@@ -163,8 +181,11 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			if sub != nil {
 				sub.drain()
 			}
+			if res.Token != 0 && !handed {
+				m.c.freed(m.keys.lock) // it was free: a run of handoffs is over
+			}
 			held := m.held(ctx, res, sent)
-			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
+			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: trigger, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
 			return held, true, nil
 		}
 		now := time.Now()
@@ -188,8 +209,29 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		if rem := deadline.Sub(now); bounded && rem <= sleep {
 			sleep, next = rem, TriggerDeadline
 		}
-		if trigger, err = m.pause(ctx, sub, sleep, next); err != nil {
+		w := m.c.enlist(m)
+		var v *verdict
+		if trigger, v, err = m.pause(ctx, sub, w, sleep, next); err != nil {
 			return fail(err, 0)
+		}
+		switch {
+		case v == nil:
+		case v.granted:
+			if ctx.Err() != nil {
+				// The grant came as ctx ended: give it back rather than
+				// hold a lock nobody renews.
+				m.abandon(w.latch)
+				return fail(ctx.Err(), 0)
+			}
+			m.addAcks(w.latch)
+			if sub != nil {
+				sub.drain()
+			}
+			held := m.held(ctx, AcquireResult{Acquired: true, HoldCount: 1, Token: v.token}, v.sent)
+			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: TriggerHandoff, Wait: time.Since(start), HoldCount: 1, Token: v.token})
+			return held, true, nil
+		case v.unknown:
+			grant = w
 		}
 	}
 }
@@ -218,28 +260,57 @@ func (m *Mutex) settle(ctx context.Context, sub *subscription, deadline time.Tim
 	}
 }
 
-// pause sleeps until a notification (when subscribed), d, ctx's end or
-// Close, and says what ended it.
-func (m *Mutex) pause(ctx context.Context, sub *subscription, d time.Duration, onTimer Trigger) (Trigger, error) {
+// pause sleeps until a notification (when subscribed), a release's
+// verdict (when w is enlisted), d, ctx's end or Close, and says what ended
+// it. A verdict means TriggerHandoff. When something else wakes an heir
+// that a release has already claimed, the verdict is still awaited: the
+// release may have handed the lock over.
+func (m *Mutex) pause(ctx context.Context, sub *subscription, w *heir, d time.Duration, onTimer Trigger) (Trigger, *verdict, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var wake chan struct{}
 	if sub != nil {
 		wake = sub.wake
 	}
+	var verdicts chan verdict
+	if w != nil {
+		verdicts = w.ch
+	}
+	var trigger Trigger
 	select {
+	case v := <-verdicts:
+		return TriggerHandoff, &v, nil
 	case <-wake:
 		if err := ctx.Err(); err != nil {
 			sub.notify()
-			return 0, err
+			w.leave()
+			return 0, nil, err
 		}
-		return TriggerNotified, nil
+		trigger = TriggerNotified
 	case <-t.C:
-		return onTimer, nil
+		trigger = onTimer
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		w.leave()
+		return 0, nil, ctx.Err()
 	case <-m.c.done:
-		return 0, ErrClosed
+		w.leave()
+		return 0, nil, ErrClosed
+	}
+	if w == nil || w.withdraw() {
+		return trigger, nil, nil
+	}
+	if trigger == TriggerNotified {
+		sub.notify() // the verdict decides; pass the permit on
+	}
+	select {
+	case v := <-verdicts:
+		return TriggerHandoff, &v, nil
+	case <-ctx.Done():
+		w.leave()
+		return 0, nil, ctx.Err()
+	case <-m.c.done:
+		w.leave()
+		return 0, nil, ErrClosed
 	}
 }
 
@@ -314,8 +385,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	h := m.hold
-	last := m.holds <= 1
+	holds := m.holds
 	m.mu.Unlock()
+	last := holds <= 1
 	if h != nil && last {
 		// Stop renewing before the release is sent, so that no renewal
 		// reaches the server after it.
@@ -323,7 +395,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 			return nameError(m.name, err)
 		}
 	}
-	left, err := m.release(ctx)
+	var w *heir
+	if holds == 1 {
+		w = m.c.claim(m)
+	}
+	var left int64
+	var v verdict
+	var err error
+	if w != nil {
+		left, v, err = m.handoff(ctx, w)
+	} else {
+		left, err = m.release(ctx)
+	}
 
 	var ev *Event
 	m.mu.Lock()
@@ -339,6 +422,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	case err == nil && left == 0:
 		m.holds, m.token = 0, 0
 		ev = &Event{Kind: EventReleased}
+		if v.granted {
+			ev.Trigger = TriggerHandoff
+		}
 		if h != nil {
 			ev.Hold = time.Since(h.start)
 		}
@@ -361,6 +447,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		ended(err)
 	}
 	m.mu.Unlock()
+	// After this hold's context is cancelled, so that an heir's begins
+	// after it.
+	m.c.settle(w, v)
 	if ev != nil {
 		m.emit(*ev)
 	}
