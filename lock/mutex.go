@@ -194,16 +194,20 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			return notHeld, false, nil
 		}
 		if sub == nil && m.notifies() {
-			// Subscribe before the next attempt, not after it: an unlock
-			// between a refused attempt and the subscription would be missed.
 			if sub, err = m.c.subscribe(m.keys.channel); err != nil {
 				return fail(err, 0)
 			}
-			if err := m.settle(ctx, sub, deadline, bounded); err != nil {
-				return fail(err, 0)
+			// Unless another waiter of this Client had the channel
+			// subscribed before the refused attempt was sent, attempt again
+			// once subscribed: an unlock between the refusal and the
+			// subscription would be missed.
+			if !sub.readyBefore(sent) {
+				if err := m.settle(ctx, sub, deadline, bounded); err != nil {
+					return fail(err, 0)
+				}
+				trigger = TriggerSubscribed
+				continue
 			}
-			trigger = TriggerSubscribed
-			continue
 		}
 		sleep, next := m.cfg.wait.poll(res.TTL), TriggerPoll
 		if rem := deadline.Sub(now); bounded && rem <= sleep {

@@ -46,7 +46,21 @@ type subscription struct {
 	wake    chan struct{} // one permit per notification, capacity 1
 	settled chan struct{} // closed at the first confirmation or failure
 	settle  sync.Once
-	ready   atomic.Bool // confirmed at least once
+	ready   atomic.Bool  // confirmed at least once
+	readyAt atomic.Int64 // when first confirmed, as time since epoch
+}
+
+// epoch is the origin of subscription.readyAt, on the monotonic clock.
+var epoch = time.Now()
+
+// readyBefore reports whether the subscription was confirmed before t:
+// the server had then subscribed the channel, so every unlock it runs
+// after a command sent at t reaches the subscription (a message published
+// while a resubscription is under way is made up for by a permit, see
+// run).
+func (s *subscription) readyBefore(t time.Time) bool {
+	at := s.readyAt.Load()
+	return at != 0 && at < int64(t.Sub(epoch))
 }
 
 // subscribe returns the subscription to channel with one more waiter,
@@ -164,6 +178,8 @@ func (s *subscription) run(ctx context.Context) {
 			// A resubscription: an unlock may have been published while the
 			// channel was not subscribed, so let one waiter try now.
 			s.notify()
+		} else {
+			s.readyAt.Store(max(int64(time.Since(epoch)), 1))
 		}
 		s.markSettled()
 	})
