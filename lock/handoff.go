@@ -55,14 +55,19 @@ type verdict struct {
 	sent    time.Time // when the Handoff was first sent: the heir's lease runs from no earlier
 }
 
-// heirQueue is one lock's heirs within one Client, oldest first. It exists
-// while the lock has heirs or a run of handoffs.
+// heirQueue is one lock's state within one Client: the heirs, oldest
+// first, and which Mutex of the Client holds the lock, as far as the
+// Client knows. It exists while the lock has heirs or a run of handoffs.
 type heirQueue struct {
 	head, tail *heir
 	// run counts handoffs since this Client last left the lock free; at
 	// the limit the next release frees it, so that waiters elsewhere get a
 	// turn.
 	run int
+	// holder holds the lock since its acquire or grant was sent at since;
+	// nil when the Client knows of no holder of its own.
+	holder *Mutex
+	since  time.Time
 }
 
 // queue returns m's lock's queue, creating it; c.hmu must be held.
@@ -94,6 +99,33 @@ func (c *Client) enlist(m *Mutex) *heir {
 	return w
 }
 
+// queueBehind enlists m without an attempt when another Mutex of this
+// Client holds the lock: that attempt would be refused. The holder's
+// release will hand the lock over or, freeing it, publish an unlock
+// message, which reaches the returned subscription because it was
+// confirmed before the holder's acquire was sent. Without such a
+// subscription, or a holder, it returns nil and m attempts as usual.
+func (c *Client) queueBehind(m *Mutex) (*heir, *subscription, time.Duration) {
+	if m.cfg.maxHandoffs() <= 0 || !m.notifies() {
+		return nil, nil, 0
+	}
+	c.hmu.Lock()
+	q := c.heirs[m.keys.lock]
+	if q == nil || q.holder == nil || q.holder == m || q.holder.execKey != m.execKey {
+		c.hmu.Unlock()
+		return nil, nil, 0
+	}
+	since, lease := q.since, q.holder.cfg.leaseFor()
+	c.hmu.Unlock()
+	s := c.subscribed(m.keys.channel, since)
+	if s == nil {
+		return nil, nil, 0
+	}
+	// The fallback poll: the holder's lease, as a refused attempt would
+	// have reported it at most.
+	return c.enlist(m), s, m.cfg.wait.poll(lease)
+}
+
 // unlink takes a waiting heir out of its queue; c.hmu must be held.
 func (c *Client) unlink(w *heir) {
 	q := w.q
@@ -114,7 +146,7 @@ func (c *Client) unlink(w *heir) {
 // forget drops a queue that has nothing left to record; c.hmu must be
 // held.
 func (c *Client) forget(key string, q *heirQueue) {
-	if q.head == nil && q.run == 0 {
+	if q.head == nil && q.run == 0 && q.holder == nil {
 		delete(c.heirs, key)
 	}
 }
@@ -149,20 +181,44 @@ func (c *Client) claim(m *Mutex) *heir {
 	return nil
 }
 
-// freed ends the run of handoffs of a lock: this Client acquired it while
-// free, so it was free in between.
-func (c *Client) freed(key string) {
+// acquired records that m got the lock by an attempt sent at sent (first:
+// the lock was free, so a run of handoffs is over).
+func (c *Client) acquired(m *Mutex, sent time.Time, first bool) {
 	c.hmu.Lock()
 	defer c.hmu.Unlock()
-	if q := c.heirs[key]; q != nil {
-		q.run = 0
-		c.forget(key, q)
+	q := c.heirs[m.keys.lock]
+	if q == nil {
+		return
 	}
+	if first {
+		q.run = 0
+	}
+	q.holder, q.since = m, sent
 }
 
-// settle gives the heir w, if m's release claimed one, the verdict v. An
-// heir that has left is not waiting for it: a grant, or a Handoff that may
-// have granted, is given back with an Abandon of the grant's latch.
+// released records the end of m's hold, or that its release may or may
+// not have run, and gives the heir w, if m claimed one, the verdict v. A
+// grant makes w the holder. An heir that has left is not waiting for the
+// verdict: a grant, or a Handoff that may have granted, is given back with
+// an Abandon of the grant's latch.
+func (c *Client) released(m *Mutex, w *heir, v verdict) {
+	c.hmu.Lock()
+	gone := c.deliver(w, v)
+	if q := c.heirs[m.keys.lock]; q != nil {
+		switch {
+		case v.granted && !gone:
+			q.holder, q.since = w.m, v.sent
+		case q.holder == m:
+			q.holder = nil
+			c.forget(m.keys.lock, q)
+		}
+	}
+	c.hmu.Unlock()
+	c.undo(w, v, gone)
+}
+
+// settle gives a claimed heir the verdict v of a release that left m
+// holding the lock.
 func (c *Client) settle(w *heir, v verdict) {
 	c.hmu.Lock()
 	gone := c.deliver(w, v)
@@ -193,6 +249,25 @@ func (c *Client) undo(w *heir, v verdict, gone bool) {
 		w.m.abandon(w.latch)
 	}
 	w.m.endUndo()
+}
+
+// lost records that m learned its hold is gone without a release: the
+// lock may be free, and no unlock message says so. The longest-waiting
+// heir is woken to attempt.
+func (c *Client) lost(m *Mutex) {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	q := c.heirs[m.keys.lock]
+	if q == nil || q.holder != m {
+		return
+	}
+	q.holder = nil
+	if w := q.head; w != nil {
+		c.unlink(w)
+		w.state = heirSettled
+		w.ch <- verdict{}
+	}
+	c.forget(m.keys.lock, q)
 }
 
 // withdraw takes a waiting heir out of the queue and reports true; false
@@ -238,6 +313,7 @@ func (w *heir) leave() {
 	select {
 	case v := <-w.ch: // settled: the verdict is there, unread
 		if v.granted || v.unknown {
+			c.released(w.m, nil, verdict{})
 			w.m.abandon(w.latch)
 		}
 	default:

@@ -141,6 +141,58 @@ func TestHandoffOff(t *testing.T) {
 	require.NoError(t, waiter.Unlock(ctx))
 }
 
+// A waiter that arrives while a Mutex of its Client holds the lock (after
+// a handoff, so the Client knows) queues without an attempt; a holder that
+// learns it lost the lock wakes it.
+func TestQueueBehindLocalHolder(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	// Long enough that b's fallback poll (after at least 3/4 of the
+	// holder's lease) comes well after c's next renewal (after lease/3).
+	const lease = 3 * time.Second
+	c := newClient(t, rc, lock.WithExecutor(fx), lock.WithWatchdogLease(lease))
+	var aev, bev, cev events
+	a := newMutex(t, c, "queued", lock.WithHook(aev.hook))
+	b := newMutex(t, c, "queued", lock.WithHook(bev.hook))
+	cm := newMutex(t, c, "queued", lock.WithHook(cev.hook))
+	ctx := context.Background()
+	_, err := a.Lock(ctx)
+	require.NoError(t, err)
+	bResult := goLock(ctx, b, 0)
+	asleep(t, &bev, 2)
+	require.NoError(t, a.Unlock(ctx))
+	bHeld := await(t, bResult)
+	require.NoError(t, bHeld.err)
+
+	// b holds by a handoff: c waits for b without asking the server.
+	acquires := fx.count("lock.Acquire")
+	cResult := goLock(ctx, cm, 0)
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, acquires, fx.count("lock.Acquire"), "no refused attempt")
+	require.NoError(t, b.Unlock(ctx))
+	cHeld := await(t, cResult)
+	require.NoError(t, cHeld.err)
+	acq := cev.of(lock.EventAcquired)
+	require.Len(t, acq, 1)
+	assert.Equal(t, lock.TriggerHandoff, acq[0].Trigger)
+	assert.Zero(t, acq[0].Attempt)
+	assert.Empty(t, cev.of(lock.EventAttempt))
+
+	// c loses its lock behind its back; b, queued behind it, is woken when
+	// c's watchdog notices, and attempts.
+	bResult = goLock(ctx, b, 0)
+	time.Sleep(50 * time.Millisecond)
+	srv.Do(t, "DEL", cm.Key())
+	deleted := time.Now()
+	bHeld = await(t, bResult)
+	require.NoError(t, bHeld.err)
+	assert.ErrorIs(t, context.Cause(cHeld.held), lock.ErrLost)
+	assert.Less(t, time.Since(deleted), lease/3+slack, "woken when the loss was noticed, not by its poll")
+	assert.EqualValues(t, 1, holdCount(t, b))
+	require.NoError(t, b.Unlock(ctx))
+}
+
 // A holder with two holds hands nothing over at its first Unlock.
 func TestHandoffWaitsForLastHold(t *testing.T) {
 	srv := redistest.Start(t)

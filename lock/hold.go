@@ -163,6 +163,7 @@ func (h *hold) over(cause error, lost bool) {
 	m.mu.Unlock()
 	h.cancel(cause)
 	if lost {
+		m.c.lost(m)
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
 }

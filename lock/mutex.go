@@ -166,8 +166,35 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return fail(err, 0)
 	}
 	trigger := TriggerFirst
+	var w *heir     // enlisted: a release of this Client may hand the lock over
 	var grant *heir // the heir whose unknown handoff the next attempt settles
+	var queued bool // sleep before the next attempt
+	var sleep time.Duration
+	next := TriggerPoll
+	if !bounded || wait > 0 {
+		// Another Mutex of this Client holds the lock: wait for its
+		// release rather than send an attempt that would be refused.
+		w, sub, sleep = m.c.queueBehind(m)
+		queued = w != nil
+	}
 	for {
+		if queued {
+			if rem := time.Until(deadline); bounded && rem <= sleep {
+				sleep, next = rem, TriggerDeadline
+			}
+			var v *verdict
+			var err error
+			if trigger, v, err = m.pause(ctx, sub, w, sleep, next); err != nil {
+				return fail(err, 0)
+			}
+			switch {
+			case v == nil:
+			case v.granted:
+				return m.handed(ctx, sub, w, *v, start, attempt)
+			case v.unknown:
+				grant = w
+			}
+		}
 		attempt++
 		m.emit(Event{Kind: EventAttempt, Attempt: attempt, Trigger: trigger, Wait: time.Since(start)})
 		sent := time.Now()
@@ -181,15 +208,13 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			if sub != nil {
 				sub.drain()
 			}
-			if res.Token != 0 && !handed {
-				m.c.freed(m.keys.lock) // it was free: a run of handoffs is over
-			}
+			// A first acquire outside a handoff found the lock free.
+			m.c.acquired(m, sent, res.Token != 0 && !handed)
 			held := m.held(ctx, res, sent)
 			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: trigger, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
 			return held, true, nil
 		}
-		now := time.Now()
-		if bounded && !now.Before(deadline) {
+		if bounded && !time.Now().Before(deadline) {
 			m.emit(Event{Kind: EventTimedOut, Attempt: attempt, Wait: time.Since(start)})
 			return notHeld, false, nil
 		}
@@ -205,39 +230,32 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 				if err := m.settle(ctx, sub, deadline, bounded); err != nil {
 					return fail(err, 0)
 				}
-				trigger = TriggerSubscribed
+				trigger, queued = TriggerSubscribed, false
 				continue
 			}
 		}
-		sleep, next := m.cfg.wait.poll(res.TTL), TriggerPoll
-		if rem := deadline.Sub(now); bounded && rem <= sleep {
-			sleep, next = rem, TriggerDeadline
-		}
-		w := m.c.enlist(m)
-		var v *verdict
-		if trigger, v, err = m.pause(ctx, sub, w, sleep, next); err != nil {
-			return fail(err, 0)
-		}
-		switch {
-		case v == nil:
-		case v.granted:
-			if ctx.Err() != nil {
-				// The grant came as ctx ended: give it back rather than
-				// hold a lock nobody renews.
-				m.abandon(w.latch)
-				return fail(ctx.Err(), 0)
-			}
-			m.addAcks(w.latch)
-			if sub != nil {
-				sub.drain()
-			}
-			held := m.held(ctx, AcquireResult{Acquired: true, HoldCount: 1, Token: v.token}, v.sent)
-			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: TriggerHandoff, Wait: time.Since(start), HoldCount: 1, Token: v.token})
-			return held, true, nil
-		case v.unknown:
-			grant = w
-		}
+		sleep, next = m.cfg.wait.poll(res.TTL), TriggerPoll
+		w, queued = m.c.enlist(m), true
 	}
+}
+
+// handed finishes an acquire with the lock a release handed to w: the
+// hold starts from when the Handoff was sent. A grant that comes as ctx
+// ends is given back rather than held with nothing renewing it.
+func (m *Mutex) handed(ctx context.Context, sub *subscription, w *heir, v verdict, start time.Time, attempt int) (context.Context, bool, error) {
+	if err := ctx.Err(); err != nil {
+		m.c.released(m, nil, verdict{})
+		m.abandon(w.latch)
+		m.emit(Event{Kind: EventAcquireFailed, Attempt: attempt, Wait: time.Since(start), Err: err})
+		return notHeld, false, nameError(m.name, err)
+	}
+	m.addAcks(w.latch)
+	if sub != nil {
+		sub.drain()
+	}
+	held := m.held(ctx, AcquireResult{Acquired: true, HoldCount: 1, Token: v.token}, v.sent)
+	m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: TriggerHandoff, Wait: time.Since(start), HoldCount: 1, Token: v.token})
+	return held, true, nil
 }
 
 // notifies reports whether waiters subscribe to unlock notifications.
@@ -453,7 +471,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Unlock()
 	// After this hold's context is cancelled, so that an heir's begins
 	// after it.
-	m.c.settle(w, v)
+	if err == nil && left > 0 {
+		m.c.settle(w, v)
+	} else {
+		m.c.released(m, w, v)
+	}
 	if ev != nil {
 		m.emit(*ev)
 	}

@@ -85,14 +85,33 @@ func (c *Client) subscribe(channel string) (*subscription, error) {
 		c.wg.Add(1)
 		go s.run(ctx)
 	}
+	s.join()
+	return s, nil
+}
+
+// subscribed is subscribe for a waiter that will not attempt before it
+// sleeps: it returns the subscription to channel only when one exists that
+// was confirmed before t, else nil.
+func (c *Client) subscribed(channel string, t time.Time) *subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.subs[channel]
+	if c.closed || s == nil || s.stopping || !s.readyBefore(t) {
+		return nil
+	}
+	s.join()
+	return s
+}
+
+// join counts one more waiter; c.mu must be held.
+func (s *subscription) join() {
 	s.refs++
 	if s.linger != nil {
 		if s.linger.Stop() {
-			c.wg.Done() // expire will not run
+			s.c.wg.Done() // expire will not run
 		}
 		s.linger = nil
 	}
-	return s, nil
 }
 
 // leave drops one waiter; the last one arms the linger timer.
