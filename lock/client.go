@@ -25,6 +25,7 @@ type Client struct {
 
 	mu     sync.Mutex
 	subs   map[string]*subscription // by channel
+	holds  map[*hold]struct{}       // running holds, ended by Close
 	closed bool
 	ctx    context.Context // cancelled by Close
 	stop   context.CancelFunc
@@ -52,6 +53,7 @@ func NewClient(rc rueidis.Client, opts ...Option) (*Client, error) {
 		base:     defaultConfig(),
 		subs:     map[string]*subscription{},
 		heirs:    map[string]*heirQueue{},
+		holds:    map[*hold]struct{}{},
 	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	c.done = c.ctx.Done()
@@ -94,7 +96,14 @@ func (c *Client) Close() {
 	for _, s := range c.subs {
 		subs = append(subs, s)
 	}
+	holds := make([]*hold, 0, len(c.holds))
+	for h := range c.holds {
+		holds = append(holds, h)
+	}
 	c.mu.Unlock()
+	for _, h := range holds {
+		h.over(ErrClosed, false)
+	}
 	for _, s := range subs {
 		s.shutdown()
 	}
@@ -109,6 +118,25 @@ func (c *Client) isClosed() bool {
 	default:
 		return false
 	}
+}
+
+// addHold registers a running hold for Close to end; it returns false once
+// Close has begun.
+func (c *Client) addHold(h *hold) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.holds[h] = struct{}{}
+	return true
+}
+
+// dropHold forgets a hold that has stopped.
+func (c *Client) dropHold(h *hold) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.holds, h)
 }
 
 // track counts one more goroutine of the Client; it returns false, counting
