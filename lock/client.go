@@ -12,8 +12,11 @@ import (
 // Client is the shared part of every Mutex made from it: the rueidis client
 // the scripts run on, the unlock subscriptions (one per lock name that has
 // waiters, shared by all of them, on rueidis' shared pub/sub connection),
-// and default options. Create one per rueidis client with NewClient and
-// Close it when done; it is safe for concurrent use.
+// the Mutexes waiting for each lock, to which a release of another of its
+// Mutexes hands the lock over (WaitStrategy.MaxHandoffs), and default
+// options. Create one per rueidis client with NewClient, share it between
+// the goroutines that lock the same names (handoffs happen only within a
+// Client), and Close it when done; it is safe for concurrent use.
 type Client struct {
 	rc       rueidis.Client // nil: no notifications, waiters poll
 	sharded  bool           // SPUBLISH/SSUBSCRIBE instead of PUBLISH/SUBSCRIBE

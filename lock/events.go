@@ -25,7 +25,9 @@ const (
 	// call began, Attempt the attempts it took, HoldCount the owner's
 	// holds after it (above 1 for a reentrant acquire), Token the hold's
 	// fencing token, Trigger what woke the winning attempt (TriggerHandoff:
-	// a release of the same Client handed the lock over).
+	// a release of the same Client handed the lock over; Attempt is then
+	// the attempts made before, 0 when the waiter found the lock held by a
+	// Mutex of its Client and waited without one).
 	EventAcquired
 	// EventTimedOut: TryLock's wait passed while another owner held the
 	// lock. Wait and Attempt as for EventAcquired.
@@ -68,12 +70,12 @@ const (
 	TriggerNotified                      // an unlock notification arrived
 	TriggerPoll                          // the fallback poll fired (no notification within the holder's TTL)
 	TriggerDeadline                      // TryLock's wait ran out: the last attempt
-	// TriggerHandoff: a release by another Mutex of the same Client handed
-	// the lock over. On EventAcquired it means the waiter got the lock
-	// without an attempt of its own; on EventAttempt, that the release's
-	// outcome was not learned (or it did not hand over) and the attempt
-	// settles it; on EventReleased, that the lock went to a waiter of the
-	// same Client instead of being freed.
+	// TriggerHandoff: another Mutex of the same Client is involved. On
+	// EventAcquired: its release handed the lock over, without an attempt
+	// of this waiter's own. On EventAttempt: its release tried to, and the
+	// outcome was not learned or was no handoff (or it learned it had lost
+	// the lock); the attempt settles it. On EventReleased: the lock went to
+	// a waiter of the same Client instead of being freed.
 	TriggerHandoff
 )
 

@@ -120,7 +120,11 @@ var notHeld = func() context.Context {
 // hold count; the returned context is then also cancelled when the first
 // hold ends. While another owner holds the lock, Lock waits for its unlock
 // notification, polling after the holder's remaining lease should the
-// notification be lost (see WaitStrategy).
+// notification be lost (see WaitStrategy). When that owner is another
+// Mutex of the same Client, its release hands the lock straight over
+// instead (see WaitStrategy.MaxHandoffs), and when this Client knows that
+// one of its Mutexes holds the lock, Lock waits for that without an
+// attempt the server would refuse.
 //
 // On failure it returns an already cancelled context and ctx's error, a
 // Redis error, or ErrClosed. When ctx ends while an attempt is in flight,
@@ -133,8 +137,9 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock with a bounded wait: it waits at most wait for another
 // owner to release the lock (0 or less: one attempt, no waiting) and reports
 // false, with a nil error, when the lock was still held by then. It returns
-// within wait plus the round trip of its last attempt. ctx bounds the hold
-// as for Lock.
+// within wait plus the round trip of its last attempt, or of a handoff to
+// it that is under way when wait ends (it then holds the lock). ctx
+// bounds the hold as for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -386,7 +391,11 @@ func (m *Mutex) held(ctx context.Context, res AcquireResult, sent time.Time) con
 
 // Unlock releases one hold: the hold count drops by one, and the last
 // release deletes the lock, wakes waiters, stops the watchdog and cancels
-// the held context (cause ErrUnlocked).
+// the held context (cause ErrUnlocked). When another Mutex of the same
+// Client is waiting for the lock, the last release instead gives the lock
+// to the one that has waited longest, in the same round trip (at most
+// WaitStrategy.MaxHandoffs times in a row; see there), after this hold's
+// context is cancelled.
 //
 // Only the owner can release: when this Mutex does not hold the lock (never
 // acquired, already released, expired, or taken over by another owner)
