@@ -77,9 +77,9 @@ func (m *Mutex) release(ctx context.Context) (int64, error) {
 }
 
 // handoff is release for the last hold when the Client has an heir w
-// waiting: the Handoff script gives the lock straight to w, under a latch
-// so that a retry after a lost reply returns the first answer, grant
-// included. The verdict for w says whether w holds the lock now, or
+// waiting: the Handoff script gives the lock straight to w, and a retry
+// after a lost reply returns the first answer, grant included (read back
+// from w's latch). The verdict for w says whether w holds the lock now, or
 // whether that is unknown (the call may have run). A release that finds
 // the lock not held fails with ErrNotHeld, as release does.
 func (m *Mutex) handoff(ctx context.Context, w *heir) (int64, verdict, error) {
@@ -99,8 +99,10 @@ func (m *Mutex) handoff(ctx context.Context, w *heir) (int64, verdict, error) {
 	case err == nil && !res.Held: // the call ran, wrote no latch
 		return 0, v, ErrNotHeld
 	case err == nil:
-		m.addAcks(latch)
 		v.granted, v.token = res.Token != 0, res.Token
+		if !v.granted { // a grant is recorded in w's latch, not in this one
+			m.addAcks(latch)
+		}
 		return res.Left, v, nil
 	}
 	m.addAcks(acks...)

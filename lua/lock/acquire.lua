@@ -46,9 +46,13 @@ end
 
 local latched = redis.call('GET', KEYS[3])
 if latched then
-  -- A retry of a call that already ran (or was abandoned). Repeat its answer
-  -- only while the hold it took still exists.
+  -- A retry of a call that already ran (or was abandoned), or a Handoff's
+  -- grant (the token alone: one hold). Repeat its answer only while the
+  -- hold it took still exists.
   local count, token = string.match(latched, '^(%d+) (%d+)$')
+  if not count and tonumber(latched) then
+    count, token = 1, latched
+  end
   if count and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
     return {1, tonumber(count), 0, tonumber(token)}
   end

@@ -7,17 +7,18 @@
 --- acquire: max(last token + 1, server time in µs).
 ---
 --- The grant is recorded in heirLatch as the answer of an Acquire call of
---- heir ("1 <token>"), so heir can always learn it, even when this call's
---- reply is lost: an Acquire with heirLatch returns the grant while heir
---- holds it, and an Abandon with heirLatch gives it back. When heirLatch
---- already exists (heir gave up: Abandon or a sealed Acquire ran first) the
---- lock is released as by Release and waiters are notified.
+--- heir (the token: one hold), so heir can always learn it, even when this
+--- call's reply is lost: an Acquire with heirLatch returns the grant while
+--- heir holds it, and an Abandon with heirLatch gives it back. When
+--- heirLatch already exists (heir gave up: Abandon or a sealed Acquire ran
+--- first) the lock is released as by Release and waiters are notified.
 ---
 --- While owner holds more than one hold, one is given back and nothing
 --- else happens. A caller that does not hold the lock changes nothing
---- (held is false). Otherwise the answer is recorded in latch for
---- latchTTL, so a retry after a lost reply returns the first answer, grant
---- included. acks are deleted as in Release.
+--- (held is false). A retry after a lost reply returns the first answer:
+--- a grant is read back from heirLatch (only this call can have written
+--- one there), any other answer from latch, where it is recorded for
+--- latchTTL. acks are deleted as in Release.
 ---@script Handoff
 ---@key lock          the lock hash: owner → hold count
 ---@key fence         fencing counter (string); must share lock's {hash tag}
@@ -43,8 +44,11 @@ end
 
 local latched = redis.call('GET', KEYS[4])
 if latched then
-  local left, token = string.match(latched, '^(%d+) (%d+)$')
-  return {1, tonumber(left), tonumber(token)}
+  return {1, tonumber(latched), 0}
+end
+local heirs = redis.call('GET', KEYS[5])
+if tonumber(heirs) then
+  return {1, 0, tonumber(heirs)} -- this call's grant
 end
 
 -- Every read that can fail comes before the first write (see Acquire).
@@ -54,30 +58,29 @@ if count <= 0 then
 end
 if count > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-  redis.call('SET', KEYS[4], string.format('%d 0', count - 1), 'PX', ARGV[4])
+  redis.call('SET', KEYS[4], count - 1, 'PX', ARGV[4])
   return {1, count - 1, 0}
 end
-local token = 0
-local gone = redis.call('EXISTS', KEYS[5]) == 1
-if not gone then
-  local now = redis.call('TIME')
-  local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-  token = math.max(last + 1, floor)
-end
-
-redis.call('DEL', KEYS[1])
-if gone then
+if heirs then
+  -- heir gave up: a plain release.
+  redis.call('DEL', KEYS[1])
   if ARGV[7] == '1' then
     redis.call('SPUBLISH', KEYS[3], 'released')
   else
     redis.call('PUBLISH', KEYS[3], 'released')
   end
-else
-  redis.call('HSET', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[6])
-  redis.call('SET', KEYS[5], string.format('1 %.0f', token), 'PX', ARGV[5])
+  redis.call('SET', KEYS[4], 0, 'PX', ARGV[4])
+  return {1, 0, 0}
 end
-redis.call('SET', KEYS[4], string.format('0 %.0f', token), 'PX', ARGV[4])
+local now = redis.call('TIME')
+local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+-- A token is below 2^53, so redis.call writes it exactly (%.17g).
+local token = math.max(last + 1, floor)
+
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], ARGV[2], 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
+redis.call('SET', KEYS[5], token, 'PX', ARGV[5])
 return {1, 0, token}
