@@ -195,7 +195,7 @@ elseif redis.call('EXISTS', KEYS[1]) == 0 then
   local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
   token = math.max(last + 1, floor)
   count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[4])
+  redis.call('SET', KEYS[2], token, 'PX', ARGV[4]) -- below 2^53: written exactly
 else
   if ARGV[5] == '1' then
     redis.call('SET', KEYS[3], 'X', 'PX', ARGV[3])
