@@ -170,7 +170,16 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 		})
 	}
 	channel := holder.Key() + ":unlock"
-	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == 2*waiters }, 10*time.Second, 5*time.Millisecond)
+	// Each waiter attempts once, and again once subscribed unless the
+	// shared subscription was confirmed before its first attempt: wait
+	// until they have all gone to sleep.
+	last := -1
+	require.Eventually(t, func() bool {
+		n := len(ev.of(lock.EventAttempt))
+		done := n >= waiters && n == last
+		last = n
+		return done
+	}, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, "["+channel+" 1]", srv.Do(t, "PUBSUB", "NUMSUB", channel), "one subscription for all waiters")
 	require.NoError(t, holder.Unlock(ctx))
 	wg.Wait()
@@ -382,4 +391,45 @@ func TestCancelWhileWaiting(t *testing.T) {
 	assert.ErrorIs(t, failed[0].Err, context.DeadlineExceeded)
 	_, err = w.Lock(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "an ended context sends nothing")
+}
+
+// A waiter that finds its Client already subscribed to the lock's channel
+// (confirmed before its first attempt was sent) sleeps after that attempt:
+// an unlock after it reaches the subscription anyway. It is still woken.
+func TestWaiterJoinsReadySubscription(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	holder := newMutex(t, newClient(t, srv.Client(t)), "joined", lock.WithLease(time.Minute))
+	_, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	c := newClient(t, srv.Client(t))
+	var first, second events
+	w1 := newMutex(t, c, "joined", lock.WithHook(first.hook))
+	w2 := newMutex(t, c, "joined", lock.WithHook(second.hook))
+	r1 := goLock(ctx, w1, 0)
+	asleep(t, &first, 2) // first, subscribed: the subscription was new
+	r2 := goLock(ctx, w2, 0)
+	asleep(t, &second, 1)
+	attempts := second.of(lock.EventAttempt)
+	require.Len(t, attempts, 1, "asleep after one attempt")
+	assert.Equal(t, lock.TriggerFirst, attempts[0].Trigger)
+
+	// The unlock message wakes one of them; its Unlock hands the lock to
+	// the other.
+	require.NoError(t, holder.Unlock(ctx))
+	var next <-chan lockResult
+	var woken, other *lock.Mutex
+	select {
+	case r := <-r1:
+		require.NoError(t, r.err)
+		woken, other, next = w1, w2, r2
+	case r := <-r2:
+		require.NoError(t, r.err)
+		woken, other, next = w2, w1, r1
+	case <-time.After(10 * time.Second):
+		t.Fatal("no waiter woke")
+	}
+	require.NoError(t, woken.Unlock(ctx))
+	require.NoError(t, await(t, next).err)
+	require.NoError(t, other.Unlock(ctx))
 }

@@ -20,12 +20,20 @@ const (
 )
 
 // tryAcquire runs one acquire attempt, retried after a lost reply under one
-// latch so that a retry never counts a second hold.
-func (m *Mutex) tryAcquire(ctx context.Context) (AcquireResult, error) {
-	latch := m.newLatch()
+// latch so that a retry never counts a second hold. With grant it settles a
+// handoff to w whose outcome is unknown: the attempt runs under the grant's
+// latch, so it returns the grant if there was one, and it is sealed, so
+// that a Handoff still on its way grants nothing once it was refused.
+func (m *Mutex) tryAcquire(ctx context.Context, grant *heir) (AcquireResult, error) {
+	var latch string
+	if grant != nil {
+		latch = grant.latch
+	} else {
+		latch = m.newLatch()
+	}
 	acks := m.takeAcks()
 	keys := AcquireKeys{Lock: m.keys.lock, Fence: m.keys.fence, Latch: latch, Acks: acks}
-	args := AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL}
+	args := AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Seal: grant != nil}
 	var res AcquireResult
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
 		res, err = m.scripts.Acquire(ctx, keys, args)
@@ -33,6 +41,8 @@ func (m *Mutex) tryAcquire(ctx context.Context) (AcquireResult, error) {
 	})
 	switch {
 	case err == nil && res.Acquired:
+		m.addAcks(latch)
+	case err == nil && grant != nil: // refused and sealed
 		m.addAcks(latch)
 	case err == nil: // refused: the call wrote no latch
 	default:
@@ -66,11 +76,49 @@ func (m *Mutex) release(ctx context.Context) (int64, error) {
 	return int64(left), err
 }
 
+// handoff is release for the last hold when the Client has an heir w
+// waiting: the Handoff script gives the lock straight to w, and a retry
+// after a lost reply returns the first answer, grant included (read back
+// from w's latch). The verdict for w says whether w holds the lock now, or
+// whether that is unknown (the call may have run). A release that finds
+// the lock not held fails with ErrNotHeld, as release does.
+func (m *Mutex) handoff(ctx context.Context, w *heir) (int64, verdict, error) {
+	latch := m.newLatch()
+	acks := m.takeAcks()
+	h := w.m
+	keys := HandoffKeys{Lock: m.keys.lock, Fence: m.keys.fence, Channel: m.keys.channel, Latch: latch, HeirLatch: w.latch, Acks: acks}
+	args := HandoffArgs{Owner: m.owner, Heir: h.owner, HeirLease: h.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(),
+		HeirLatchTTL: h.cfg.latchTTL(), FenceTTL: h.cfg.fenceTTL, Sharded: m.c.sharded}
+	v := verdict{sent: time.Now()}
+	var res HandoffResult
+	err := m.retry(ctx, func(ctx context.Context) (err error) {
+		res, err = m.scripts.Handoff(ctx, keys, args)
+		return err
+	})
+	switch {
+	case err == nil && !res.Held: // the call ran, wrote no latch
+		return 0, v, ErrNotHeld
+	case err == nil:
+		v.granted, v.token = res.Token != 0, res.Token
+		if !v.granted { // a grant is recorded in w's latch, not in this one
+			m.addAcks(latch)
+		}
+		return res.Left, v, nil
+	}
+	m.addAcks(acks...)
+	v.unknown = mayHaveRun(err)
+	return 0, v, err
+}
+
 // abandon rolls back an acquire call whose outcome is unknown, in the
 // background: if it ran, the hold it took is given back; if it has not run
 // yet, its latch is marked so that it will do nothing when it arrives.
+// Until it is done the Mutex's next Lock waits, so that it cannot count a
+// hold that is about to be given back.
 func (m *Mutex) abandon(latch string) {
+	m.beginUndo()
 	undo := func() {
+		defer m.endUndo()
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryWindow)
 		defer cancel()
 		_ = m.retry(ctx, func(ctx context.Context) error {
@@ -149,6 +197,43 @@ func retryable(err error) bool {
 func mayHaveRun(err error) bool {
 	var re *runtime.ReplyError
 	return !errors.As(err, &re) && !errors.Is(err, runtime.ErrCrossSlot)
+}
+
+// beginUndo counts one more rollback the next Lock must wait for.
+func (m *Mutex) beginUndo() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.undo == 0 {
+		m.undone = make(chan struct{})
+	}
+	m.undo++
+}
+
+// endUndo counts one rollback done.
+func (m *Mutex) endUndo() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.undo--; m.undo == 0 {
+		close(m.undone)
+	}
+}
+
+// waitUndo waits for the rollbacks in flight.
+func (m *Mutex) waitUndo(ctx context.Context) error {
+	m.mu.Lock()
+	n, done := m.undo, m.undone
+	m.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-m.c.done:
+		return ErrClosed
+	}
 }
 
 // takeAcks returns the latches to delete with the next call.

@@ -12,16 +12,23 @@ import (
 // Client is the shared part of every Mutex made from it: the rueidis client
 // the scripts run on, the unlock subscriptions (one per lock name that has
 // waiters, shared by all of them, on rueidis' shared pub/sub connection),
-// and default options. Create one per rueidis client with NewClient and
-// Close it when done; it is safe for concurrent use.
+// the Mutexes waiting for each lock, to which a release of another of its
+// Mutexes hands the lock over (WaitStrategy.MaxHandoffs), and default
+// options. Create one per rueidis client with NewClient, share it between
+// the goroutines that lock the same names (handoffs happen only within a
+// Client), and Close it when done; it is safe for concurrent use.
 type Client struct {
 	rc       rueidis.Client // nil: no notifications, waiters poll
 	sharded  bool           // SPUBLISH/SSUBSCRIBE instead of PUBLISH/SUBSCRIBE
 	defaults []Option
 	base     config
 
+	hmu   sync.Mutex
+	heirs map[string]*heirQueue // by lock key: Mutexes a release may hand the lock to
+
 	mu     sync.Mutex
 	subs   map[string]*subscription // by channel
+	holds  map[*hold]struct{}       // running holds, ended by Close
 	closed bool
 	ctx    context.Context // cancelled by Close
 	stop   context.CancelFunc
@@ -48,6 +55,8 @@ func NewClient(rc rueidis.Client, opts ...Option) (*Client, error) {
 		defaults: opts,
 		base:     defaultConfig(),
 		subs:     map[string]*subscription{},
+		heirs:    map[string]*heirQueue{},
+		holds:    map[*hold]struct{}{},
 	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	c.done = c.ctx.Done()
@@ -90,7 +99,14 @@ func (c *Client) Close() {
 	for _, s := range c.subs {
 		subs = append(subs, s)
 	}
+	holds := make([]*hold, 0, len(c.holds))
+	for h := range c.holds {
+		holds = append(holds, h)
+	}
 	c.mu.Unlock()
+	for _, h := range holds {
+		h.over(ErrClosed, false)
+	}
 	for _, s := range subs {
 		s.shutdown()
 	}
@@ -105,6 +121,25 @@ func (c *Client) isClosed() bool {
 	default:
 		return false
 	}
+}
+
+// addHold registers a running hold for Close to end; it returns false once
+// Close has begun.
+func (c *Client) addHold(h *hold) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.holds[h] = struct{}{}
+	return true
+}
+
+// dropHold forgets a hold that has stopped.
+func (c *Client) dropHold(h *hold) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.holds, h)
 }
 
 // track counts one more goroutine of the Client; it returns false, counting

@@ -85,6 +85,38 @@ func TestCluster(t *testing.T) {
 		assert.Equal(t, strconv.Itoa(clients*goroutines*sections), primary.Do(t, "GET", counter))
 	})
 
+	t.Run("Handoff", func(t *testing.T) {
+		// a hands the lock to b (same Client); b's release is past
+		// MaxHandoffs 1, so it frees the lock and SPUBLISHes, which wakes
+		// r on another Client.
+		local := newClient(t, cl.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{MaxHandoffs: 1}))
+		var bev, rev events
+		a := newMutex(t, local, "c-given")
+		b := newMutex(t, local, "c-given", lock.WithHook(bev.hook))
+		r := newMutex(t, newClient(t, cl.Client(t)), "c-given", lock.WithHook(rev.hook))
+		_, err := a.Lock(ctx)
+		require.NoError(t, err)
+		token := a.Token()
+		bResult, rResult := goLock(ctx, b, 0), goLock(ctx, r, 0)
+		asleep(t, &bev, 2)
+		asleep(t, &rev, 2)
+		require.NoError(t, a.Unlock(ctx))
+		require.NoError(t, await(t, bResult).err)
+		require.Equal(t, lock.TriggerHandoff, bev.of(lock.EventAcquired)[0].Trigger)
+		assert.Greater(t, b.Token(), token)
+		assert.EqualValues(t, 1, holdCount(t, b))
+		select {
+		case res := <-rResult:
+			t.Fatalf("the other Client got a lock b holds: %+v", res)
+		case <-time.After(50 * time.Millisecond):
+		}
+		require.NoError(t, b.Unlock(ctx))
+		require.NoError(t, await(t, rResult).err)
+		assert.Equal(t, lock.TriggerNotified, rev.of(lock.EventAcquired)[0].Trigger, "woken by SPUBLISH")
+		assert.Greater(t, r.Token(), b.Token())
+		require.NoError(t, r.Unlock(ctx))
+	})
+
 	t.Run("Failover", func(t *testing.T) {
 		const lease = 3 * time.Second
 		holder := newMutex(t, newClient(t, cl.Client(t), lock.WithWatchdogLease(lease)), "c-failover")

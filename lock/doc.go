@@ -17,10 +17,11 @@
 // A Mutex is one owner (a random 128-bit token) of one named lock. The lock
 // is a Redis hash owner → hold count with a PEXPIRE lease: acquiring again
 // through the same Mutex raises the hold count, each Unlock lowers it, and
-// the last Unlock deletes the key and publishes an unlock message. Another
-// owner is refused and told the holder's remaining lease (PTTL). An Unlock
-// by an owner that does not hold the lock changes nothing and returns
-// ErrNotHeld.
+// the last Unlock deletes the key and publishes an unlock message (or
+// hands the lock to a waiting Mutex of the same Client: see Handoffs).
+// Another owner is refused and told the holder's remaining lease (PTTL).
+// An Unlock by an owner that does not hold the lock changes nothing and
+// returns ErrNotHeld.
 //
 // Without WithLease the lease is DefaultWatchdogLease (30 s) and a watchdog
 // renews it every lease/3, each time from "now": the lease is set to its
@@ -38,11 +39,40 @@
 // Lock waits without a bound (ctx ends it), TryLock at most a given wait.
 // A waiter first tries once; when refused it subscribes to the lock's
 // unlock channel, tries again (the lock may have been released while it
-// subscribed) and then sleeps until a notification or a fallback poll after
-// the holder's remaining lease less a jitter (see WaitStrategy). All
-// waiters of one Client share one subscription per lock name, on rueidis'
-// shared pub/sub connection; each message wakes one of them. A lost
-// message costs at most one lease, never a hang, and nobody spins.
+// subscribed; not needed when its Client's subscription was confirmed
+// before the first try) and then sleeps until a notification or a fallback
+// poll after the holder's remaining lease less a jitter (see WaitStrategy).
+// All waiters of one Client share one subscription per lock name, on
+// rueidis' shared pub/sub connection; each message wakes one of them. A
+// lost message costs at most one lease, never a hang, and nobody spins.
+//
+// # Handoffs
+//
+// Within one Client the lock passes without an unlock message: a Mutex that
+// sleeps waiting for a lock enlists with its Client, and the release of the
+// last hold of another Mutex of that Client gives the lock to the
+// longest-waiting one in the release's own script (Handoff), then wakes it
+// in-process. The heir holds one hold, with its own lease, a new fencing
+// token and its watchdog started from when the Handoff was sent, and a
+// contended section costs one round trip instead of two plus a pub/sub hop.
+// A Mutex that finds another Mutex of its Client holding the lock waits
+// for it without an attempt the server would refuse.
+//
+// The grant is recorded in a latch of the heir's as the answer of an
+// Acquire call of the heir, so it is never lost: a retried Handoff returns
+// it; when the releaser never learns the outcome, the heir's next attempt
+// runs under that latch, sealed, and gets the grant if there was one (and
+// nothing later can grant it); an heir whose context ends, or whose Client
+// closes, while a Handoff to it is under way gives the grant back (Abandon)
+// and its next Lock waits for that. The worst case, a Handoff that never
+// ran and a releaser that never learned it, is the releaser's hold running
+// out its lease, as for any release whose outcome is unknown.
+//
+// After WaitStrategy.MaxHandoffs handoffs in a row (DefaultMaxHandoffs), the
+// next release frees the lock and publishes as usual, so waiters of other
+// Clients (other processes) get their turn: they compete for it on the same
+// terms as before handoffs existed, at least once every MaxHandoffs + 1
+// sections. A negative MaxHandoffs turns handoffs off.
 //
 // # Retries and latches
 //
@@ -76,7 +106,7 @@
 //
 //	p{name}                        hash owner → hold count, PEXPIRE lease
 //	p{name}:fence                  fencing counter (string), expires WithFenceTTL after the last first acquire
-//	p{name}:latch:<owner>.<n>      one script call's answer, expires after 2 × the retry window
+//	p{name}:latch:<owner>.<n>      one script call's answer (or a handoff's grant), expires after 2 × the retry window
 //	p{name}:unlock                 pub/sub channel of unlock messages (not a key)
 //
 // All share the {name} hash tag, so on Redis Cluster every script touches
@@ -94,8 +124,8 @@
 // # Scripts
 //
 // The scripts live in lua/lock and are wrapped by generated code
-// (NewScripts and the methods of Scripts: Acquire, Release, Renew,
-// Abandon, ForceUnlock and Inspect); Mutex and Client are written by hand
+// (NewScripts and the methods of Scripts: Acquire, Release, Handoff,
+// Renew, Abandon, ForceUnlock and Inspect); Mutex and Client are written by hand
 // on top of them and run them through a runtime.Executor, which tests
 // replace with one that injects faults (WithExecutor).
 package lock

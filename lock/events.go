@@ -24,7 +24,10 @@ const (
 	// EventAcquired: Lock/TryLock got the lock. Wait is the time since the
 	// call began, Attempt the attempts it took, HoldCount the owner's
 	// holds after it (above 1 for a reentrant acquire), Token the hold's
-	// fencing token.
+	// fencing token, Trigger what woke the winning attempt (TriggerHandoff:
+	// a release of the same Client handed the lock over; Attempt is then
+	// the attempts made before, 0 when the waiter found the lock held by a
+	// Mutex of its Client and waited without one).
 	EventAcquired
 	// EventTimedOut: TryLock's wait passed while another owner held the
 	// lock. Wait and Attempt as for EventAcquired.
@@ -33,7 +36,9 @@ const (
 	// context's error when ctx ended first, or the Redis error.
 	EventAcquireFailed
 	// EventReleased: Unlock released one hold; HoldCount is what is left.
-	// At 0 the lock is free and Hold is how long it was held.
+	// At 0 the hold is over and Hold is how long it was held; the lock is
+	// free, or with Trigger TriggerHandoff went straight to a waiting Mutex
+	// of the same Client.
 	EventReleased
 	// EventRenewed: the watchdog extended the lease.
 	EventRenewed
@@ -65,9 +70,16 @@ const (
 	TriggerNotified                      // an unlock notification arrived
 	TriggerPoll                          // the fallback poll fired (no notification within the holder's TTL)
 	TriggerDeadline                      // TryLock's wait ran out: the last attempt
+	// TriggerHandoff: another Mutex of the same Client is involved. On
+	// EventAcquired: its release handed the lock over, without an attempt
+	// of this waiter's own. On EventAttempt: its release tried to, and the
+	// outcome was not learned or was no handoff (or it learned it had lost
+	// the lock); the attempt settles it. On EventReleased: the lock went to
+	// a waiter of the same Client instead of being freed.
+	TriggerHandoff
 )
 
-var triggerNames = [...]string{"", "first", "subscribed", "notified", "poll", "deadline"}
+var triggerNames = [...]string{"", "first", "subscribed", "notified", "poll", "deadline", "handoff"}
 
 // String returns the trigger's name, e.g. "notified".
 func (t Trigger) String() string {
@@ -83,7 +95,7 @@ type Event struct {
 	Kind      EventKind
 	Name      string        // the lock name given to New
 	Attempt   int           // attempts so far in this Lock/TryLock call
-	Trigger   Trigger       // EventAttempt: why it ran
+	Trigger   Trigger       // EventAttempt: why it ran; EventAcquired, EventReleased: see TriggerHandoff
 	Wait      time.Duration // since Lock/TryLock began
 	Hold      time.Duration // since the first acquire of the hold
 	HoldCount int64         // the owner's holds after the event

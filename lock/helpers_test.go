@@ -86,8 +86,25 @@ type faultExecutor struct {
 	mu     sync.Mutex
 	calls  map[string]int // by script name, e.g. "lock.Renew"
 	faults map[string][]fault
+	gates  map[string][]*gate
 	onDone func(script string, v runtime.Value, err error)
 }
+
+// gate holds one call of a script until the test opens it.
+type gate struct {
+	mode    gateMode
+	reached chan struct{} // closed when the call reaches the gate
+	open    chan struct{} // closed by the test
+	late    func()        // gateLate: sends the call; run by the test's open
+}
+
+type gateMode int
+
+const (
+	gateBefore gateMode = iota // hold the call before it is sent
+	gateAfter                  // hold the reply of a call that ran
+	gateLate                   // report errLostReply at once; send the call when opened
+)
 
 type fault int
 
@@ -100,7 +117,36 @@ const (
 )
 
 func newFaultExecutor(rc rueidis.Client) *faultExecutor {
-	return &faultExecutor{Executor: runtime.Rueidis(rc), calls: map[string]int{}, faults: map[string][]fault{}}
+	return &faultExecutor{Executor: runtime.Rueidis(rc), calls: map[string]int{}, faults: map[string][]fault{}, gates: map[string][]*gate{}}
+}
+
+// hold gates the next call of script (see gateMode). reached is closed
+// when the call gets to the gate; open lets it go on (for gateLate: sends
+// it, on the caller's goroutine).
+func (f *faultExecutor) hold(script string, mode gateMode) (reached <-chan struct{}, open func()) {
+	g := &gate{mode: mode, reached: make(chan struct{}), open: make(chan struct{})}
+	f.mu.Lock()
+	f.gates[script] = append(f.gates[script], g)
+	f.mu.Unlock()
+	return g.reached, sync.OnceFunc(func() {
+		<-g.reached
+		if g.late != nil {
+			g.late()
+		}
+		close(g.open)
+	})
+}
+
+func (f *faultExecutor) nextGate(script string) *gate {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.gates[script]
+	if len(q) == 0 {
+		return nil
+	}
+	f.calls[script]++
+	f.gates[script] = q[1:]
+	return q[0]
 }
 
 // inject queues faults for the next calls of script, one per call.
@@ -141,6 +187,22 @@ func (f *faultExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, ar
 }
 
 func (f *faultExecutor) do(ctx context.Context, s *runtime.Script, send func() (runtime.Value, error)) (v runtime.Value, err error) {
+	if g := f.nextGate(s.Name()); g != nil {
+		switch g.mode {
+		case gateLate:
+			g.late = func() { _, _ = send() }
+			close(g.reached)
+			return runtime.Value{}, errLostReply
+		case gateAfter:
+			v, err = send()
+		}
+		close(g.reached)
+		<-g.open
+		if g.mode == gateBefore {
+			v, err = send()
+		}
+		return v, err
+	}
 	switch f.next(s.Name()) {
 	case unsent:
 		err = errLostReply

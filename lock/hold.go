@@ -34,7 +34,7 @@ type hold struct {
 	renewing   chan struct{} // closed when the renewal in flight ends; nil when none is
 	valid      *time.Timer   // runs expire
 	renew      *time.Timer   // runs renewTick; nil with WithLease
-	unlink     []func() bool // context.AfterFunc registrations
+	unlink     func() bool   // the context.AfterFunc on parent; nil when none
 }
 
 // clockDrift is the share of a lease a holder gives up to clock drift
@@ -63,15 +63,18 @@ func (h *hold) launch() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = false
-	h.valid = time.AfterFunc(time.Until(h.validUntil), h.expire)
+	// The earlier timer first: a timer that becomes the earliest of its P
+	// wakes an idle thread to watch it, so arming the later one first
+	// would cost two wake-ups per Lock instead of one.
 	if !m.cfg.leaseSet {
 		h.renew = time.AfterFunc(m.cfg.renewEvery(), h.renewTick)
 	}
-	h.unlink = []func() bool{
-		// The caller's context ended (or the hold was cancelled; then the
-		// hold is already stopped and this does nothing).
-		context.AfterFunc(h.ctx, func() { h.over(context.Cause(h.ctx), false) }),
-		context.AfterFunc(m.c.ctx, func() { h.over(ErrClosed, false) }),
+	h.valid = time.AfterFunc(time.Until(h.validUntil), h.expire)
+	if h.parent.Done() != nil { // else it never ends: nothing to watch
+		h.unlink = context.AfterFunc(h.parent, func() { h.over(context.Cause(h.parent), false) })
+	}
+	if !m.c.addHold(h) {
+		go h.over(ErrClosed, false)
 	}
 }
 
@@ -86,10 +89,11 @@ func (h *hold) stop() bool {
 	if h.renew != nil {
 		h.renew.Stop()
 	}
-	for _, f := range h.unlink {
-		f()
+	if h.unlink != nil {
+		h.unlink()
+		h.unlink = nil
 	}
-	h.unlink = nil
+	h.m.c.dropHold(h)
 	return true
 }
 
@@ -163,6 +167,7 @@ func (h *hold) over(cause error, lost bool) {
 	m.mu.Unlock()
 	h.cancel(cause)
 	if lost {
+		m.c.lost(m)
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,12 +30,17 @@ type Mutex struct {
 	owner   string
 	keys    keys
 	seq     atomic.Uint64 // numbers latches
+	// execKey tells Mutexes whose scripts run on the same executor, the
+	// only ones that may hand the lock to each other.
+	execKey any
 
-	mu    sync.Mutex
-	holds int64 // the owner's hold count as the server last reported it
-	token int64 // fencing token of the current hold
-	hold  *hold // the current hold's context and watchdog; nil when none runs
-	acks  []string
+	mu     sync.Mutex
+	holds  int64 // the owner's hold count as the server last reported it
+	token  int64 // fencing token of the current hold
+	hold   *hold // the current hold's context and watchdog; nil when none runs
+	acks   []string
+	undo   int           // rollbacks (Abandon) in flight or expected
+	undone chan struct{} // closed when undo drops to 0
 }
 
 // keys are a lock's key and channel names; see the package documentation.
@@ -69,6 +75,12 @@ func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 		return nil, nameError(name, optionError("%v", err))
 	}
 	m.scripts = NewScripts(c.executor(&cfg))
+	m.execKey = m
+	if cfg.exec == nil {
+		m.execKey = nil // the Client's rueidis client
+	} else if reflect.ValueOf(cfg.exec).Comparable() {
+		m.execKey = cfg.exec
+	}
 	return m, nil
 }
 
@@ -108,7 +120,11 @@ var notHeld = func() context.Context {
 // hold count; the returned context is then also cancelled when the first
 // hold ends. While another owner holds the lock, Lock waits for its unlock
 // notification, polling after the holder's remaining lease should the
-// notification be lost (see WaitStrategy).
+// notification be lost (see WaitStrategy). When that owner is another
+// Mutex of the same Client, its release hands the lock straight over
+// instead (see WaitStrategy.MaxHandoffs), and when this Client knows that
+// one of its Mutexes holds the lock, Lock waits for that without an
+// attempt the server would refuse.
 //
 // On failure it returns an already cancelled context and ctx's error, a
 // Redis error, or ErrClosed. When ctx ends while an attempt is in flight,
@@ -121,8 +137,9 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock with a bounded wait: it waits at most wait for another
 // owner to release the lock (0 or less: one attempt, no waiting) and reports
 // false, with a nil error, when the lock was still held by then. It returns
-// within wait plus the round trip of its last attempt. ctx bounds the hold
-// as for Lock.
+// within wait plus the round trip of its last attempt, or of a handoff to
+// it that is under way when wait ends (it then holds the lock). ctx
+// bounds the hold as for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -150,12 +167,45 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	if m.c.isClosed() {
 		return fail(ErrClosed, 0)
 	}
+	if err := m.waitUndo(ctx); err != nil {
+		return fail(err, 0)
+	}
 	trigger := TriggerFirst
+	var w *heir     // enlisted: a release of this Client may hand the lock over
+	var grant *heir // the heir whose unknown handoff the next attempt settles
+	var queued bool // sleep before the next attempt
+	var sleep time.Duration
+	next := TriggerPoll
+	if !bounded || wait > 0 {
+		// Another Mutex of this Client holds the lock: wait for its
+		// release rather than send an attempt that would be refused.
+		w, sub, sleep = m.c.queueBehind(m)
+		queued = w != nil
+	}
 	for {
+		if queued {
+			if rem := time.Until(deadline); bounded && rem <= sleep {
+				sleep, next = rem, TriggerDeadline
+			}
+			var v *verdict
+			var err error
+			if trigger, v, err = m.pause(ctx, sub, w, sleep, next); err != nil {
+				return fail(err, 0)
+			}
+			switch {
+			case v == nil:
+			case v.granted:
+				return m.handed(ctx, sub, w, *v, start, attempt)
+			case v.unknown:
+				grant = w
+			}
+		}
 		attempt++
 		m.emit(Event{Kind: EventAttempt, Attempt: attempt, Trigger: trigger, Wait: time.Since(start)})
 		sent := time.Now()
-		res, err := m.tryAcquire(ctx)
+		res, err := m.tryAcquire(ctx, grant)
+		handed := grant != nil
+		grant = nil
 		if err != nil {
 			return fail(err, trigger)
 		}
@@ -163,35 +213,54 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			if sub != nil {
 				sub.drain()
 			}
+			// A first acquire outside a handoff found the lock free.
+			m.c.acquired(m, sent, res.Token != 0 && !handed)
 			held := m.held(ctx, res, sent)
-			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
+			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: trigger, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
 			return held, true, nil
 		}
-		now := time.Now()
-		if bounded && !now.Before(deadline) {
+		if bounded && !time.Now().Before(deadline) {
 			m.emit(Event{Kind: EventTimedOut, Attempt: attempt, Wait: time.Since(start)})
 			return notHeld, false, nil
 		}
 		if sub == nil && m.notifies() {
-			// Subscribe before the next attempt, not after it: an unlock
-			// between a refused attempt and the subscription would be missed.
 			if sub, err = m.c.subscribe(m.keys.channel); err != nil {
 				return fail(err, 0)
 			}
-			if err := m.settle(ctx, sub, deadline, bounded); err != nil {
-				return fail(err, 0)
+			// Unless another waiter of this Client had the channel
+			// subscribed before the refused attempt was sent, attempt again
+			// once subscribed: an unlock between the refusal and the
+			// subscription would be missed.
+			if !sub.readyBefore(sent) {
+				if err := m.settle(ctx, sub, deadline, bounded); err != nil {
+					return fail(err, 0)
+				}
+				trigger, queued = TriggerSubscribed, false
+				continue
 			}
-			trigger = TriggerSubscribed
-			continue
 		}
-		sleep, next := m.cfg.wait.poll(res.TTL), TriggerPoll
-		if rem := deadline.Sub(now); bounded && rem <= sleep {
-			sleep, next = rem, TriggerDeadline
-		}
-		if trigger, err = m.pause(ctx, sub, sleep, next); err != nil {
-			return fail(err, 0)
-		}
+		sleep, next = m.cfg.wait.poll(res.TTL), TriggerPoll
+		w, queued = m.c.enlist(m), true
 	}
+}
+
+// handed finishes an acquire with the lock a release handed to w: the
+// hold starts from when the Handoff was sent. A grant that comes as ctx
+// ends is given back rather than held with nothing renewing it.
+func (m *Mutex) handed(ctx context.Context, sub *subscription, w *heir, v verdict, start time.Time, attempt int) (context.Context, bool, error) {
+	if err := ctx.Err(); err != nil {
+		m.c.released(m, nil, verdict{})
+		m.abandon(w.latch)
+		m.emit(Event{Kind: EventAcquireFailed, Attempt: attempt, Wait: time.Since(start), Err: err})
+		return notHeld, false, nameError(m.name, err)
+	}
+	m.addAcks(w.latch)
+	if sub != nil {
+		sub.drain()
+	}
+	held := m.held(ctx, AcquireResult{Acquired: true, HoldCount: 1, Token: v.token}, v.sent)
+	m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: TriggerHandoff, Wait: time.Since(start), HoldCount: 1, Token: v.token})
+	return held, true, nil
 }
 
 // notifies reports whether waiters subscribe to unlock notifications.
@@ -218,28 +287,57 @@ func (m *Mutex) settle(ctx context.Context, sub *subscription, deadline time.Tim
 	}
 }
 
-// pause sleeps until a notification (when subscribed), d, ctx's end or
-// Close, and says what ended it.
-func (m *Mutex) pause(ctx context.Context, sub *subscription, d time.Duration, onTimer Trigger) (Trigger, error) {
+// pause sleeps until a notification (when subscribed), a release's
+// verdict (when w is enlisted), d, ctx's end or Close, and says what ended
+// it. A verdict means TriggerHandoff. When something else wakes an heir
+// that a release has already claimed, the verdict is still awaited: the
+// release may have handed the lock over.
+func (m *Mutex) pause(ctx context.Context, sub *subscription, w *heir, d time.Duration, onTimer Trigger) (Trigger, *verdict, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var wake chan struct{}
 	if sub != nil {
 		wake = sub.wake
 	}
+	var verdicts chan verdict
+	if w != nil {
+		verdicts = w.ch
+	}
+	var trigger Trigger
 	select {
+	case v := <-verdicts:
+		return TriggerHandoff, &v, nil
 	case <-wake:
 		if err := ctx.Err(); err != nil {
 			sub.notify()
-			return 0, err
+			w.leave()
+			return 0, nil, err
 		}
-		return TriggerNotified, nil
+		trigger = TriggerNotified
 	case <-t.C:
-		return onTimer, nil
+		trigger = onTimer
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		w.leave()
+		return 0, nil, ctx.Err()
 	case <-m.c.done:
-		return 0, ErrClosed
+		w.leave()
+		return 0, nil, ErrClosed
+	}
+	if w == nil || w.withdraw() {
+		return trigger, nil, nil
+	}
+	if trigger == TriggerNotified {
+		sub.notify() // the verdict decides; pass the permit on
+	}
+	select {
+	case v := <-verdicts:
+		return TriggerHandoff, &v, nil
+	case <-ctx.Done():
+		w.leave()
+		return 0, nil, ctx.Err()
+	case <-m.c.done:
+		w.leave()
+		return 0, nil, ErrClosed
 	}
 }
 
@@ -293,7 +391,11 @@ func (m *Mutex) held(ctx context.Context, res AcquireResult, sent time.Time) con
 
 // Unlock releases one hold: the hold count drops by one, and the last
 // release deletes the lock, wakes waiters, stops the watchdog and cancels
-// the held context (cause ErrUnlocked).
+// the held context (cause ErrUnlocked). When another Mutex of the same
+// Client is waiting for the lock, the last release instead gives the lock
+// to the one that has waited longest, in the same round trip (at most
+// WaitStrategy.MaxHandoffs times in a row; see there), after this hold's
+// context is cancelled.
 //
 // Only the owner can release: when this Mutex does not hold the lock (never
 // acquired, already released, expired, or taken over by another owner)
@@ -314,8 +416,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	h := m.hold
-	last := m.holds <= 1
+	holds := m.holds
 	m.mu.Unlock()
+	last := holds <= 1
 	if h != nil && last {
 		// Stop renewing before the release is sent, so that no renewal
 		// reaches the server after it.
@@ -323,7 +426,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 			return nameError(m.name, err)
 		}
 	}
-	left, err := m.release(ctx)
+	var w *heir
+	if holds == 1 {
+		w = m.c.claim(m)
+	}
+	var left int64
+	var v verdict
+	var err error
+	if w != nil {
+		left, v, err = m.handoff(ctx, w)
+	} else {
+		left, err = m.release(ctx)
+	}
 
 	var ev *Event
 	m.mu.Lock()
@@ -339,6 +453,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	case err == nil && left == 0:
 		m.holds, m.token = 0, 0
 		ev = &Event{Kind: EventReleased}
+		if v.granted {
+			ev.Trigger = TriggerHandoff
+		}
 		if h != nil {
 			ev.Hold = time.Since(h.start)
 		}
@@ -361,6 +478,13 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		ended(err)
 	}
 	m.mu.Unlock()
+	// After this hold's context is cancelled, so that an heir's begins
+	// after it.
+	if err == nil && left > 0 {
+		m.c.settle(w, v)
+	} else {
+		m.c.released(m, w, v)
+	}
 	if ev != nil {
 		m.emit(*ev)
 	}

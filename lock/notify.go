@@ -46,7 +46,21 @@ type subscription struct {
 	wake    chan struct{} // one permit per notification, capacity 1
 	settled chan struct{} // closed at the first confirmation or failure
 	settle  sync.Once
-	ready   atomic.Bool // confirmed at least once
+	ready   atomic.Bool  // confirmed at least once
+	readyAt atomic.Int64 // when first confirmed, as time since epoch
+}
+
+// epoch is the origin of subscription.readyAt, on the monotonic clock.
+var epoch = time.Now()
+
+// readyBefore reports whether the subscription was confirmed before t:
+// the server had then subscribed the channel, so every unlock it runs
+// after a command sent at t reaches the subscription (a message published
+// while a resubscription is under way is made up for by a permit, see
+// run).
+func (s *subscription) readyBefore(t time.Time) bool {
+	at := s.readyAt.Load()
+	return at != 0 && at < int64(t.Sub(epoch))
 }
 
 // subscribe returns the subscription to channel with one more waiter,
@@ -71,14 +85,33 @@ func (c *Client) subscribe(channel string) (*subscription, error) {
 		c.wg.Add(1)
 		go s.run(ctx)
 	}
+	s.join()
+	return s, nil
+}
+
+// subscribed is subscribe for a waiter that will not attempt before it
+// sleeps: it returns the subscription to channel only when one exists that
+// was confirmed before t, else nil.
+func (c *Client) subscribed(channel string, t time.Time) *subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.subs[channel]
+	if c.closed || s == nil || s.stopping || !s.readyBefore(t) {
+		return nil
+	}
+	s.join()
+	return s
+}
+
+// join counts one more waiter; c.mu must be held.
+func (s *subscription) join() {
 	s.refs++
 	if s.linger != nil {
 		if s.linger.Stop() {
-			c.wg.Done() // expire will not run
+			s.c.wg.Done() // expire will not run
 		}
 		s.linger = nil
 	}
-	return s, nil
 }
 
 // leave drops one waiter; the last one arms the linger timer.
@@ -164,6 +197,8 @@ func (s *subscription) run(ctx context.Context) {
 			// A resubscription: an unlock may have been published while the
 			// channel was not subscribed, so let one waiter try now.
 			s.notify()
+		} else {
+			s.readyAt.Store(max(int64(time.Since(epoch)), 1))
 		}
 		s.markSettled()
 	})

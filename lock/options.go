@@ -125,6 +125,16 @@ type WaitStrategy struct {
 	// remaining lease. A lock key without expiry (not one this package
 	// wrote) is polled every MaxPoll, or every second when MaxPoll is 0.
 	MaxPoll time.Duration
+	// MaxHandoffs bounds the handoffs in a row: a release of a Mutex's
+	// last hold gives the lock straight to the longest-waiting Mutex of
+	// the same Client for the same lock, in the release's own script, and
+	// wakes it in-process, so the lock passes in one round trip instead of
+	// an unlock message and an acquire. After MaxHandoffs handoffs in a row
+	// the next release frees the lock and notifies every waiter, so waiters
+	// in other processes (or on other Clients) get their turn. 0 means
+	// DefaultMaxHandoffs; negative turns handoffs off. Both the releasing
+	// and the waiting Mutex must allow them.
+	MaxHandoffs int
 }
 
 const (
@@ -211,3 +221,15 @@ func (c *config) leaseFor() time.Duration {
 // retry sent at the end of the window still finds the first call's latch
 // even when it reaches the server late.
 func (c *config) latchTTL() time.Duration { return 2 * c.retryWindow }
+
+// maxHandoffs is the resolved WaitStrategy.MaxHandoffs; 0: none.
+func (c *config) maxHandoffs() int {
+	switch n := c.wait.MaxHandoffs; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return DefaultMaxHandoffs
+	default:
+		return n
+	}
+}

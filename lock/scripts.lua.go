@@ -21,7 +21,7 @@ func NewScripts(e runtime.Executor) *Scripts {
 }
 
 // All lists this package's scripts in file order.
-var All = []*runtime.Script{AbandonScript, AcquireScript, ForceUnlockScript, InspectScript, ReleaseScript, RenewScript}
+var All = []*runtime.Script{AbandonScript, AcquireScript, ForceUnlockScript, HandoffScript, InspectScript, ReleaseScript, RenewScript}
 
 // Preload adds every script of this package to the script cache of every node
 // (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.

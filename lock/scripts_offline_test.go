@@ -250,3 +250,98 @@ func TestOfflineMutexLostReply(t *testing.T) {
 	require.NoError(t, m.Unlock(ctx))
 	assert.False(t, r.Exists(lk))
 }
+
+func handoff(t *testing.T, s *lock.Scripts, owner, heir, latch, heirLatch string) lock.HandoffResult {
+	t.Helper()
+	res, err := s.Handoff(context.Background(),
+		lock.HandoffKeys{Lock: lk, Fence: fence, Channel: channel, Latch: "lock:{o}:latch:" + latch, HeirLatch: "lock:{o}:latch:" + heirLatch},
+		lock.HandoffArgs{Owner: owner, Heir: heir, HeirLease: 2 * lease, LatchTTL: latchTT, HeirLatchTTL: 2 * latchTT, FenceTTL: fenceTT})
+	require.NoError(t, err)
+	return res
+}
+
+// The last hold goes straight to the heir: count 1, the heir's lease, a
+// new fencing token, the grant in the heir's latch, no unlock message.
+func TestOfflineHandoffGrants(t *testing.T) {
+	r, s := offline(t)
+	first := acquire(t, s, "a", "a.1")
+	r.Advance(time.Second)
+	res := handoff(t, s, "a", "b", "a.2", "b.1")
+	want := first.Token + 1 // max(last + 1, the clock): the clock is 1 s on, in µs
+	want = max(want, nowMicros+time.Second.Microseconds())
+	assert.Equal(t, lock.HandoffResult{Held: true, Left: 0, Token: want}, res)
+	assert.Equal(t, map[string]string{"b": "1"}, r.HGetAll(lk), "the heir holds one hold; the releaser none")
+	assert.Equal(t, 2*lease, ttl(t, r, lk), "the heir's lease")
+	v, _ := r.Get(fence)
+	assert.Equal(t, strconv.FormatInt(want, 10), v)
+	v, _ = r.Get("lock:{o}:latch:b.1")
+	assert.Equal(t, strconv.FormatInt(want, 10), v, "the grant, as the heir's Acquire answer: one hold, this token")
+	assert.Equal(t, 2*latchTT, ttl(t, r, "lock:{o}:latch:b.1"))
+	assert.False(t, r.Exists("lock:{o}:latch:a.2"), "a grant is recorded once, in the heir's latch")
+	assert.Empty(t, r.Events(), "no unlock message: the lock was never free")
+
+	// The retry after a lost reply returns the first answer, grant included.
+	r.Advance(time.Second)
+	assert.Equal(t, res, handoff(t, s, "a", "b", "a.2", "b.1"))
+	assert.Equal(t, map[string]string{"b": "1"}, r.HGetAll(lk))
+
+	// The heir settles its grant with its latch: an Acquire under it
+	// answers the grant (sealed or not) and counts no second hold.
+	got := acquire(t, s, "b", "b.1")
+	assert.Equal(t, lock.AcquireResult{Acquired: true, HoldCount: 1, Token: want}, got)
+	assert.Equal(t, map[string]string{"b": "1"}, r.HGetAll(lk))
+}
+
+func TestOfflineHandoffEdges(t *testing.T) {
+	r, s := offline(t)
+	// Not held: nothing changes, nothing is written.
+	r.ResetCalls()
+	assert.Equal(t, lock.HandoffResult{}, handoff(t, s, "a", "b", "a.1", "b.1"))
+	assert.Equal(t, []string{"GET lock:{o}:latch:a.1", "GET lock:{o}:latch:b.1", "HGET lock:{o} a"}, r.CommandLines())
+	assert.False(t, r.Exists("lock:{o}:latch:b.1"))
+
+	// Reentrant: one of two holds is given back, the heir gets nothing.
+	acquire(t, s, "a", "a.2")
+	acquire(t, s, "a", "a.3")
+	assert.Equal(t, lock.HandoffResult{Held: true, Left: 1}, handoff(t, s, "a", "b", "a.4", "b.2"))
+	assert.Equal(t, map[string]string{"a": "1"}, r.HGetAll(lk))
+	assert.False(t, r.Exists("lock:{o}:latch:b.2"))
+	assert.Equal(t, lock.HandoffResult{Held: true, Left: 1}, handoff(t, s, "a", "b", "a.4", "b.2"), "its retry")
+	assert.Equal(t, map[string]string{"a": "1"}, r.HGetAll(lk))
+
+	// The heir gave up (its latch exists): a plain release that notifies.
+	r.MustDo("SET", "lock:{o}:latch:b.3", "X")
+	assert.Equal(t, lock.HandoffResult{Held: true}, handoff(t, s, "a", "b", "a.5", "b.3"))
+	assert.False(t, r.Exists(lk))
+	assert.Equal(t, []luatest.Event{{Command: "PUBLISH", Channel: channel, Message: "released"}}, r.Events())
+	v, _ := r.Get("lock:{o}:latch:b.3")
+	assert.Equal(t, "X", v, "untouched")
+}
+
+// A heir whose release outcome is unknown settles it with a sealed
+// Acquire under the grant's latch. Refused, the seal stops a Handoff that
+// arrives late from granting; an Abandon gives a grant back.
+func TestOfflineSealedAcquireAndAbandonedGrant(t *testing.T) {
+	ctx := context.Background()
+	r, s := offline(t)
+	acquire(t, s, "a", "a.1")
+	sealed, err := s.Acquire(ctx, lock.AcquireKeys{Lock: lk, Fence: fence, Latch: "lock:{o}:latch:b.1"},
+		lock.AcquireArgs{Owner: "b", Lease: lease, LatchTTL: latchTT, FenceTTL: fenceTT, Seal: true})
+	require.NoError(t, err)
+	assert.Equal(t, lock.AcquireResult{TTL: lease}, sealed)
+	v, _ := r.Get("lock:{o}:latch:b.1")
+	assert.Equal(t, "X", v)
+	assert.Equal(t, latchTT, ttl(t, r, "lock:{o}:latch:b.1"))
+	res := handoff(t, s, "a", "b", "a.2", "b.1") // the late Handoff
+	assert.Equal(t, lock.HandoffResult{Held: true}, res, "released, not granted")
+	assert.False(t, r.Exists(lk))
+
+	// A grant whose heir has left is given back by Abandon with its latch.
+	acquire(t, s, "a", "a.3")
+	require.NotZero(t, handoff(t, s, "a", "b", "a.4", "b.2").Token)
+	ok, err := s.Abandon(ctx, lock.AbandonKeys{Lock: lk, Channel: channel, Latch: "lock:{o}:latch:b.2"},
+		lock.AbandonArgs{Owner: "b", LatchTTL: latchTT})
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.False(t, r.Exists(lk), "the lock is free again")
+}

@@ -2,13 +2,21 @@ package lock
 
 // Run from bench/:
 //
-//	go test -run '^$' -bench . ./lock/
+//	go test -run '^$' -bench . -count 5 ./lock/
 //
 // One redis-server serves every benchmark of the run: the one at
 // $LUAGEN_BENCH_REDIS (host:port) or, by default, a redis-server this test
 // starts on a free loopback port (internal/redistest belongs to the main
 // module and cannot be imported from here). After the benchmarks a table
 // of the results with luagen's ratio to the best peer is printed.
+//
+// The machine the numbers come from is shared, and its round trip drifts
+// (between about 20 and 60 µs on loopback within a minute), so each call
+// of a benchmark is one round: every library in turn, the order rotated
+// from round to round, each for a fixed time (or number of hand-offs). Run
+// with -count 3 or more: the table shows each library's median over the
+// rounds and the median over rounds of luagen's ratio to the best peer of
+// the same round, so that drift hits every library alike. b.N is ignored.
 //
 // Peers and their settings, chosen to give each its best showing:
 //
@@ -18,10 +26,8 @@ package lock
 //   - rueidislock (rueidis v1.0.79): KeyMajority 1, one key instead of its
 //     default three, so it pays one script per acquire like the others;
 //     waiters wake on client-side caching invalidations.
-//
-// The machine the numbers come from is shared, so run with -count 3 or more:
-// the table shows the median of each row's runs.
-//   - luagen lock: defaults (watchdog lease 30 s, unlock notification).
+//   - luagen lock: defaults (watchdog lease 30 s, unlock notification,
+//     handoffs between Mutexes of one Client).
 //
 // Every lock uses an 8 s lease or validity where it has one to set.
 
@@ -221,34 +227,23 @@ func openRueidislock(b *testing.B) (func(string) mutex, func()) {
 	return func(name string) mutex { return &rueidislockMutex{l: l, name: name} }, l.Close
 }
 
-// results[row][library] are the values of every run (-count), for the
-// table printed after the run. The testing package calls a benchmark with
-// growing b.N until a run is long enough, and starts each run (-count) from
-// a smaller or equal b.N again: a round whose b.N does not exceed the last
-// one starts a new value, a larger one replaces it, so the final round of
-// each run is what counts.
+// results[row][library] are the values of every round, in round order;
+// every library has one per round.
 var (
 	resultsMu sync.Mutex
 	results   = map[string]map[string][]float64{}
-	lastN     = map[string]int{}
 	rows      []string
+	rounds    = map[string]int{} // by benchmark: rounds run so far
 )
 
-func record(b *testing.B, row, lib string, v float64) {
+func record(row, lib string, v float64) {
 	resultsMu.Lock()
 	defer resultsMu.Unlock()
 	if results[row] == nil {
 		results[row] = map[string][]float64{}
 		rows = append(rows, row)
 	}
-	vs := results[row][lib]
-	if n := lastN[row+lib]; b.N <= n || len(vs) == 0 {
-		vs = append(vs, v)
-	} else {
-		vs[len(vs)-1] = v
-	}
-	lastN[row+lib] = b.N
-	results[row][lib] = vs
+	results[row][lib] = append(results[row][lib], v)
 }
 
 func median(vs []float64) float64 {
@@ -257,128 +252,140 @@ func median(vs []float64) float64 {
 	return vs[len(vs)/2]
 }
 
-// BenchmarkUncontended: one goroutine acquires and releases a lock nobody
-// else wants, back to back.
-func BenchmarkUncontended(b *testing.B) {
-	ctx := context.Background()
-	for _, lib := range libraries {
-		b.Run(lib.name, func(b *testing.B) {
-			newMutex, closeLib := lib.open(b)
-			defer closeLib()
-			m := newMutex("bench:uncontended:" + lib.name)
-			start := time.Now()
-			for b.Loop() {
-				if err := m.lock(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if err := m.unlock(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perSec := float64(b.N) / time.Since(start).Seconds()
-			b.ReportMetric(perSec, "ops/s")
-			record(b, "uncontended acquire+release /s", lib.name, perSec)
-		})
+// round runs run once for every library, starting with a different one
+// each time the benchmark is called, and reports each library's value as
+// a metric named after it. b.N is ignored: one call is one round.
+func round(b *testing.B, unit string, run func(b *testing.B, lib library) float64) {
+	resultsMu.Lock()
+	r := rounds[b.Name()]
+	rounds[b.Name()]++
+	resultsMu.Unlock()
+	for i := range libraries {
+		lib := libraries[(i+r)%len(libraries)]
+		b.ReportMetric(run(b, lib), lib.name+"-"+unit)
 	}
 }
 
+// BenchmarkUncontended: one goroutine acquires and releases a lock nobody
+// else wants, back to back, for a second per library.
+func BenchmarkUncontended(b *testing.B) {
+	ctx := context.Background()
+	round(b, "ops/s", func(b *testing.B, lib library) float64 {
+		newMutex, closeLib := lib.open(b)
+		defer closeLib()
+		m := newMutex("bench:uncontended:" + lib.name)
+		n := 0
+		start := time.Now()
+		for time.Since(start) < time.Second {
+			if err := m.lock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		perSec := float64(n) / time.Since(start).Seconds()
+		record("uncontended acquire+release /s", lib.name, perSec)
+		return perSec
+	})
+}
+
 // BenchmarkContended: 8 goroutines, each its own owner, take turns on one
-// lock. Inside the critical section an occupancy counter checks mutual
-// exclusion and a plain counter counts sections; both are verified.
+// lock for a second per library. Inside the critical section an occupancy
+// counter checks mutual exclusion and a plain counter counts sections;
+// both are verified.
 func BenchmarkContended(b *testing.B) {
 	const goroutines = 8
 	ctx := context.Background()
-	for _, lib := range libraries {
-		b.Run(lib.name, func(b *testing.B) {
-			newMutex, closeLib := lib.open(b)
-			defer closeLib()
-			name := "bench:contended:" + lib.name
-			var taken, done, inside, overlaps atomic.Int64
-			counter := 0 // guarded by the lock alone
-			total := int64(b.N)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for range goroutines {
-				m := newMutex(name)
-				wg.Go(func() {
-					for taken.Add(1) <= total {
-						if err := m.lock(ctx); err != nil {
-							b.Error(err)
-							return
-						}
-						if inside.Add(1) != 1 {
-							overlaps.Add(1)
-						}
-						counter++
-						inside.Add(-1)
-						if err := m.unlock(ctx); err != nil {
-							b.Error(err)
-							return
-						}
-						done.Add(1)
+	round(b, "sections/s", func(b *testing.B, lib library) float64 {
+		newMutex, closeLib := lib.open(b)
+		defer closeLib()
+		name := "bench:contended:" + lib.name
+		var done, inside, overlaps atomic.Int64
+		var stop atomic.Bool
+		counter := 0 // guarded by the lock alone
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range goroutines {
+			m := newMutex(name)
+			wg.Go(func() {
+				for !stop.Load() {
+					if err := m.lock(ctx); err != nil {
+						b.Error(err)
+						return
 					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			if overlaps.Load() != 0 || int64(counter) != total || done.Load() != total {
-				b.Fatalf("mutual exclusion broken: %d overlaps, counter %d, %d sections, want %d", overlaps.Load(), counter, done.Load(), total)
-			}
-			perSec := float64(total) / elapsed.Seconds()
-			b.ReportMetric(perSec, "sections/s")
-			record(b, "contended sections /s (8 goroutines, 1 key)", lib.name, perSec)
-		})
-	}
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					counter++
+					inside.Add(-1)
+					if err := m.unlock(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+					done.Add(1)
+				}
+			})
+		}
+		time.Sleep(time.Second)
+		stop.Store(true)
+		wg.Wait()
+		elapsed := time.Since(start)
+		if overlaps.Load() != 0 || int64(counter) != done.Load() {
+			b.Fatalf("%s: mutual exclusion broken: %d overlaps, counter %d, %d sections", lib.name, overlaps.Load(), counter, done.Load())
+		}
+		perSec := float64(done.Load()) / elapsed.Seconds()
+		record("contended sections /s (8 goroutines, 1 key)", lib.name, perSec)
+		return perSec
+	})
 }
 
 // BenchmarkHandoff: a waiter blocks on a held lock; the time from the
 // holder's unlock call to the waiter's lock returning is the hand-off
-// latency. p50 and p99 over b.N hand-offs.
+// latency. p50 and p99 over 250 hand-offs per library.
 func BenchmarkHandoff(b *testing.B) {
+	const handoffs = 250
 	ctx := context.Background()
-	for _, lib := range libraries {
-		b.Run(lib.name, func(b *testing.B) {
-			newMutex, closeLib := lib.open(b)
-			defer closeLib()
-			name := "bench:handoff:" + lib.name
-			holder, waiter := newMutex(name), newMutex(name)
-			lat := make([]time.Duration, 0, b.N)
-			for b.Loop() {
-				if err := holder.lock(ctx); err != nil {
-					b.Fatal(err)
-				}
-				got := make(chan time.Time, 1)
-				go func() {
-					if err := waiter.lock(ctx); err != nil {
-						b.Error(err)
-					}
-					got <- time.Now()
-				}()
-				time.Sleep(3 * time.Millisecond) // the waiter is asleep by now
-				unlocked := time.Now()
-				if err := holder.unlock(ctx); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, (<-got).Sub(unlocked))
-				if err := waiter.unlock(ctx); err != nil {
-					b.Fatal(err)
-				}
+	round(b, "p50-µs", func(b *testing.B, lib library) float64 {
+		newMutex, closeLib := lib.open(b)
+		defer closeLib()
+		name := "bench:handoff:" + lib.name
+		holder, waiter := newMutex(name), newMutex(name)
+		lat := make([]time.Duration, 0, handoffs)
+		for range handoffs {
+			if err := holder.lock(ctx); err != nil {
+				b.Fatal(err)
 			}
-			slices.Sort(lat)
-			p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
-			b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
-			b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
-			record(b, "hand-off p50 µs (lower is better)", lib.name, float64(p50.Microseconds()))
-			record(b, "hand-off p99 µs (lower is better)", lib.name, float64(p99.Microseconds()))
-		})
-	}
+			got := make(chan time.Time, 1)
+			go func() {
+				if err := waiter.lock(ctx); err != nil {
+					b.Error(err)
+				}
+				got <- time.Now()
+			}()
+			time.Sleep(3 * time.Millisecond) // the waiter is asleep by now
+			unlocked := time.Now()
+			if err := holder.unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, (<-got).Sub(unlocked))
+			if err := waiter.unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		slices.Sort(lat)
+		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+		record("hand-off p50 µs (lower is better)", lib.name, float64(p50.Microseconds()))
+		record("hand-off p99 µs (lower is better)", lib.name, float64(p99.Microseconds()))
+		return float64(p50.Microseconds())
+	})
 }
 
-// printTable prints the results as a Markdown table with luagen's ratio
-// to the best peer of each row (>1 is better for luagen, whichever way
-// the row counts).
+// printTable prints the results as a Markdown table: each library's
+// median over the rounds, and the median over rounds of luagen's ratio to
+// the best peer of that round (>1 is better for luagen, whichever way the
+// row counts).
 func printTable() {
 	if len(rows) == 0 {
 		return
@@ -387,31 +394,40 @@ func printTable() {
 	for _, l := range libraries {
 		names = append(names, l.name)
 	}
-	fmt.Printf("\n| row | %s | luagen / best peer |\n|---|%s---|\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	fmt.Printf("\n%d rounds; medians\n\n| row | %s | luagen / best peer |\n|---|%s---|\n", len(results[rows[0]]["luagen"]), strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	for _, row := range rows {
 		r := results[row]
 		lower := strings.Contains(row, "lower is better")
 		var cells []string
-		best := 0.0
 		for _, n := range names {
 			if len(r[n]) == 0 {
 				cells = append(cells, "–")
 				continue
 			}
-			v := median(r[n])
-			cells = append(cells, strconv.FormatFloat(v, 'f', 0, 64))
-			if n != "luagen" && (best == 0 || (lower && v < best) || (!lower && v > best)) {
-				best = v
+			cells = append(cells, strconv.FormatFloat(median(r[n]), 'f', 0, 64))
+		}
+		var ratios []float64
+		for i, ours := range r["luagen"] {
+			best := 0.0
+			for _, n := range names {
+				if n == "luagen" || i >= len(r[n]) {
+					continue
+				}
+				if v := r[n][i]; best == 0 || (lower && v < best) || (!lower && v > best) {
+					best = v
+				}
+			}
+			switch {
+			case best <= 0 || ours <= 0:
+			case lower:
+				ratios = append(ratios, best/ours)
+			default:
+				ratios = append(ratios, ours/best)
 			}
 		}
 		ratio := "–"
-		if len(r["luagen"]) > 0 && best > 0 && median(r["luagen"]) > 0 {
-			ours := median(r["luagen"])
-			if lower {
-				ratio = strconv.FormatFloat(best/ours, 'f', 2, 64)
-			} else {
-				ratio = strconv.FormatFloat(ours/best, 'f', 2, 64)
-			}
+		if len(ratios) > 0 {
+			ratio = strconv.FormatFloat(median(ratios), 'f', 2, 64)
 		}
 		fmt.Printf("| %s | %s | %s |\n", row, strings.Join(cells, " | "), ratio)
 	}

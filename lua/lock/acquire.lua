@@ -19,6 +19,11 @@
 --- "X" there and the late acquire does nothing. acks are latches of the same
 --- owner's earlier calls whose replies arrived; they are deleted, so a busy
 --- lock leaves at most one latch per owner behind.
+---
+--- A Handoff may name latch as its heir's latch: it then records a grant
+--- there, and the grant is this call's answer. seal closes that door when
+--- the call is refused: "X" is left in latch, so a Handoff that has not run
+--- yet grants nothing to it.
 ---@script Acquire
 ---@key lock      the lock hash: owner → hold count
 ---@key fence     fencing counter (string); must share lock's {hash tag}
@@ -28,6 +33,7 @@
 ---@arg lease     time.Duration ms  lease to set on success, whole ms >= 1
 ---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@arg seal      bool              when refused, leave "X" in latch
 ---@return tuple AcquireResult      outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -40,9 +46,13 @@ end
 
 local latched = redis.call('GET', KEYS[3])
 if latched then
-  -- A retry of a call that already ran (or was abandoned). Repeat its answer
-  -- only while the hold it took still exists.
+  -- A retry of a call that already ran (or was abandoned), or a Handoff's
+  -- grant (the token alone: one hold). Repeat its answer only while the
+  -- hold it took still exists.
   local count, token = string.match(latched, '^(%d+) (%d+)$')
+  if not count and tonumber(latched) then
+    count, token = 1, latched
+  end
   if count and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
     return {1, tonumber(count), 0, tonumber(token)}
   end
@@ -65,8 +75,11 @@ elseif redis.call('EXISTS', KEYS[1]) == 0 then
   local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
   token = math.max(last + 1, floor)
   count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('SET', KEYS[2], string.format('%.0f', token), 'PX', ARGV[4])
+  redis.call('SET', KEYS[2], token, 'PX', ARGV[4]) -- below 2^53: written exactly
 else
+  if ARGV[5] == '1' then
+    redis.call('SET', KEYS[3], 'X', 'PX', ARGV[3])
+  end
   return {0, 0, redis.call('PTTL', KEYS[1]), 0}
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
