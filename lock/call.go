@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -171,23 +169,11 @@ func (m *Mutex) retry(ctx context.Context, call func(context.Context) error) err
 // error or a timeout below the caller's context) or the server did not run
 // the script and asks to try later.
 func retryable(err error) bool {
+	// runtime.Transient is the one list of failures worth another try
+	// (connection errors, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, ...); a
+	// script that ran and raised an error would raise it again.
 	var se *runtime.ScriptError
-	var re *runtime.ReplyError
-	switch {
-	case errors.As(err, &se):
-		return false
-	case errors.As(err, &re):
-		switch re.Code() {
-		case "LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY":
-			return true
-		}
-		return false
-	case errors.Is(err, runtime.ErrCrossSlot), errors.Is(err, runtime.ErrUnexpectedReply),
-		errors.Is(err, rueidis.ErrClosing):
-		return false
-	}
-	var ce *runtime.CodeError
-	return !errors.As(err, &ce)
+	return runtime.Transient(err) && !errors.As(err, &se)
 }
 
 // mayHaveRun reports whether a failed call may have run on the server:
