@@ -20,6 +20,7 @@ redis:
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 ## generated: fail when `go generate ./...` changes a generated file or adds
