@@ -6,9 +6,9 @@ package lock
 //
 // One redis-server serves every benchmark of the run: the one at
 // $LUAGEN_BENCH_REDIS (host:port) or, by default, a redis-server this test
-// starts on a free loopback port (internal/redistest belongs to the main
-// module and cannot be imported from here). After the benchmarks a table
-// of the results with luagen's ratio to the best peer is printed.
+// starts on a free loopback port with internal/redistest. After the
+// benchmarks a table of the results with luagen's ratio to the best peer is
+// printed.
 //
 // The machine the numbers come from is shared, and its round trip drifts
 // (between about 20 and 60 µs on loopback within a minute), so each call
@@ -32,12 +32,9 @@ package lock
 // Every lock uses an 8 s lease or validity where it has one to set.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +50,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	"github.com/luagen/luagen/internal/redistest"
 	"github.com/luagen/luagen/lock"
 )
 
@@ -78,44 +76,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startRedis runs redis-server on a free loopback port without persistence.
+// startRedis runs redis-server on a free loopback port without persistence,
+// with internal/redistest (importable here: the bench module's path is
+// inside luagen's).
 func startRedis() (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	dir, err := os.MkdirTemp("", "bench-lock-")
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", "redis.log")
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("redis-server: %w", err)
+	srv, err := redistest.StartServer(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = os.RemoveAll(dir)
-	}
-	a := "127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		conn, err := net.Dial("tcp", a)
-		if err != nil {
-			continue
-		}
-		_, _ = conn.Write([]byte("PING\r\n"))
-		reply, _ := bufio.NewReader(conn).ReadString('\n')
-		conn.Close()
-		if strings.HasPrefix(reply, "+PONG") {
-			return a, stop, nil
-		}
-	}
-	stop()
-	return "", nil, fmt.Errorf("redis-server on %s did not answer PING", a)
+	return srv.Addr, func() { srv.Stop(); os.RemoveAll(dir) }, nil
 }
 
 // A library under test: mutex returns one owner's handle on a named lock.
