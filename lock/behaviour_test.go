@@ -136,10 +136,18 @@ func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	case <-time.After(lease + slack):
 		t.Fatal("still held a lease after renewals began to fail")
 	}
-	t.Logf("lost %v after renewals began to fail", time.Since(failing))
+	doneAt := time.Now()
+	t.Logf("lost %v after renewals began to fail", doneAt.Sub(failing))
 	assert.ErrorIs(t, context.Cause(held), lock.ErrLost)
-	pttl := srv.Do(t, "PTTL", m.Key())
-	assert.NotEqual(t, "-2", pttl, "the holder gave up before the server dropped the lock")
+	// The holder gives up a 1% drift margin (6 ms here) before its lease
+	// ends, so the key must still exist then. Ask on the open connection;
+	// an answer that comes after the margin has passed proves nothing either
+	// way (a loaded machine), so only a timely "gone" is a failure.
+	pttl, err := rc.Do(ctx, rc.B().Pttl().Key(m.Key()).Build()).AsInt64()
+	require.NoError(t, err)
+	if pttl == -2 && time.Since(doneAt) < lease/100 {
+		t.Errorf("the server had dropped the lock before the holder gave up")
+	}
 	require.Len(t, ev.of(lock.EventLost), 1)
 }
 
