@@ -221,22 +221,40 @@ func TestHandoffWaitsForLastHold(t *testing.T) {
 	require.NoError(t, waiter.Unlock(ctx))
 }
 
-// A Handoff whose reply is lost is retried under its latch: the retry
-// returns the grant, and the heir holds once.
-func TestHandoffLostReplyIsRetried(t *testing.T) {
+// contest is a holder and a waiter of one lock on one Client whose calls go
+// through a fault executor, the holder already holding: the start of every
+// handoff failure test.
+type contest struct {
+	srv            *redistest.Server
+	fx             *faultExecutor
+	c              *lock.Client
+	ev             *events
+	holder, waiter *lock.Mutex
+}
+
+func newContest(t *testing.T, name string, opts ...lock.Option) *contest {
+	t.Helper()
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
 	fx := newFaultExecutor(rc)
-	c := newClient(t, rc, lock.WithExecutor(fx))
-	var ev events
-	holder := newMutex(t, c, "lost-grant")
-	waiter := newMutex(t, c, "lost-grant", lock.WithHook(ev.hook))
-	ctx := context.Background()
-	_, err := holder.Lock(ctx)
+	c := newClient(t, rc, append([]lock.Option{lock.WithExecutor(fx)}, opts...)...)
+	ev := &events{}
+	k := &contest{srv: srv, fx: fx, c: c, ev: ev,
+		holder: newMutex(t, c, name), waiter: newMutex(t, c, name, lock.WithHook(ev.hook))}
+	_, err := k.holder.Lock(context.Background())
 	require.NoError(t, err)
+	return k
+}
+
+// A Handoff whose reply is lost is retried under its latch: the retry
+// returns the grant, and the heir holds once.
+func TestHandoffLostReplyIsRetried(t *testing.T) {
+	k := newContest(t, "lost-grant")
+	srv, fx, ev, holder, waiter := k.srv, k.fx, k.ev, k.holder, k.waiter
+	ctx := context.Background()
 	oldToken := holder.Token()
 	result := goLock(ctx, waiter, 0)
-	asleep(t, &ev, 2)
+	asleep(t, ev, 2)
 	fx.inject("lock.Handoff", lostReply)
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, await(t, result).err)
@@ -257,19 +275,12 @@ func TestHandoffLostReplyIsRetried(t *testing.T) {
 func TestHandoffOutcomeUnknown(t *testing.T) {
 	for _, outcome := range []string{"ran", "never ran", "ran late"} {
 		t.Run(outcome, func(t *testing.T) {
-			srv := redistest.Start(t)
-			rc := srv.Client(t)
-			fx := newFaultExecutor(rc)
 			const lease = 600 * time.Millisecond
-			c := newClient(t, rc, lock.WithExecutor(fx), lock.WithRetryWindow(200*time.Millisecond), lock.WithWatchdogLease(lease))
-			var ev events
-			holder := newMutex(t, c, "unknown")
-			waiter := newMutex(t, c, "unknown", lock.WithHook(ev.hook))
+			k := newContest(t, "unknown", lock.WithRetryWindow(200*time.Millisecond), lock.WithWatchdogLease(lease))
+			srv, fx, ev, holder, waiter := k.srv, k.fx, k.ev, k.holder, k.waiter
 			ctx := context.Background()
-			_, err := holder.Lock(ctx)
-			require.NoError(t, err)
 			result := goLock(ctx, waiter, 0)
-			asleep(t, &ev, 2)
+			asleep(t, ev, 2)
 			var late func()
 			refused := make(chan struct{}, 1)
 			switch outcome {
@@ -329,20 +340,13 @@ func TestHandoffOutcomeUnknown(t *testing.T) {
 func TestHandoffHeirContextEnds(t *testing.T) {
 	for _, before := range []bool{true, false} {
 		t.Run("cancelled before the Handoff ran="+strconv.FormatBool(before), func(t *testing.T) {
-			srv := redistest.Start(t)
-			rc := srv.Client(t)
-			fx := newFaultExecutor(rc)
-			c := newClient(t, rc, lock.WithExecutor(fx))
-			var ev events
-			holder := newMutex(t, c, "leaving")
-			waiter := newMutex(t, c, "leaving", lock.WithHook(ev.hook))
+			k := newContest(t, "leaving")
+			srv, fx, ev, holder, waiter := k.srv, k.fx, k.ev, k.holder, k.waiter
 			ctx := context.Background()
-			_, err := holder.Lock(ctx)
-			require.NoError(t, err)
 			wctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			result := goLock(wctx, waiter, 0)
-			asleep(t, &ev, 2)
+			asleep(t, ev, 2)
 
 			reached, open := fx.hold("lock.Handoff", map[bool]gateMode{true: gateBefore, false: gateAfter}[before])
 			defer open()
@@ -377,19 +381,12 @@ func TestHandoffHeirContextEnds(t *testing.T) {
 // A TryLock whose wait runs out while a release is handing it the lock
 // takes the grant: the Handoff was its last attempt in flight.
 func TestHandoffTryLockDeadline(t *testing.T) {
-	srv := redistest.Start(t)
-	rc := srv.Client(t)
-	fx := newFaultExecutor(rc)
-	c := newClient(t, rc, lock.WithExecutor(fx))
-	var ev events
-	holder := newMutex(t, c, "deadline")
-	waiter := newMutex(t, c, "deadline", lock.WithHook(ev.hook))
+	k := newContest(t, "deadline")
+	fx, ev, holder, waiter := k.fx, k.ev, k.holder, k.waiter
 	ctx := context.Background()
-	_, err := holder.Lock(ctx)
-	require.NoError(t, err)
 	const wait = 300 * time.Millisecond
 	result := goLock(ctx, waiter, wait)
-	asleep(t, &ev, 2)
+	asleep(t, ev, 2)
 	reached, open := fx.hold("lock.Handoff", gateAfter)
 	defer open()
 	go func() { _ = holder.Unlock(ctx) }()
@@ -412,18 +409,11 @@ func TestHandoffTryLockDeadline(t *testing.T) {
 // Close while a release hands the lock over: the heir returns ErrClosed and
 // the grant is given back, so the lock is not held for a lease by nobody.
 func TestHandoffClose(t *testing.T) {
-	srv := redistest.Start(t)
-	rc := srv.Client(t)
-	fx := newFaultExecutor(rc)
-	c := newClient(t, rc, lock.WithExecutor(fx))
-	var ev events
-	holder := newMutex(t, c, "closing")
-	waiter := newMutex(t, c, "closing", lock.WithHook(ev.hook))
+	k := newContest(t, "closing")
+	srv, fx, c, ev, holder, waiter := k.srv, k.fx, k.c, k.ev, k.holder, k.waiter
 	ctx := context.Background()
-	_, err := holder.Lock(ctx)
-	require.NoError(t, err)
 	result := goLock(ctx, waiter, 0)
-	asleep(t, &ev, 2)
+	asleep(t, ev, 2)
 	reached, open := fx.hold("lock.Handoff", gateAfter)
 	defer open()
 	unlocked := make(chan error, 1)
