@@ -17,9 +17,8 @@ func WithoutShebang(e Executor) Executor {
 }
 
 type shebangless struct {
-	inner  Executor
-	plain  sync.Map // *Script → *Script with the shebang commented out
-	initMu sync.Mutex
+	inner Executor
+	plain sync.Map // *Script → *Script with the shebang commented out
 }
 
 func (x *shebangless) plainScript(s *Script) *Script {
@@ -29,22 +28,11 @@ func (x *shebangless) plainScript(s *Script) *Script {
 	if p, ok := x.plain.Load(s); ok {
 		return p.(*Script)
 	}
-	x.initMu.Lock()
-	defer x.initMu.Unlock()
-	if p, ok := x.plain.Load(s); ok {
-		return p.(*Script)
-	}
-	p := NewScript(ScriptSpec{
-		Name:           s.name,
-		File:           s.file,
-		Body:           "--" + s.body[2:],
-		ReadOnly:       false, // EVAL_RO needs the no-writes flag, which is gone
-		AllowCrossSlot: s.anySlot,
-		Idempotent:     s.idem,
-		Errors:         s.codes,
-	})
-	x.plain.Store(s, p)
-	return p
+	// Only the body and SHA1 matter to the executor: Exec runs on the
+	// original script, which keeps the slot check, retries and error codes.
+	// Two first calls racing build equal copies; LoadOrStore keeps one.
+	p, _ := x.plain.LoadOrStore(s, NewScript(ScriptSpec{Name: s.name, File: s.file, Body: "--" + s.body[2:]}))
+	return p.(*Script)
 }
 
 func (x *shebangless) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
