@@ -42,7 +42,7 @@ demo:
 
 ## cluster: run a local 3+3 Redis Cluster in the foreground (Ctrl-C stops it).
 cluster: redis
-	$(GO) run ./internal/redistest/localcluster
+	$(GO) run ./redistest/localcluster
 
 ## bench: the peer benchmarks in the separate bench/ module, against local
 ## redis-servers (and a 3+3 cluster); each package prints its table.

@@ -130,4 +130,4 @@
 // replace with one that injects faults (WithExecutor).
 package lock
 
-//go:generate go run github.com/luagen/luagen/cmd/luagen generate -new NewScripts ../lua/lock
+//go:generate go tool luagen generate -new NewScripts ../lua/lock

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
 
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/lock"
 	"github.com/luagen/luagen/runtime"
 )

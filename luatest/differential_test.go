@@ -10,7 +10,7 @@ import (
 	"time"
 
 	corpus "github.com/luagen/luagen/internal/luacorpus"
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/stretchr/testify/require"

@@ -25,4 +25,4 @@
 // order record and buyer counter and reports each difference.
 package stock
 
-//go:generate go run github.com/luagen/luagen/cmd/luagen generate ../lua/stock
+//go:generate go tool luagen generate ../lua/stock

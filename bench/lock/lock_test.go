@@ -6,7 +6,7 @@ package lock
 //
 // One redis-server serves every benchmark of the run: the one at
 // $LUAGEN_BENCH_REDIS (host:port) or, by default, a redis-server this test
-// starts on a free loopback port with internal/redistest. After the
+// starts on a free loopback port with redistest. After the
 // benchmarks a table of the results with luagen's ratio to the best peer is
 // printed.
 //
@@ -50,7 +50,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/lock"
 )
 
@@ -77,7 +77,7 @@ func TestMain(m *testing.M) {
 }
 
 // startRedis runs redis-server on a free loopback port without persistence,
-// with internal/redistest (importable here: the bench module's path is
+// with redistest (importable here: the bench module's path is
 // inside luagen's).
 func startRedis() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "bench-lock-")

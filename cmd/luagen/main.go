@@ -21,7 +21,7 @@
 // type, its constructor (New, or the name given with -new), All and
 // Preload. It is meant for go:generate in the package directory:
 //
-//	//go:generate go run github.com/luagen/luagen/cmd/luagen generate ../lua/stock
+//	//go:generate go tool luagen generate ../lua/stock
 //
 // The package name is -pkg, else $GOPACKAGE (which go generate sets), else
 // the output directory's name. Files whose bytes would not change are not

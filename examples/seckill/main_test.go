@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 )
 
 // The demo on its embedded server: the JSON contract and the audit.

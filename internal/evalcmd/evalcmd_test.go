@@ -16,7 +16,7 @@ import (
 
 	"github.com/luagen/luagen/internal/evalcmd"
 	corpus "github.com/luagen/luagen/internal/luacorpus"
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/luagen/luagen/internal/redistest"
+	"github.com/luagen/luagen/redistest"
 )
 
 func main() {
