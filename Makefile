@@ -3,12 +3,14 @@ SHELL := /bin/bash
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test redis vet generated unit demo cluster bench
+.PHONY: test redis vet generated adoption unit demo cluster bench
 
 ## test: everything CI checks: redis-server present, go vet, generated code
-## fresh, and every test with the race detector.
+## fresh, every test with the race detector, and the README's adoption path
+## on a copy of examples/ratelimit outside the repository.
 test: redis vet generated
 	$(GO) test -race -count=1 -timeout 30m ./...
+	GO=$(GO) .ci/adoption.sh
 
 ## redis: install redis-server 7 (Debian package) when it is missing.
 redis:
@@ -31,6 +33,14 @@ generated:
 		echo "go generate ./... changed or added generated files; commit them with their .lua scripts:"; \
 		git status --short -- '*.lua.go'; exit 1; \
 	fi
+
+## adoption: the README's "Use luagen in your module" commands (go get
+## -tool, go mod tidy, go generate changing nothing, go vet, go test -race)
+## on a copy of examples/ratelimit in a temporary directory; see the script
+## for the one line that differs from what a user types. examples/ratelimit
+## is a module of its own, so ./... above does not reach it.
+adoption: redis
+	GO=$(GO) .ci/adoption.sh
 
 ## unit: the fast tests only (no redis-server needed).
 unit:
