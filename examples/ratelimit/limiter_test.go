@@ -30,7 +30,7 @@ func TestSlidingWindow(t *testing.T) {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.start(t)
 			ctx := context.Background()
-			w := ratelimit.NewSlidingWindow(b.exec, 3, time.Second,
+			w := ratelimit.NewSlidingWindow(b.exec, 3, 10*unit,
 				ratelimit.WithClock(b.now), ratelimit.WithPrefix(t.Name()+":"))
 			allow := func(subject, id string, want ratelimit.Decision) {
 				t.Helper()
@@ -40,20 +40,20 @@ func TestSlidingWindow(t *testing.T) {
 			}
 
 			allow("u1", "a1", allowed(2))
-			b.advance(100 * time.Millisecond)
+			b.advance(unit)
 			allow("u1", "a2", allowed(1))
-			b.advance(100 * time.Millisecond)
+			b.advance(unit)
 			allow("u1", "a3", allowed(0))
 			allow("u2", "b1", allowed(2)) // subjects do not share counts
-			b.advance(100 * time.Millisecond)
-			allow("u1", "a4", refused(700*time.Millisecond)) // a1 leaves at t0+1s
-			allow("u1", "a2", allowed(0))                    // a retry of an admitted request: admitted, counted once
+			b.advance(unit)
+			allow("u1", "a4", refused(7*unit)) // a1 leaves at t0+10u
+			allow("u1", "a2", allowed(0))      // a retry of an admitted request: admitted, counted once
 
-			b.advance(700 * time.Millisecond) // t0+1s: a1's window (t0, t0+1s] no longer holds it
+			b.advance(7 * unit) // t0+10u: the window (t0, t0+10u] no longer holds a1
 			allow("u1", "a4", allowed(0))
-			allow("u1", "a5", refused(100*time.Millisecond)) // a2 (t0+100ms) is now the oldest
+			allow("u1", "a5", refused(unit)) // a2 (t0+1u) is now the oldest
 
-			b.advance(2 * time.Second)
+			b.advance(20 * unit)
 			allow("u1", "a6", allowed(2))
 		})
 	}
@@ -64,7 +64,7 @@ func TestTokenBucket(t *testing.T) {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.start(t)
 			ctx := context.Background()
-			tb := ratelimit.NewTokenBucket(b.exec, 3, 100*time.Millisecond,
+			tb := ratelimit.NewTokenBucket(b.exec, 3, unit,
 				ratelimit.WithClock(b.now), ratelimit.WithPrefix(t.Name()+":"))
 			take := func(n int64, want ratelimit.Decision) {
 				t.Helper()
@@ -76,14 +76,14 @@ func TestTokenBucket(t *testing.T) {
 			take(1, allowed(2))
 			take(1, allowed(1))
 			take(1, allowed(0))
-			take(1, ratelimit.Decision{RetryAfter: 100 * time.Millisecond})
-			b.advance(100 * time.Millisecond)
+			take(1, refused(unit))
+			b.advance(unit)
 			take(1, allowed(0))
-			b.advance(250 * time.Millisecond) // 2.5 tokens back
-			take(3, ratelimit.Decision{Remaining: 2, RetryAfter: 50 * time.Millisecond})
+			b.advance(unit * 5 / 2) // 2.5 tokens back
+			take(3, ratelimit.Decision{Remaining: 2, RetryAfter: unit / 2})
 			take(2, allowed(0))
-			take(1, ratelimit.Decision{RetryAfter: 50 * time.Millisecond})
-			b.advance(time.Hour) // full, not more
+			take(1, refused(unit/2))
+			b.advance(100 * unit) // full, not more
 			take(3, allowed(0))
 
 			d, err := tb.Allow(ctx, "u2")
@@ -141,8 +141,8 @@ func TestConcurrentCallers(t *testing.T) {
 			b := bk.start(t)
 			ctx := context.Background()
 			opts := []ratelimit.Option{ratelimit.WithClock(b.now), ratelimit.WithPrefix(t.Name() + ":")}
-			w := ratelimit.NewSlidingWindow(b.exec, limit, time.Minute, opts...)
-			tb := ratelimit.NewTokenBucket(b.exec, limit, time.Minute, opts...)
+			w := ratelimit.NewSlidingWindow(b.exec, limit, 10*unit, opts...)
+			tb := ratelimit.NewTokenBucket(b.exec, limit, unit, opts...)
 
 			type outcome struct {
 				subject, limiter string

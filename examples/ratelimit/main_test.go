@@ -30,6 +30,13 @@ func TestMain(m *testing.M) {
 // as RetryAfter are exact.
 var t0 = time.UnixMilli(1_700_000_000_000)
 
+// unit is the time step of the contract tests. The scripts read the
+// caller's clock, but a real server expires keys (PEXPIRE, SET PX) on its
+// own: with steps of 100 ms, a key could expire in the real time a slow
+// machine takes between two calls while the test's clock stands still. In
+// minutes, no test runs long enough for that.
+const unit = time.Minute
+
 // backend is one place the scripts run: luatest offline, a real
 // redis-server, or a real Redis Cluster. Each has a clock the test moves
 // by hand and passes to the limiters with WithClock; the scripts take
