@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -62,6 +61,16 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 	for _, site := range w.sites {
 		if site.ret == nil {
 			c.checkReserved(site, sh.message(site.kind, site.expr, site.pos.Line))
+		}
+	}
+	if w.resp3 {
+		// After redis.setresp(3) a RESP3 caller gets false as a boolean
+		// and redis.call returns nil rather than false (checked with
+		// redis-cli -3): leave the replies alone.
+		return
+	}
+	for _, site := range w.sites {
+		if site.ret == nil {
 			continue
 		}
 		vals := lset{{kind: vNil, what: "an empty return (nil)", line: site.pos.Line}}
@@ -129,9 +138,11 @@ func at(p Pos, v lval) string {
 // checkTop checks one value a return can send against the header.
 func (c *replyChecker) checkTop(p Pos, v lval) {
 	ret := c.s.Return
-	switch v.kind {
-	case vUnknown:
+	switch {
+	case v.kind == vUnknown, v.reassigned:
 		return
+	}
+	switch v.kind {
 	case vErr:
 		code, ok := errorCode(v)
 		if !ok || !isCode(code) || reservedCodes[code] != "" || c.errCodes[code] || ret == nil || ret.Shape == ShapeNone {
@@ -147,7 +158,9 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 		if ret.Shape == ShapeScalar {
 			hint += ", or ---@return " + ret.Elem.String() + "?"
 		}
-		if v.kind == vFalse {
+		if v.kind == vFalse && v.what != "false" {
+			c.r.errorf(p, "%s%s can be false, which reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
+		} else if v.kind == vFalse {
 			c.r.errorf(p, "%s%s reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
 		} else {
 			c.r.errorf(p, "%s%s is a nil reply, which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
@@ -164,8 +177,9 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 	if ret == nil {
 		return
 	}
+	v.what += at(p, v)
 	for _, m := range c.problems(v, ret.Type, ret, "---@return "+typeString(ret)) {
-		c.r.errorf(p, "%s%s", m, at(p, v))
+		c.r.errorf(p, "%s", m)
 	}
 }
 
@@ -297,11 +311,11 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 	}
 	for i, ev := range v.elems {
 		for _, x := range ev {
-			if x.kind != vNil {
+			if x.kind != vNil || x.reassigned {
 				continue
 			}
 			if i < len(v.elems)-1 || v.more || t.Shape == ShapeTuple {
-				out = append(out, fmt.Sprintf("element %d of the table may be nil (%s), and Redis ends an array at its first nil, so the caller would get %d element(s): send false for a nil element, or a placeholder such as 0 or ''", i+1, x.what, i))
+				out = append(out, fmt.Sprintf("element %d of the table may be nil%s, and Redis ends an array at its first nil, so the caller would get %d element(s): send false for a nil element, or a placeholder such as 0 or ''", i+1, paren(x.what, "nil"), i))
 			}
 			break
 		}
@@ -310,12 +324,15 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 			continue
 		}
 		for _, x := range ev {
+			if x.reassigned {
+				continue
+			}
 			switch x.kind {
 			case vNil, vUnknown:
 				continue
 			case vFalse:
 				if !x.data && et.Shape != ShapeOptional && et.Elem != Bool {
-					out = append(out, fmt.Sprintf("element %d of the table may be %s, which Redis sends as a nil element; %s cannot hold it: send a value of its type", i+1, x.what, ename))
+					out = append(out, fmt.Sprintf("element %d of the table may be false%s, which Redis sends as a nil element; %s cannot hold it: send a value of its type", i+1, paren(x.what, "false"), ename))
 				}
 				continue
 			}
@@ -353,7 +370,7 @@ func (c *replyChecker) checkProduced(all lset, raises bool) {
 			}
 		}
 		if !produced {
-			c.r.errorf(e.ValuePos, "---@error %s %s: no return of the script can produce %s (the analysis knows every reply it sends): return it, or drop the line", e.Value, e.Name, strconv.Quote(e.Value))
+			c.r.errorf(e.ValuePos, "---@error %s %s: no return of the script can produce %s (the analysis knows every reply it sends): return it, or drop the line", e.Value, e.Name, e.Value)
 		}
 	}
 }
@@ -361,4 +378,12 @@ func (c *replyChecker) checkProduced(all lset, raises bool) {
 func isFalse(e ast.Expr) bool {
 	_, ok := e.(*ast.FalseExpr)
 	return ok
+}
+
+// paren is " (what)" unless what says no more than word.
+func paren(what, word string) string {
+	if what == word || what == "" {
+		return ""
+	}
+	return " (" + what + ")"
 }

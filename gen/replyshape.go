@@ -66,6 +66,10 @@ type lval struct {
 	prefix bool   // lit is the start of a string built with ..
 	what   string // how to name it in a message: "3.7", "a GET reply", ...
 	data   bool   // a false that depends on data (a GET of a missing key): never reported
+	// reached through a local assigned more than once: the value may be
+	// overwritten before the return (the analysis does not follow the
+	// order of statements), so it is never reported, only counted
+	reassigned bool
 	line   int    // the line that made it
 
 	// vArray: elems are its positional elements when the constructor is
@@ -158,6 +162,10 @@ var reservedCodes = map[string]string{
 	"MASTERDOWN":  "clients take it for a replica that lost its primary and retry",
 }
 
+// resp3Fields are the table fields Redis 7 reads as RESP3 replies
+// ({double=3.7} is a double, {map={...}} a map, ...), after err and ok.
+var resp3Fields = map[string]bool{"double": true, "big_number": true, "map": true, "set": true, "verbatim_string": true}
+
 var (
 	reReturnExpr  = regexp.MustCompile(`\breturn\b\s*()`)
 	reErrorReply  = regexp.MustCompile(`\berror_reply\b`)
@@ -204,6 +212,9 @@ func (sh *shaper) eval(e ast.Expr) lset {
 	case *ast.NilExpr:
 		return one(lval{kind: vNil, what: "nil", line: line})
 	case *ast.UnaryMinusOpExpr:
+		if n, ok := e.Expr.(*ast.NumberExpr); ok {
+			return one(number("-"+n.Value, line))
+		}
 		return sh.arith("-", one(lval{kind: vInt, lit: "0", known: true}), sh.eval(e.Expr), line)
 	case *ast.ArithmeticOpExpr:
 		return sh.arith(e.Operator, sh.eval(e.Lhs), sh.eval(e.Rhs), line)
@@ -218,7 +229,7 @@ func (sh *shaper) eval(e ast.Expr) lset {
 	case *ast.RelationalOpExpr:
 		return boolean(line, "a comparison ("+e.Operator+")")
 	case *ast.UnaryNotOpExpr:
-		return boolean(line, "a not")
+		return boolean(line, "a not expression")
 	case *ast.LogicalOpExpr:
 		return sh.logical(e)
 	case *ast.IdentExpr:
@@ -366,7 +377,10 @@ func (sh *shaper) binding(b *binding) lset {
 	sh.cycled = false
 	var out lset
 	for _, e := range b.values {
-		out = append(out, sh.eval(e)...)
+		for _, v := range sh.eval(e) {
+			v.reassigned = v.reassigned || len(b.values) > 1
+			out = append(out, v)
+		}
 	}
 	if len(b.values) == 0 {
 		out = unknown(0)
@@ -383,6 +397,7 @@ func (sh *shaper) binding(b *binding) lset {
 func (sh *shaper) table(e *ast.TableExpr) lval {
 	line := e.Line()
 	var errV, okV ast.Expr
+	resp3 := false
 	arr := lval{kind: vArray, what: "a table", line: line}
 	for i, f := range e.Fields {
 		if f.Key == nil {
@@ -405,11 +420,15 @@ func (sh *shaper) table(e *ast.TableExpr) lval {
 			errV = f.Value
 		case k.Value == "ok":
 			okV = f.Value
+		case resp3Fields[k.Value]:
+			resp3 = true
 		}
 	}
 	switch {
 	case errV != nil:
 		return sh.message(vErr, errV, line)
+	case resp3:
+		return lval{kind: vUnknown, line: line}
 	case okV != nil:
 		return sh.message(vStatus, okV, line)
 	}
@@ -564,6 +583,7 @@ type replyWalk struct {
 	depth  int
 	sites  []replySite
 	raises bool // error(...), assert or redis.call appear: errors of any code may be raised
+	resp3  bool // redis.setresp appears: replies follow RESP3 rules the analysis does not model
 }
 
 func (w *replyWalk) stmts(ss []ast.Stmt) {
@@ -639,6 +659,8 @@ func (w *replyWalk) expr(e ast.Expr) {
 					w.l.loc.find(e.Line(), reStatusReply) // keep the count of this line's matches
 				case k.Value == "call":
 					w.raises = true
+				case k.Value == "setresp":
+					w.resp3 = true
 				}
 			}
 		}
