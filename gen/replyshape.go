@@ -70,7 +70,7 @@ type lval struct {
 	// overwritten before the return (the analysis does not follow the
 	// order of statements), so it is never reported, only counted
 	reassigned bool
-	line   int    // the line that made it
+	line       int // the line that made it
 
 	// vArray: elems are its positional elements when the constructor is
 	// in sight; more is set when a last element expands to values the
