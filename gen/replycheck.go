@@ -170,8 +170,12 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 		if v.known && c.errInts[v.lit] {
 			return
 		}
-		if !v.known && len(c.errInts) > 0 && ret != nil && !isIntType(ret.Elem) {
+		if !v.known && len(c.errInts) > 0 {
 			return // it may be one of the declared error values
+		}
+	case vTrue:
+		if c.errInts["1"] {
+			return
 		}
 	}
 	if ret == nil {

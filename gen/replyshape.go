@@ -28,7 +28,12 @@ import (
 //   - any other table becomes an array of its elements 1, 2, ... up to the
 //     first nil: {1, nil, 3} → [1]; a false element is sent as a nil
 //     element and does not end it: {1, false, 3} → [1, nil, 3];
-//   - only the first of several return values is sent (return 1, 2 → 1).
+//   - only the first of several return values is sent (return 1, 2 → 1);
+//   - an error message is sent as it is: error_reply('ERR NOSCRIPT x') is
+//     "-ERR NOSCRIPT x" on the wire, {err='NOSCRIPT No matching script.
+//     Please use EVAL.'} is byte for byte the server's own NOSCRIPT.
+//
+// TestRedisReplyConversions pins these on redis-server.
 //
 // Redis → Lua (redisProtocolToLuaType, for redis.call and redis.pcall):
 // an integer reply becomes a number, a bulk string a string, a nil bulk or
