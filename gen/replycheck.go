@@ -43,7 +43,7 @@ func checkReplyHeader(r *reporter, s *Script) {
 // checkReplies runs the reply-shape analysis on the script's main chunk
 // (see replyshape.go) and reports what does not fit the header.
 func (l *linter) checkReplies(chunk []ast.Stmt) {
-	sh := &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}}
+	sh := &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps}
 	w := &replyWalk{l: l, sh: sh}
 	w.stmts(chunk)
 	c := &replyChecker{r: l.r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}}

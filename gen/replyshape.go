@@ -184,8 +184,15 @@ type shaper struct {
 	l      *linter
 	memo   map[*binding]lset
 	busy   map[*binding]bool
+	depth  int  // bindings being evaluated
 	cycled bool // a binding was reached again while being evaluated
+	steps  int  // evaluation steps left; at 0 every value is unknown
 }
+
+// shaperSteps bounds the work on one script: locals that feed each other
+// in loops are evaluated again for every path, so a contrived script could
+// otherwise take exponential time. Real scripts use a few thousand.
+const shaperSteps = 200000
 
 // global reports whether e is the global variable name: the walk resolved
 // every local it saw, so an identifier with no binding is a global.
@@ -205,6 +212,10 @@ func boolean(line int, what string) lset {
 // eval returns every value e can have (its first value, for a call).
 func (sh *shaper) eval(e ast.Expr) lset {
 	line := e.Line()
+	if sh.steps <= 0 {
+		return unknown(line)
+	}
+	sh.steps--
 	switch e := e.(type) {
 	case *ast.NumberExpr:
 		return one(number(e.Value, line))
@@ -378,6 +389,7 @@ func (sh *shaper) binding(b *binding) lset {
 		return nil // a cycle adds nothing new
 	}
 	sh.busy[b] = true
+	sh.depth++
 	outer := sh.cycled
 	sh.cycled = false
 	var out lset
@@ -390,8 +402,12 @@ func (sh *shaper) binding(b *binding) lset {
 	if len(b.values) == 0 {
 		out = unknown(0)
 	}
-	if !sh.cycled {
-		sh.memo[b] = out // a result computed inside a cycle may miss values
+	sh.depth--
+	if !sh.cycled || sh.depth == 0 {
+		// A result computed inside a cycle may miss the values that
+		// reach it through a binding still being evaluated; the
+		// outermost one has seen them all.
+		sh.memo[b] = out
 	}
 	sh.cycled = sh.cycled || outer
 	sh.busy[b] = false
