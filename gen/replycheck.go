@@ -255,6 +255,8 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 		switch {
 		case e == String || e == Bytes || e == Float64:
 			return nil
+		case isIntType(e) && v.kind == vStatus:
+			return []string{fmt.Sprintf("%s is a status reply, but %s decodes only an integer reply", v.what, name)}
 		case isIntType(e):
 			return []string{fmt.Sprintf("%s is a string, but %s decodes only an integer reply (Redis sends a Lua string as a bulk string): return tonumber(s)", v.what, name)}
 		}

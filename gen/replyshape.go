@@ -174,7 +174,7 @@ var resp3Fields = map[string]bool{"double": true, "big_number": true, "map": tru
 var (
 	reReturnExpr  = regexp.MustCompile(`\breturn\b\s*()`)
 	reErrorReply  = regexp.MustCompile(`\berror_reply\b`)
-	reErrField    = regexp.MustCompile(`\berr\s*=`)
+	reErrField    = regexp.MustCompile(`\berr\s*=[^=]`)
 	reStatusReply = regexp.MustCompile(`\bstatus_reply\b`)
 )
 
