@@ -64,9 +64,9 @@
 // message), a #! line below line 1, Lua syntax errors (gopher-lua's parser;
 // it accepts a little more than Redis' Lua 5.1, e.g. goto), KEYS[n] and
 // ARGV[n] beyond what the header declares, declared keys and args the
-// script never reads, "return false" in a script that returns bool (Redis
-// sends Lua false as a nil reply), calls of commands Redis refuses in
-// scripts, and write commands in a flags=no-writes script.
+// script never reads, replies that do not fit the header (see Reply-shape
+// analysis), calls of commands Redis refuses in scripts, and write commands
+// in a flags=no-writes script.
 //
 // A script that reads KEYS or ARGV as a whole (KEYS[i] with a variable i,
 // #KEYS, ipairs(KEYS), unpack(KEYS), or passing KEYS anywhere) counts as
@@ -108,6 +108,65 @@
 // is not a literal (only the first key after it is checked). Columns come
 // from matching the masked source line (gopher-lua gives lines only), so
 // two identical constructs on one line are told apart by order.
+//
+// # Reply-shape analysis
+//
+// Redis converts a script's Lua reply by fixed rules (src/script_lua.c,
+// checked against redis-server 7.0 by TestRedisReplyConversions): a number
+// becomes an integer, truncated toward zero (3.7 → 3); true becomes 1;
+// false and nil become a nil reply; a table with a string err field an
+// error reply, one with ok a status reply, any other an array of its
+// elements up to the first nil (a false element is a nil element). The
+// analysis works out what each return of the main chunk can send and
+// reports, at the return (or the header line):
+//
+//   - a number that is not, or may not be, an integer (3.7, x * 1.5, a / b)
+//     under an integer, time or float64 type: return tostring(x) (float64
+//     decodes from a string) or round it;
+//   - a false or nil the script writes itself (false, nil, a comparison,
+//     not, an empty return) where neither a T? return nor ---@error nil
+//     takes a nil reply; "return false" under bool;
+//   - ---@error nil, 0 or 1 with ---@return bool (false is sent as nil,
+//     true as 1, so they collide), and ---@return bool?;
+//   - a table constructor with an element that may be nil before the last
+//     one (or anywhere in a tuple), under []T, map[string]string or a tuple:
+//     Redis cuts the array there; a false element under a non-bool type;
+//   - a string under an integer or time type; an integer literal that
+//     neither the return type nor an ---@error covers (under status, []T,
+//     a tuple, string, or a bool other than 0 and 1; under int64 every
+//     integer is covered); an array under a single-value type; a tuple
+//     constructor whose length differs from its ---@field lines;
+//   - an error reply with a literal code that no ---@error declares;
+//   - an ---@error value that no return can produce, only when the value
+//     of every return is known (and, for an error code, the script calls
+//     neither redis.call, whose errors become the script's, nor error()
+//     nor assert);
+//   - error codes Redis itself sends (NOSCRIPT, MOVED, ASK, BUSY, LOADING,
+//     TRYAGAIN, CLUSTERDOWN, READONLY, MASTERDOWN, also after "ERR "), in
+//     an ---@error line or in a literal redis.error_reply / {err=...}
+//     anywhere in the script: the runtime takes NOSCRIPT for a missing
+//     script and runs it again, cluster clients follow MOVED and ASK, the
+//     rest are retried.
+//
+// It follows literals, arithmetic (folding literal operands: 1.5 * 2 is
+// 3), #x, .., comparisons, not, and/or (with Lua's truthiness), tonumber
+// (taken to succeed), tostring, math.floor/ceil, string.* builders,
+// redis.error_reply/status_reply, table constructors, KEYS[n] and ARGV[n],
+// locals through every value assigned to them, and redis.call/pcall of
+// common commands (replyshape.go's commandReplies: INCR, DEL, HINCRBY, ...
+// give integers, GET and HGET a string or false, HGETALL and LRANGE arrays
+// of strings, MSET and SET without options a status; pcall adds an error).
+//
+// It cannot see, and stays silent about: function parameters, globals,
+// table fields, results of user functions and of commands not in the table
+// (all unknown); a false or nil element that comes from data (GET of a
+// missing key: whether the key exists is not in the code); tables kept in
+// a local (they may be changed before the return); values of a local
+// assigned more than once (the analysis ignores statement order, so an
+// earlier value may be overwritten: such values count for "can produce"
+// but are never reported); error messages that are not literal (a code
+// read from ARGV); returns inside functions; and scripts that call
+// redis.setresp (RESP3 replies follow other rules: false is a boolean).
 //
 // # Output
 //

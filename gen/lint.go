@@ -106,12 +106,11 @@ type callSite struct {
 }
 
 var (
-	reRedisCall  = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
-	reReturnFals = regexp.MustCompile(`\breturn\s+(false)\b`)
+	reRedisCall = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
 )
 
 // lintLua parses the script with gopher-lua and checks its use of KEYS and
-// ARGV, its keys' cluster safety, and bool returns. src is the whole file.
+// ARGV, its keys' cluster safety, and its replies against the header. src is the whole file.
 func lintLua(r *reporter, s *Script, src string, lines []string) {
 	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
 	// reported by the header parser. Blank both so the parser sees Lua and
@@ -145,9 +144,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 			l.checkCommand(c) // not-in-scripts and no-writes still apply
 		}
 	}
-	if ret := s.Return; ret != nil && ret.Shape == ShapeScalar && ret.Elem == Bool {
-		l.checkFalseReturns(chunk)
-	}
+	l.checkReplies(chunk)
 }
 
 // reportSyntax reports a parse error. open is where the first string,
@@ -761,36 +758,4 @@ func keyIndexes(info commandInfo, args []ast.Expr) []int {
 func isWord(e ast.Expr, w string) bool {
 	s, ok := e.(*ast.StringExpr)
 	return ok && strings.EqualFold(s.Value, w)
-}
-
-// --- bool returns ---
-
-// checkFalseReturns reports "return false" in the main chunk of a script
-// whose header declares ---@return bool: Redis turns Lua false into a nil
-// reply, which a bool result cannot tell from "no reply" (and which an
-// ---@error nil would claim).
-func (l *linter) checkFalseReturns(stmts []ast.Stmt) {
-	for _, st := range stmts {
-		switch st := st.(type) {
-		case *ast.ReturnStmt:
-			if len(st.Exprs) > 0 {
-				if _, ok := st.Exprs[0].(*ast.FalseExpr); ok {
-					l.r.errorf(l.loc.find(st.Line(), reReturnFals), "return false reaches the caller as a nil reply, not a bool (Redis converts Lua false to nil): return 0 for false and 1 for true")
-				}
-			}
-		case *ast.DoBlockStmt:
-			l.checkFalseReturns(st.Stmts)
-		case *ast.WhileStmt:
-			l.checkFalseReturns(st.Stmts)
-		case *ast.RepeatStmt:
-			l.checkFalseReturns(st.Stmts)
-		case *ast.IfStmt:
-			l.checkFalseReturns(st.Then)
-			l.checkFalseReturns(st.Else)
-		case *ast.NumberForStmt:
-			l.checkFalseReturns(st.Stmts)
-		case *ast.GenericForStmt:
-			l.checkFalseReturns(st.Stmts)
-		}
-	}
 }

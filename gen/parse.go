@@ -24,6 +24,7 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 	checkShebangEnd(r, text, lines)
 	codeStart := parseHeader(r, s, lines)
 	checkReturn(r, s)
+	checkReplyHeader(r, s)
 	if s.Name == "" {
 		s.Name, s.NamePos = defaultName(path), Pos{1, 1}
 		if !isExported(s.Name) {

@@ -1,0 +1,743 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Reply-shape analysis: what each return of a script's main chunk can send
+// to the caller, checked against the header's ---@return, ---@error and
+// ---@status lines. The conversion rules are Redis 7.0's, from
+// src/script_lua.c, and were checked with redis-cli EVAL on
+// redis-server 7.0.15:
+//
+// Lua → Redis (luaReplyToRedisReply):
+//   - a number becomes an integer reply, truncated toward zero
+//     (return 3.7 → 3, return -3.7 → -3; 1e20 and 1/0 → -9223372036854775808);
+//   - true becomes the integer 1; false and nil become a nil reply;
+//   - a table with a string field err becomes an error reply (err wins over
+//     ok: {err='x', ok='y'} → error x; {1, 2, err='E x'} → error E x); one
+//     with a string field ok a status reply; {err=5} is not an error but an
+//     empty array;
+//   - any other table becomes an array of its elements 1, 2, ... up to the
+//     first nil: {1, nil, 3} → [1]; a false element is sent as a nil
+//     element and does not end it: {1, false, 3} → [1, nil, 3];
+//   - only the first of several return values is sent (return 1, 2 → 1);
+//   - an error message is sent as it is: error_reply('ERR NOSCRIPT x') is
+//     "-ERR NOSCRIPT x" on the wire, {err='NOSCRIPT No matching script.
+//     Please use EVAL.'} is byte for byte the server's own NOSCRIPT.
+//
+// TestRedisReplyConversions pins these on redis-server.
+//
+// Redis → Lua (redisProtocolToLuaType, for redis.call and redis.pcall):
+// an integer reply becomes a number, a bulk string a string, a nil bulk or
+// nil array false, a status reply {ok=...}, an array a table; an error
+// reply is raised by redis.call and returned as {err=...} by redis.pcall.
+//
+// The analysis is flow-insensitive and stays silent where it cannot follow
+// a value (see the package doc): every alternative it reports is one the
+// script can really produce, or one that Redis converts the same way
+// whatever the branch.
+
+// vkind is what a Lua value is, as far as its reply goes.
+type vkind uint8
+
+const (
+	vUnknown   vkind = iota // anything: the analysis cannot follow it
+	vInt                    // an integral number (lit: its value, when known)
+	vFrac                   // a number that is certainly not integral (lit: its text)
+	vMaybeFrac              // a number that may not be integral: x * 1.5, a / b
+	vNum                    // a number (tonumber, math.*): integral for all the analysis knows
+	vStr                    // a string (lit: its text, or a prefix of it)
+	vTrue
+	vFalse
+	vNil
+	vArray  // a table sent as an array
+	vErr    // a table sent as an error reply: redis.error_reply, {err=...}
+	vStatus // a table sent as a status reply: redis.status_reply, {ok=...}
+)
+
+// lval is one value an expression can have.
+type lval struct {
+	kind   vkind
+	lit    string // see vkind; the message of vErr and vStatus
+	known  bool   // lit is the whole value
+	prefix bool   // lit is the start of a string built with ..
+	what   string // how to name it in a message: "3.7", "a GET reply", ...
+	data   bool   // a false that depends on data (a GET of a missing key): never reported
+	// reached through a local assigned more than once: the value may be
+	// overwritten before the return (the analysis does not follow the
+	// order of statements), so it is never reported, only counted
+	reassigned bool
+	line       int // the line that made it
+
+	// vArray: elems are its positional elements when the constructor is
+	// in sight; more is set when a last element expands to values the
+	// analysis cannot count; each is the shape of every element of a
+	// command's array reply; with neither, nothing is known of them.
+	elems []lset
+	more  bool
+	each  lset
+}
+
+// lset is every value an expression may have.
+type lset []lval
+
+func (s lset) has(k vkind) bool {
+	return slices.ContainsFunc(s, func(v lval) bool { return v.kind == k })
+}
+
+// commandReply is the Lua shape of a command's reply, for the commands
+// scripts call most. A command that is not listed is unknown.
+type commandReply uint8
+
+const (
+	replyInt         commandReply = iota + 1 // integer reply → number
+	replyStrOrFalse                          // bulk string or nil → string or false
+	replyStr                                 // bulk string → string
+	replyArray                               // array of bulk strings → table of strings
+	replyArrayOrNils                         // array of bulk strings or nils → strings and false
+	replyStatus                              // status reply → {ok=...}
+)
+
+// commandReplies lists reply shapes from the Redis 7.0 command docs
+// (https://redis.io/commands), for calls whose shape does not depend on
+// options; SET (NX/XX/GET change it), ZADD (INCR), LPOP/SPOP (count) are
+// looked at with their arguments in callReply.
+var commandReplies = map[string]commandReply{
+	"incr": replyInt, "decr": replyInt, "incrby": replyInt, "decrby": replyInt,
+	"del": replyInt, "unlink": replyInt, "exists": replyInt, "touch": replyInt,
+	"expire": replyInt, "pexpire": replyInt, "expireat": replyInt, "pexpireat": replyInt,
+	"expiretime": replyInt, "pexpiretime": replyInt, "ttl": replyInt, "pttl": replyInt,
+	"persist": replyInt, "setnx": replyInt, "msetnx": replyInt, "renamenx": replyInt,
+	"append": replyInt, "strlen": replyInt, "setrange": replyInt, "getbit": replyInt,
+	"setbit": replyInt, "bitcount": replyInt, "publish": replyInt, "spublish": replyInt,
+	"pfadd": replyInt, "pfcount": replyInt, "copy": replyInt,
+	"hset": replyInt, "hsetnx": replyInt, "hdel": replyInt, "hlen": replyInt,
+	"hexists": replyInt, "hincrby": replyInt, "hstrlen": replyInt,
+	"llen": replyInt, "lpush": replyInt, "rpush": replyInt, "lpushx": replyInt,
+	"rpushx": replyInt, "lrem": replyInt, "linsert": replyInt,
+	"sadd": replyInt, "srem": replyInt, "scard": replyInt, "sismember": replyInt,
+	"smove": replyInt, "sinterstore": replyInt, "sunionstore": replyInt, "sdiffstore": replyInt,
+	"zcard": replyInt, "zcount": replyInt, "zlexcount": replyInt, "zrem": replyInt,
+	"zremrangebyscore": replyInt, "zremrangebyrank": replyInt, "zremrangebylex": replyInt,
+	"zunionstore": replyInt, "zinterstore": replyInt, "zdiffstore": replyInt,
+	"xlen": replyInt, "xack": replyInt, "xdel": replyInt, "dbsize": replyInt,
+
+	"get": replyStrOrFalse, "getdel": replyStrOrFalse, "getex": replyStrOrFalse,
+	"getset": replyStrOrFalse, "hget": replyStrOrFalse, "lindex": replyStrOrFalse,
+	"zscore": replyStrOrFalse, "rpoplpush": replyStrOrFalse, "lmove": replyStrOrFalse,
+	"zrank": replyStrOrFalse, "zrevrank": replyStrOrFalse, // integer or nil: see callReply
+
+	"incrbyfloat": replyStr, "hincrbyfloat": replyStr, "getrange": replyStr,
+	"zincrby": replyStr,
+
+	"hgetall": replyArray, "hkeys": replyArray, "hvals": replyArray, "smembers": replyArray,
+	"lrange": replyArray, "zrange": replyArray, "zrevrange": replyArray,
+	"zrangebyscore": replyArray, "zrevrangebyscore": replyArray, "zrangebylex": replyArray,
+	"sinter": replyArray, "sunion": replyArray, "sdiff": replyArray, "keys": replyArray,
+
+	"mget": replyArrayOrNils, "hmget": replyArrayOrNils,
+
+	"mset": replyStatus, "rename": replyStatus, "ltrim": replyStatus, "lset": replyStatus,
+	"hmset": replyStatus, "setex": replyStatus, "psetex": replyStatus, "type": replyStatus,
+	"ping": replyStatus, "flushdb": replyStatus, "flushall": replyStatus,
+}
+
+// reservedCodes are error codes that clients and luagen's runtime read
+// as the server's own: a script that sends one is taken for something
+// else. NOSCRIPT makes the runtime send EVAL and run the script again;
+// MOVED and ASK make cluster clients redirect; the rest are retried as
+// transient (runtime/retry.go's transientCodes, and clients' own retries).
+var reservedCodes = map[string]string{
+	"NOSCRIPT":    "the runtime takes it for a script missing from the cache and runs the script again with EVAL",
+	"MOVED":       "cluster clients take it for a slot redirection",
+	"ASK":         "cluster clients take it for a slot migration redirection",
+	"BUSY":        "clients take it for a server busy with another script and retry",
+	"LOADING":     "clients take it for a server still loading its data and retry",
+	"TRYAGAIN":    "clients take it for a slot migration in progress and retry",
+	"CLUSTERDOWN": "clients take it for a cluster that lost a shard and retry",
+	"READONLY":    "clients take it for a write sent to a replica and retry",
+	"MASTERDOWN":  "clients take it for a replica that lost its primary and retry",
+}
+
+// resp3Fields are the table fields Redis 7 reads as RESP3 replies
+// ({double=3.7} is a double, {map={...}} a map, ...), after err and ok.
+var resp3Fields = map[string]bool{"double": true, "big_number": true, "map": true, "set": true, "verbatim_string": true}
+
+var (
+	reReturnExpr  = regexp.MustCompile(`\breturn\b\s*()`)
+	reErrorReply  = regexp.MustCompile(`\berror_reply\b`)
+	reErrField    = regexp.MustCompile(`\berr\s*=[^=]`)
+	reStatusReply = regexp.MustCompile(`\bstatus_reply\b`)
+)
+
+// shaper evaluates the shapes of one script's values; it reads the
+// bindings the linter resolved while walking.
+type shaper struct {
+	l      *linter
+	memo   map[*binding]lset
+	busy   map[*binding]bool
+	depth  int  // bindings being evaluated
+	cycled bool // a binding was reached again while being evaluated
+	steps  int  // evaluation steps left; at 0 every value is unknown
+}
+
+// shaperSteps bounds the work on one script: locals that feed each other
+// in loops are evaluated again for every path, so a contrived script could
+// otherwise take exponential time. Real scripts use a few thousand.
+const shaperSteps = 200000
+
+// global reports whether e is the global variable name: the walk resolved
+// every local it saw, so an identifier with no binding is a global.
+func (sh *shaper) global(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.IdentExpr)
+	return ok && id.Value == name && sh.l.resolved[id] == nil
+}
+
+func one(v lval) lset { return lset{v} }
+
+func unknown(line int) lset { return one(lval{kind: vUnknown, line: line}) }
+
+func boolean(line int, what string) lset {
+	return lset{{kind: vTrue, what: what, line: line}, {kind: vFalse, what: what, line: line}}
+}
+
+// eval returns every value e can have (its first value, for a call).
+func (sh *shaper) eval(e ast.Expr) lset {
+	line := e.Line()
+	if sh.steps <= 0 {
+		return unknown(line)
+	}
+	sh.steps--
+	switch e := e.(type) {
+	case *ast.NumberExpr:
+		return one(number(e.Value, line))
+	case *ast.StringExpr:
+		return one(lval{kind: vStr, lit: e.Value, known: true, what: strconv.Quote(e.Value), line: line})
+	case *ast.TrueExpr:
+		return one(lval{kind: vTrue, what: "true", line: line})
+	case *ast.FalseExpr:
+		return one(lval{kind: vFalse, what: "false", line: line})
+	case *ast.NilExpr:
+		return one(lval{kind: vNil, what: "nil", line: line})
+	case *ast.UnaryMinusOpExpr:
+		if n, ok := e.Expr.(*ast.NumberExpr); ok {
+			return one(number("-"+n.Value, line))
+		}
+		return sh.arith("-", one(lval{kind: vInt, lit: "0", known: true}), sh.eval(e.Expr), line)
+	case *ast.ArithmeticOpExpr:
+		return sh.arith(e.Operator, sh.eval(e.Lhs), sh.eval(e.Rhs), line)
+	case *ast.UnaryLenOpExpr:
+		return one(lval{kind: vInt, what: "a length (#)", line: line})
+	case *ast.StringConcatOpExpr:
+		v := lval{kind: vStr, what: "a string built with ..", line: line}
+		if l := sh.eval(e.Lhs); len(l) == 1 && l[0].kind == vStr && (l[0].known || l[0].prefix) {
+			v.lit, v.prefix = l[0].lit, true
+		}
+		return one(v)
+	case *ast.RelationalOpExpr:
+		return boolean(line, "a comparison ("+e.Operator+")")
+	case *ast.UnaryNotOpExpr:
+		return boolean(line, "a not expression")
+	case *ast.LogicalOpExpr:
+		return sh.logical(e)
+	case *ast.IdentExpr:
+		b := sh.l.resolved[e]
+		if b == nil {
+			return unknown(line) // a global
+		}
+		var out lset
+		for _, v := range sh.binding(b) {
+			if v.kind == vArray { // a table in a variable may be changed before it is sent
+				v = lval{kind: vUnknown, line: v.line}
+			}
+			out = append(out, v)
+		}
+		return out
+	case *ast.AttrGetExpr:
+		if (sh.global(e.Object, "KEYS") || sh.global(e.Object, "ARGV")) && e.Key != nil {
+			if n, ok := literalIndex(e.Key); ok {
+				return one(lval{kind: vStr, what: fmt.Sprintf("%s[%d]", e.Object.(*ast.IdentExpr).Value, n), line: line})
+			}
+		}
+	case *ast.TableExpr:
+		return one(sh.table(e))
+	case *ast.FuncCallExpr:
+		return sh.call(e)
+	}
+	return unknown(line)
+}
+
+// number reads a number literal as Redis would send it.
+func number(text string, line int) lval {
+	f, ok := luaNumber(strings.TrimPrefix(text, "-"))
+	if strings.HasPrefix(text, "-") {
+		f = -f
+	}
+	switch {
+	case !ok:
+		return lval{kind: vNum, line: line}
+	case f != math.Trunc(f):
+		return lval{kind: vFrac, lit: text, known: true, what: text, line: line}
+	case math.Abs(f) < 1<<63:
+		n := strconv.FormatInt(int64(f), 10)
+		return lval{kind: vInt, lit: n, known: true, what: n, line: line}
+	}
+	return lval{kind: vNum, what: text, line: line} // beyond int64: Redis sends the minimum
+}
+
+// arith is the value of an arithmetic operation. Lua arithmetic yields a
+// number or raises an error, so the result is always a number; what is
+// left to know is whether it is integral.
+func (sh *shaper) arith(op string, a, b lset, line int) lset {
+	what := map[string]string{"/": "a division (/)", "^": "a power (^)", "%": "a remainder (%)",
+		"*": "a product (*)", "+": "a sum (+)", "-": "a difference (-)"}[op]
+	if len(a) == 1 && len(b) == 1 && isNumLit(a[0]) && isNumLit(b[0]) {
+		x, _ := luaNumber(a[0].lit)
+		y, _ := luaNumber(b[0].lit)
+		var r float64
+		switch op {
+		case "+":
+			r = x + y
+		case "-":
+			r = x - y
+		case "*":
+			r = x * y
+		case "/":
+			r = x / y
+		case "%":
+			r = x - math.Floor(x/y)*y
+		case "^":
+			r = math.Pow(x, y)
+		}
+		if !math.IsInf(r, 0) && !math.IsNaN(r) {
+			v := number(strconv.FormatFloat(r, 'g', -1, 64), line)
+			if v.kind == vFrac {
+				v.what = strconv.FormatFloat(r, 'g', -1, 64) + " (" + what + " of literals)"
+			}
+			return one(v)
+		}
+		return one(lval{kind: vNum, what: what, line: line})
+	}
+	allInt, frac := true, false
+	for _, v := range append(slices.Clone(a), b...) {
+		switch v.kind {
+		case vInt:
+		case vFrac, vMaybeFrac:
+			frac, allInt = true, false
+		default:
+			allInt = false
+		}
+	}
+	switch {
+	case op == "/" || frac:
+		return one(lval{kind: vMaybeFrac, what: what, line: line})
+	case allInt && op != "^":
+		return one(lval{kind: vInt, what: what, line: line})
+	}
+	return one(lval{kind: vNum, what: what, line: line})
+}
+
+func isNumLit(v lval) bool { return (v.kind == vInt || v.kind == vFrac) && v.known }
+
+// logical evaluates "a and b" and "a or b": Lua returns an operand, so
+// the values are those of a that end the evaluation and those of b.
+func (sh *shaper) logical(e *ast.LogicalOpExpr) lset {
+	a := sh.eval(e.Lhs)
+	var out lset
+	goOn := false
+	for _, v := range a {
+		falsy := v.kind == vFalse || v.kind == vNil
+		maybe := v.kind == vUnknown
+		if e.Operator == "or" {
+			if !falsy {
+				out = append(out, v)
+			}
+			goOn = goOn || falsy || maybe
+		} else {
+			if falsy || maybe {
+				out = append(out, v)
+			}
+			goOn = goOn || !falsy
+		}
+	}
+	if goOn {
+		out = append(out, sh.eval(e.Rhs)...)
+	}
+	return out
+}
+
+// binding is the union of every value assigned to b. A parameter, a loop
+// variable, a local declared without a value or from a multi-value call
+// is unknown.
+func (sh *shaper) binding(b *binding) lset {
+	if v, ok := sh.memo[b]; ok {
+		return v
+	}
+	if b.fixed != nil {
+		return unknown(0)
+	}
+	if sh.busy[b] {
+		sh.cycled = true
+		return nil // a cycle adds nothing new
+	}
+	sh.busy[b] = true
+	sh.depth++
+	outer := sh.cycled
+	sh.cycled = false
+	var out lset
+	for _, e := range b.values {
+		for _, v := range sh.eval(e) {
+			v.reassigned = v.reassigned || len(b.values) > 1
+			out = append(out, v)
+		}
+	}
+	if len(b.values) == 0 {
+		out = unknown(0)
+	}
+	sh.depth--
+	if !sh.cycled || sh.depth == 0 {
+		// A result computed inside a cycle may miss the values that
+		// reach it through a binding still being evaluated; the
+		// outermost one has seen them all.
+		sh.memo[b] = out
+	}
+	sh.cycled = sh.cycled || outer
+	sh.busy[b] = false
+	return out
+}
+
+// table evaluates a table constructor.
+func (sh *shaper) table(e *ast.TableExpr) lval {
+	line := e.Line()
+	var errV, okV ast.Expr
+	resp3 := false
+	arr := lval{kind: vArray, what: "a table", line: line}
+	for i, f := range e.Fields {
+		if f.Key == nil {
+			if i == len(e.Fields)-1 && expands(f.Value) {
+				if c, ok := f.Value.(*ast.FuncCallExpr); ok && sh.l.redisCall(c) != "" {
+					arr.elems = append(arr.elems, sh.eval(f.Value)) // exactly one value
+				} else {
+					arr.more = true
+				}
+				continue
+			}
+			arr.elems = append(arr.elems, sh.eval(f.Value))
+			continue
+		}
+		k, ok := f.Key.(*ast.StringExpr)
+		switch {
+		case !ok:
+			return lval{kind: vUnknown, line: line} // [expr] = v may fill the array part
+		case k.Value == "err":
+			errV = f.Value
+		case k.Value == "ok":
+			okV = f.Value
+		case resp3Fields[k.Value]:
+			resp3 = true
+		}
+	}
+	switch {
+	case errV != nil:
+		return sh.message(vErr, errV, line)
+	case resp3:
+		return lval{kind: vUnknown, line: line}
+	case okV != nil:
+		return sh.message(vStatus, okV, line)
+	}
+	return arr
+}
+
+// expands reports whether e, last in a list, may give several values.
+func expands(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		return !e.AdjustRet
+	case *ast.Comma3Expr:
+		return true
+	}
+	return false
+}
+
+// message is an error or status reply whose text is e. Redis sends the
+// table as an error or status only when the field is a string; the
+// analysis keeps the message when it is a literal (or starts with one).
+func (sh *shaper) message(kind vkind, e ast.Expr, line int) lval {
+	v := lval{kind: kind, line: line, what: "an error reply"}
+	if kind == vStatus {
+		v.what = "a status reply"
+	}
+	if m := sh.eval(e); len(m) == 1 && m[0].kind == vStr {
+		v.lit, v.known, v.prefix = m[0].lit, m[0].known, m[0].prefix
+		if v.known {
+			v.what += " " + strconv.Quote(v.lit)
+		}
+	}
+	return v
+}
+
+// call evaluates a function call's first value.
+func (sh *shaper) call(e *ast.FuncCallExpr) lset {
+	line := e.Line()
+	if fn := sh.l.redisCall(e); fn != "" {
+		return sh.callReply(fn, e.Args, line)
+	}
+	if e.Receiver != nil {
+		switch e.Method {
+		case "upper", "lower", "rep", "sub", "reverse", "format":
+			return one(lval{kind: vStr, what: "a string", line: line})
+		}
+		return unknown(line)
+	}
+	if a, ok := e.Func.(*ast.AttrGetExpr); ok {
+		k, _ := a.Key.(*ast.StringExpr)
+		if k == nil {
+			return unknown(line)
+		}
+		switch {
+		case sh.global(a.Object, "redis") && k.Value == "error_reply" && len(e.Args) == 1:
+			return one(sh.message(vErr, e.Args[0], line))
+		case sh.global(a.Object, "redis") && k.Value == "status_reply" && len(e.Args) == 1:
+			return one(sh.message(vStatus, e.Args[0], line))
+		case sh.global(a.Object, "math") && (k.Value == "floor" || k.Value == "ceil"):
+			return one(lval{kind: vInt, what: "math." + k.Value, line: line})
+		case sh.global(a.Object, "string") && slices.Contains([]string{"format", "rep", "sub", "upper", "lower", "reverse", "char"}, k.Value),
+			sh.global(a.Object, "table") && k.Value == "concat",
+			sh.global(a.Object, "cjson") && k.Value == "encode",
+			sh.global(a.Object, "cmsgpack") && k.Value == "pack":
+			return one(lval{kind: vStr, what: "a string", line: line})
+		}
+		return unknown(line)
+	}
+	switch {
+	case sh.global(e.Func, "tonumber"):
+		// nil when the text is not a number; assumed checked, since
+		// scripts convert what they validated or stored themselves.
+		return one(lval{kind: vNum, what: "tonumber(...)", line: line})
+	case sh.global(e.Func, "tostring"):
+		return one(lval{kind: vStr, what: "tostring(...)", line: line})
+	}
+	return unknown(line)
+}
+
+// callReply is what redis.call or redis.pcall returns to Lua for a
+// command the analysis knows.
+func (sh *shaper) callReply(fn string, args []ast.Expr, line int) lset {
+	name, _, _ := commandOf(args)
+	var out lset
+	if fn == "redis.pcall" {
+		out = append(out, lval{kind: vErr, what: "a redis.pcall error", line: line})
+	}
+	what := "a " + strings.ToUpper(name) + " reply"
+	str := lval{kind: vStr, what: what, line: line}
+	fls := lval{kind: vFalse, what: what + " (false for a nil reply)", line: line, data: true}
+	literalArgs := func() bool {
+		for _, a := range args {
+			if _, ok := a.(*ast.StringExpr); !ok {
+				if _, ok := a.(*ast.NumberExpr); !ok && !sh.isKeysOrArgv(a) {
+					return false
+				}
+			}
+		}
+		return !expands(args[len(args)-1]) || len(args) == 0
+	}
+	switch {
+	case name == "set" && len(args) == 3 && literalArgs():
+		return append(out, lval{kind: vStatus, lit: "OK", known: true, what: "a SET reply (status OK)", line: line})
+	case (name == "zrank" || name == "zrevrank") && len(args) == 3:
+		return append(out, lval{kind: vInt, what: what, line: line}, fls)
+	case (name == "lpop" || name == "rpop" || name == "spop") && len(args) == 2:
+		return append(out, str, fls)
+	case name == "zrank" || name == "zrevrank":
+		return unknown(line)
+	}
+	switch commandReplies[name] {
+	case replyInt:
+		out = append(out, lval{kind: vInt, what: what, line: line})
+	case replyStrOrFalse:
+		out = append(out, str, fls)
+	case replyStr:
+		out = append(out, str)
+	case replyArray:
+		out = append(out, lval{kind: vArray, what: what, line: line, each: one(str)})
+	case replyArrayOrNils:
+		out = append(out, lval{kind: vArray, what: what, line: line, each: lset{str, fls}})
+	case replyStatus:
+		out = append(out, lval{kind: vStatus, what: what + " (a status)", line: line})
+	default:
+		return unknown(line)
+	}
+	return out
+}
+
+// isKeysOrArgv reports whether e is KEYS[n] or ARGV[n]: a string, never a
+// word that changes a command's reply.
+func (sh *shaper) isKeysOrArgv(e ast.Expr) bool {
+	a, ok := e.(*ast.AttrGetExpr)
+	return ok && (sh.global(a.Object, "KEYS") || sh.global(a.Object, "ARGV"))
+}
+
+// --- walking the script ---
+
+// replySite is a return of the main chunk, or a place that builds an
+// error or status reply.
+type replySite struct {
+	ret  *ast.ReturnStmt
+	pos  Pos
+	expr ast.Expr // the error message of an error_reply / {err=...} site
+	kind vkind
+}
+
+// replyWalk visits every statement and expression in source order,
+// looking each construct up in the locator in that order (see locator).
+type replyWalk struct {
+	l      *linter
+	sh     *shaper
+	depth  int
+	sites  []replySite
+	raises bool // error(...), assert or redis.call appear: errors of any code may be raised
+	resp3  bool // redis.setresp appears: replies follow RESP3 rules the analysis does not model
+}
+
+func (w *replyWalk) stmts(ss []ast.Stmt) {
+	for _, st := range ss {
+		w.stmt(st)
+	}
+}
+
+func (w *replyWalk) stmt(st ast.Stmt) {
+	switch st := st.(type) {
+	case *ast.LocalAssignStmt:
+		w.exprs(st.Exprs)
+	case *ast.AssignStmt:
+		w.exprs(st.Lhs)
+		w.exprs(st.Rhs)
+	case *ast.FuncCallStmt:
+		w.expr(st.Expr)
+	case *ast.DoBlockStmt:
+		w.stmts(st.Stmts)
+	case *ast.WhileStmt:
+		w.expr(st.Condition)
+		w.stmts(st.Stmts)
+	case *ast.RepeatStmt:
+		w.stmts(st.Stmts)
+		w.expr(st.Condition)
+	case *ast.IfStmt:
+		w.expr(st.Condition)
+		w.stmts(st.Then)
+		w.stmts(st.Else)
+	case *ast.NumberForStmt:
+		w.expr(st.Init)
+		w.expr(st.Limit)
+		if st.Step != nil {
+			w.expr(st.Step)
+		}
+		w.stmts(st.Stmts)
+	case *ast.GenericForStmt:
+		w.exprs(st.Exprs)
+		w.stmts(st.Stmts)
+	case *ast.FuncDefStmt:
+		w.function(st.Func)
+	case *ast.ReturnStmt:
+		p := w.l.loc.find(st.Line(), reReturnExpr)
+		if w.depth == 0 {
+			w.sites = append(w.sites, replySite{ret: st, pos: p})
+		}
+		w.exprs(st.Exprs)
+	}
+}
+
+func (w *replyWalk) exprs(es []ast.Expr) {
+	for _, e := range es {
+		w.expr(e)
+	}
+}
+
+func (w *replyWalk) function(f *ast.FunctionExpr) {
+	w.depth++
+	w.stmts(f.Stmts)
+	w.depth--
+}
+
+func (w *replyWalk) expr(e ast.Expr) {
+	sh := w.sh
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		if a, ok := e.Func.(*ast.AttrGetExpr); ok && sh.global(a.Object, "redis") {
+			if k, ok := a.Key.(*ast.StringExpr); ok {
+				switch {
+				case k.Value == "error_reply" && len(e.Args) == 1:
+					w.sites = append(w.sites, replySite{pos: w.l.loc.find(e.Line(), reErrorReply), expr: e.Args[0], kind: vErr})
+				case k.Value == "status_reply":
+					w.l.loc.find(e.Line(), reStatusReply) // keep the count of this line's matches
+				case k.Value == "call":
+					w.raises = true
+				case k.Value == "setresp":
+					w.resp3 = true
+				}
+			}
+		}
+		if sh.global(e.Func, "error") || sh.global(e.Func, "assert") {
+			w.raises = true
+		}
+		if e.Func != nil {
+			w.expr(e.Func)
+		}
+		if e.Receiver != nil {
+			w.expr(e.Receiver)
+		}
+		w.exprs(e.Args)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if k, ok := f.Key.(*ast.StringExpr); ok && k.Value == "err" {
+				w.sites = append(w.sites, replySite{pos: w.l.loc.find(f.Value.Line(), reErrField), expr: f.Value, kind: vErr})
+			}
+			if f.Key != nil {
+				w.expr(f.Key)
+			}
+			w.expr(f.Value)
+		}
+	case *ast.AttrGetExpr:
+		w.expr(e.Object)
+		w.expr(e.Key)
+	case *ast.LogicalOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		w.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		w.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		w.expr(e.Expr)
+	case *ast.FunctionExpr:
+		w.function(e)
+	}
+}
+
+// mayFallOff reports whether the main chunk may end without a return,
+// which sends a nil reply. Only a return as the last statement is
+// certain; anything else counts as falling off.
+func mayFallOff(chunk []ast.Stmt) bool {
+	if len(chunk) == 0 {
+		return true
+	}
+	_, ok := chunk[len(chunk)-1].(*ast.ReturnStmt)
+	return !ok
+}
