@@ -818,7 +818,7 @@ func emitFamily(f *jen.File, m *famModel) {
 	f.Add(docComment(wrap(doc, 76)...))
 	f.Type().Id(m.Type).StructFunc(func(g *jen.Group) {
 		for _, t := range fixed {
-			g.Add(docComment(sentence(fmt.Sprintf("%s is %s", t.keyOf.GoName, layout(t)), t.keyOf.Desc)))
+			g.Add(docComment(sentence(fmt.Sprintf("%s is %s", t.keyOf.GoName, layout(t)), m.keyDesc(t))))
 			g.Id(t.keyOf.GoName).String()
 		}
 		if len(withParts) > 0 {
@@ -867,7 +867,7 @@ func emitFamily(f *jen.File, m *famModel) {
 		for _, part := range t.parts {
 			ps = append(ps, jen.Id(part.Name).Add(scalarType(part.Type.Elem)))
 		}
-		f.Add(docComment(wrap(para(sentence(fmt.Sprintf("%s returns the key %s", t.keyOf.GoName, layout(t)), t.keyOf.Desc)), 76)...))
+		f.Add(docComment(wrap(para(sentence(fmt.Sprintf("%s returns the key %s", t.keyOf.GoName, layout(t)), m.keyDesc(t))), 76)...))
 		f.Func().Params(jen.Id("k").Id(m.Type)).Id(t.keyOf.GoName).Params(ps...).String().Block(
 			jen.Return(suffixExpr(jen.Id("k").Dot("tag"), t)))
 	}

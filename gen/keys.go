@@ -239,6 +239,8 @@ type famModel struct {
 	keys    []*KeyTemplate          // one per key name, the first declaration
 	byName  map[string]*KeyTemplate // by key GoName
 	scripts []*Script               // scripts whose keys are all fields of this family
+	desc    map[string]string       // by key GoName: the description scripts give it
+	mixed   map[string]bool         // by key GoName: scripts describe it differently
 }
 
 // checkFamilies resolves the key templates of every script against the
@@ -271,7 +273,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 					f.Type, f.Tag, prev.Type, where(prev.s, prev.TplPos))
 				continue
 			}
-			m := &famModel{Family: f, byName: map[string]*KeyTemplate{}}
+			m := &famModel{Family: f, byName: map[string]*KeyTemplate{}, desc: map[string]string{}, mixed: map[string]bool{}}
 			byType[f.Type], fs.byTag[f.Tag] = m, m
 			fs.list = append(fs.list, m)
 		}
@@ -308,6 +310,13 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				}
 			}
 			if prev := m.byName[k.GoName]; prev != nil {
+				switch {
+				case k.Desc == "" || k.Desc == m.desc[k.GoName]:
+				case m.desc[k.GoName] == "":
+					m.desc[k.GoName] = k.Desc
+				default:
+					m.mixed[k.GoName] = true // scripts say different things: the family says none
+				}
 				if !prev.sameLayout(t) {
 					errorf(s, t.Pos, "key %s is %s here but %s in %s: a key of family %s has one layout; make them equal, or name them differently",
 						k.Name, t.Raw, prev.Raw, where(prev.script, prev.Pos), m.Type)
@@ -315,6 +324,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 			} else {
 				m.byName[k.GoName] = t
 				m.keys = append(m.keys, t)
+				m.desc[k.GoName] = k.Desc
 			}
 			if !t.fixed() {
 				all = false
@@ -371,4 +381,13 @@ func familyNames(fs *familySet) Diagnostics {
 		}
 	}
 	return diags
+}
+
+// keyDesc is the description of a family's key for the family's docs: what
+// the scripts say of it, or "" when they disagree.
+func (m *famModel) keyDesc(t *KeyTemplate) string {
+	if m.mixed[t.keyOf.GoName] {
+		return ""
+	}
+	return m.desc[t.keyOf.GoName]
 }

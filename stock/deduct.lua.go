@@ -17,7 +17,7 @@ type DeductKeys struct {
 	Stock string
 	// Orders is KEYS[2], prefix{sku}:orders: hash of order id → record
 	Orders string
-	// Buyers is KEYS[3], prefix{sku}:buyers: hash of buyer → units held, for the limit
+	// Buyers is KEYS[3], prefix{sku}:buyers: hash of buyer → units held
 	Buyers string
 }
 
@@ -113,7 +113,7 @@ const deductBody = `#!lua
 ---@keys SKUKeys KeysFor prefix{sku}  one SKU's keys, e.g. KeysFor("seckill:", "42") gives seckill:{42}:stock
 ---@key stock   {sku}:stock    string counter holding the units left
 ---@key orders  {sku}:orders   hash of order id → record
----@key buyers  {sku}:buyers   hash of buyer → units held, for the limit
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg order   string         order id, unique per purchase: the idempotency key
 ---@arg buyer   string         buyer id, recorded and counted against limit
 ---@arg qty     int64          units to take; an integer >= 1
