@@ -108,6 +108,10 @@ func (p *headerParser) keysFamily(ws []word) {
 			return
 		}
 	}
+	if f.Prefix == f.Type || f.Tag == f.Type {
+		p.r.errorf(p.pos(tpl.col), "---@keys template %q: a part named %s would hide the type %s in its constructor; choose another name", tpl.s, f.Type, f.Type)
+		return
+	}
 	if f.Prefix == f.Tag {
 		p.r.errorf(p.pos(tpl.col), "---@keys template %q names part %s twice; name the prefix and the tag differently", tpl.s, f.Tag)
 		return
@@ -352,6 +356,11 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				first.family.scripts = append(first.family.scripts, s)
 				s.family = first.family
 			}
+		}
+	}
+	for _, m := range fs.list {
+		if len(m.keys) == 0 {
+			errorf(m.s, m.TplPos, "---@keys %s has no keys: lay keys out in it with ---@key name {%s}:suffix, or drop it", m.Type, m.Tag)
 		}
 	}
 	return fs, diags
