@@ -886,7 +886,7 @@ func emitFamily(f *jen.File, m *famModel) {
 // suffixExpr is tag followed by t's text after the tag, parts converted.
 func suffixExpr(tag jen.Code, t *KeyTemplate) jen.Code {
 	x := jen.Add(tag)
-	for _, p := range t.Suffix {
+	for _, p := range t.suffix {
 		if p.Part == nil {
 			x = x.Op("+").Lit(p.Lit)
 			continue

@@ -51,7 +51,7 @@ func (f *Family) Layout() string { return f.Prefix + "{" + f.Tag + "}" }
 type KeyTemplate struct {
 	Raw    string     // as written, e.g. "{sku}:stock"
 	Tag    string     // the tag part it starts with
-	Suffix []tplPiece // after the tag
+	suffix []tplPiece // after the tag
 	Pos    Pos        // the template's position
 	family *famModel  // resolved by checkFamilies
 	parts  []*Param   // the <part> placeholders, in order
@@ -68,7 +68,7 @@ type tplPiece struct {
 // fixed reports whether the key has no placeholders: a field of its family.
 func (t *KeyTemplate) fixed() bool { return len(t.parts) == 0 }
 
-// sameLayout reports whether a and b build the same key from the same parts.
+// sameLayout reports whether t and o build the same key from the same parts.
 func (t *KeyTemplate) sameLayout(o *KeyTemplate) bool { return t.Raw == o.Raw }
 
 // keysFamily parses a "---@keys Type Ctor template description" line.
@@ -214,11 +214,11 @@ func (p *headerParser) keyTemplate(w word, prm *Param) *KeyTemplate {
 			}
 			seen[name] = true
 			if lit != "" {
-				t.Suffix = append(t.Suffix, tplPiece{Lit: lit})
+				t.suffix = append(t.suffix, tplPiece{Lit: lit})
 				lit = ""
 			}
 			part := &Param{Name: name, GoName: name, Type: Type{Shape: ShapeScalar, Elem: elem}, Pos: p.pos(col + i + 1)}
-			t.Suffix = append(t.Suffix, tplPiece{Part: part})
+			t.suffix = append(t.suffix, tplPiece{Part: part})
 			t.parts = append(t.parts, part)
 			i += j
 		default:
@@ -226,7 +226,7 @@ func (p *headerParser) keyTemplate(w word, prm *Param) *KeyTemplate {
 		}
 	}
 	if lit != "" {
-		t.Suffix = append(t.Suffix, tplPiece{Lit: lit})
+		t.suffix = append(t.suffix, tplPiece{Lit: lit})
 	}
 	return t
 }
