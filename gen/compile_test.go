@@ -83,6 +83,70 @@ func TestStep(t *testing.T) {
 }
 `
 
+// keysBehaviourTest runs next to the generated keyed package: the key
+// constructors build the declared layouts, conversion methods fill the
+// scripts' Keys, a shared sentinel matches whichever script returns it,
+// and neither All nor Errors hands out the package's own slices.
+const keysBehaviourTest = `package keyed_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"example.com/golden/keyed"
+	"github.com/luagen/luagen/runtime"
+)
+
+type fake struct{ reply runtime.Value }
+
+func (f *fake) EvalSha(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return f.reply, nil
+}
+func (f *fake) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return f.EvalSha(ctx, s, keys, args)
+}
+func (f *fake) Load(context.Context, *runtime.Script) error { return nil }
+
+func TestKeys(t *testing.T) {
+	k := keyed.LockKeysFor("lock:", "order:42")
+	if k.Lock != "lock:{order:42}" || k.Fence != "lock:{order:42}:fence" || k.Latch("u7", 3) != "lock:{order:42}:latch:u7.3" {
+		t.Fatalf("LockKeysFor = %+v, latch %q", k, k.Latch("u7", 3))
+	}
+	if got := k.Renew(); got != (keyed.RenewKeys{Lock: k.Lock, Fence: k.Fence}) {
+		t.Fatalf("Renew() = %+v", got)
+	}
+	for _, ks := range [][]string{{k.Lock, k.Fence, k.Latch("u7", -1)}, {keyed.UserKeysFor("9").Profile, keyed.UserKeysFor("9").Seen("mon")}} {
+		if err := runtime.CheckSlots("t", ks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := keyed.UserKeysFor("9"); u.Profile != "{9}:profile" || u.Seen("mon") != "{9}:seen:mon" {
+		t.Fatalf("UserKeysFor = %+v", u)
+	}
+}
+
+func TestSharedError(t *testing.T) {
+	f := &fake{reply: runtime.IntValue(-2)}
+	s := keyed.New(f)
+	k := keyed.LockKeysFor("p", "n")
+	_, err1 := s.Acquire(context.Background(), keyed.AcquireKeys{Lock: k.Lock, Fence: k.Fence, Latch: k.Latch("o", 1)}, keyed.AcquireArgs{Owner: "o"})
+	_, err2 := s.Renew(context.Background(), k.Renew(), keyed.RenewArgs{Owner: "o"})
+	if !errors.Is(err1, keyed.ErrGone) || !errors.Is(err2, keyed.ErrGone) {
+		t.Fatalf("errors %v, %v", err1, err2)
+	}
+	var ce *runtime.CodeError
+	if !errors.As(err2, &ce) || ce.Script() != "keyed" || ce.Name() != "Gone" || ce.Reply() != "-2" || ce.Desc() != "the lock is gone" {
+		t.Fatalf("CodeError %v", ce)
+	}
+	all := keyed.All()
+	all[0] = nil
+	if keyed.All()[0] != keyed.AcquireScript() || len(keyed.AcquireScript().Errors()) != 2 {
+		t.Fatal("All or Errors shares its slice")
+	}
+}
+`
+
 // TestGoldenCompiles writes every golden package into a temporary module
 // that uses this module through a replace directive, then runs go vet and
 // go test there: the expected output must build, pass vet, and behave.
@@ -114,6 +178,7 @@ func TestGoldenCompiles(t *testing.T) {
 		}
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "shapes", "behaviour_test.go"), []byte(behaviourTest), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "keyed", "behaviour_test.go"), []byte(keysBehaviourTest), 0o644))
 	for _, args := range [][]string{{"vet", "./..."}, {"test", "./..."}} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = dir

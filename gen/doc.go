@@ -16,7 +16,9 @@
 //	#!lua flags=no-writes                 optional; Redis 7's five flags only
 //	--- Doc text, copied to the Go method.
 //	---@script Name                       Go name (default: file name in PascalCase)
+//	---@keys Type Ctor prefix{tag} desc   a key family (once per package): struct Type, func Ctor
 //	---@key name desc                     KEYS[n], in order; ---@key ...name for the rest
+//	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
 //	---@return type [unit] desc           the reply; none means runtime.Value
 //	---@return tuple Name desc            a positional array decoded into struct Name,
@@ -36,6 +38,58 @@
 // ERR, which the runtime drops from the front of error replies.
 // With ---@status lines the method returns a named type <Script>Reply over
 // int64 or string, with constants and a String method.
+//
+// Scripts of one package may declare the same ---@error name. When the
+// value is the same and so is the description (or one of them gives none),
+// they mean one failure and share one sentinel, declared in scripts.lua.go
+// with a doc comment that lists every script returning it; its
+// runtime.CodeError names the package ("stock") instead of one script. The
+// same name with another value, or with another description, is a
+// diagnostic at the later declaration naming the first ("error NoSuchSKU
+// is -5 here but -2 in deduct.lua:23:11"): one sentinel has one value and
+// one message, so a script that means something else needs another name.
+//
+// # Key families
+//
+// A key family says how a package's keys are built from typed parts,
+// including their hash tag, so that keys sharing the tag share a slot by
+// construction and no hand-written code spells a key:
+//
+//	---@keys SKUKeys KeysFor prefix{sku}  one SKU's keys
+//	---@key stock   {sku}:stock           string counter
+//	---@key orders  {sku}:orders          hash of order id → record
+//	---@key latch   {sku}:latch:<owner>.<seq:int64>
+//
+// ---@keys names the Go struct and its constructor, then the template: an
+// optional part (typically the caller's prefix) and the hash-tag part in
+// braces; every part of a family is a string and a parameter of the
+// constructor, in template order: KeysFor(prefix, sku string) SKUKeys. A
+// family is declared once per package, in any of its scripts (repeating it
+// word for word elsewhere is allowed).
+//
+// A ---@key whose first word after the name contains '{', '}', '<' or '>'
+// is a template: the family's {tag}, then literal text with <part> or
+// <part:int64> placeholders (strings by default). A key without
+// placeholders becomes a field of the struct, filled by the constructor
+// (prefix{sku}:stock); one with placeholders becomes a method of the
+// struct taking them (k.Latch(owner string, seq int64) string). A key of
+// one name has one layout throughout the package. For each script whose
+// keys all are fields of one family, the struct gets a method named after
+// the script that returns the script's Keys struct (k.Deduct() DeductKeys).
+// A variadic key takes no template.
+//
+// The constructor writes prefix + "{" + tag + "}" + suffix, so every key of
+// a family has the same hash tag. The cluster lint uses that: a script whose
+// keys are laid out in two families (two tags) is reported, since such keys
+// share a slot only by chance, unless the shebang says
+// allow-cross-slot-keys. It also reports a ---@keys template without a
+// {tag} or with text after it, a key template that does not start with a
+// {tag}, names a tag no family has, holds a second {…} or an unclosed <,
+// a part that is not a name, a Go keyword or a predeclared Go name, a part
+// type other than string and int64, a family declared twice differently,
+// two families with one tag part, and a key laid out two ways. The run-time
+// slot check stays: Keys structs can still be filled by hand, and an empty
+// tag part ("{}") is no hash tag.
 //
 // ---@idempotent says that running the script again with the same KEYS
 // and ARGV has the effect and the reply of running it once (e.g. it records
@@ -171,9 +225,14 @@
 // # Output
 //
 // For each script, <file>.lua.go holds the Keys and Args structs, the
-// result type, the Err sentinels (*runtime.CodeError), <Script>Script (a
-// *runtime.Script with the body embedded verbatim) and the method on
-// Scripts; scripts.lua.go holds Scripts, its constructor, All and Preload.
+// result type, the Err sentinels (*runtime.CodeError, made with
+// runtime.NewCodeError) of errors no other script declares, the func
+// <Script>Script returning its *runtime.Script (body embedded verbatim;
+// the variable behind it is unexported, so it cannot be replaced) and the
+// method on Scripts; scripts.lua.go holds Scripts, its constructor, the
+// func All (a new slice each call), Preload, the shared sentinels and the
+// key families. No other file name is reserved, so a script may be called
+// keys.lua or errors.lua.
 // The first line is "// Code generated by <Config.Command>; DO NOT EDIT."
 // and nothing in the output depends on time or absolute paths.
 package gen

@@ -257,16 +257,17 @@ func encode(t Type, x jen.Code) jen.Code {
 type scriptEmitter struct {
 	s      *Script
 	cfg    Config
+	pkg    *pkgModel
 	f      *jen.File
-	sv     string // the *runtime.Script variable, e.g. DeductScript
+	sv     string // the *runtime.Script variable, e.g. deductScript
 	ref    string // doc link to the method, e.g. [Scripts.Deduct]
 	result string // Go result type name when generated (tuple or Reply), else ""
 }
 
-func emitScript(s *Script, cfg Config) ([]byte, error) {
+func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.HeaderComment("Source: " + commentSafe(s.File))
-	e := &scriptEmitter{s: s, cfg: cfg, f: f, sv: s.Name + "Script", ref: "[Scripts." + s.Name + "]"}
+	e := &scriptEmitter{s: s, cfg: cfg, pkg: pkg, f: f, sv: lowerCamel(s.Name) + "Script", ref: "[Scripts." + s.Name + "]"}
 	e.keys()
 	e.args()
 	e.resultType()
@@ -283,17 +284,32 @@ func (e *scriptEmitter) keys() {
 		return
 	}
 	doc := fmt.Sprintf("%sKeys are the KEYS of %s, in KEYS order.", e.s.Name, e.ref)
-	if (len(ks) > 1 || ks[0].Variadic) && !e.s.AllowCrossSlot {
+	switch fam := e.s.family; {
+	case fam != nil:
+		doc += fmt.Sprintf(" [%s.%s] builds them from one {%s} hash tag, so they hash to one slot.", fam.Type, e.s.Name, fam.Tag)
+	case e.s.slotFamily != nil:
+		fam = e.s.slotFamily
+		doc += fmt.Sprintf(" [%s] and its methods build them from one {%s} hash tag, so they hash to one slot.", fam.Ctor, fam.Tag)
+	case (len(ks) > 1 || ks[0].Variadic) && !e.s.AllowCrossSlot:
 		doc += " All keys must hash to one slot: give them one {hash tag}."
 	}
 	e.f.Add(docComment(wrap(doc, 76)...))
 	e.f.Type().Id(e.s.Name + "Keys").StructFunc(func(g *jen.Group) {
 		for i, k := range ks {
+			lead := fmt.Sprintf("%s is KEYS[%d]", k.GoName, i+1)
 			if k.Variadic {
-				g.Add(docComment(sentence(fmt.Sprintf("%s are KEYS[%d] onward", k.GoName, i+1), k.Desc)))
+				lead = fmt.Sprintf("%s are KEYS[%d] onward", k.GoName, i+1)
+			}
+			if t := k.Template; t != nil && t.family != nil {
+				lead += ", " + layout(t)
+				if !t.fixed() {
+					lead += fmt.Sprintf(" ([%s.%s])", t.family.Type, k.GoName)
+				}
+			}
+			g.Add(docComment(sentence(lead, k.Desc)))
+			if k.Variadic {
 				g.Id(k.GoName).Index().String()
 			} else {
-				g.Add(docComment(sentence(fmt.Sprintf("%s is KEYS[%d]", k.GoName, i+1), k.Desc)))
 				g.Id(k.GoName).String()
 			}
 		}
@@ -392,25 +408,47 @@ func (e *scriptEmitter) resultType() {
 }
 
 func (e *scriptEmitter) errors() {
-	if len(e.s.Errors) == 0 {
+	var own []*Reply
+	for _, r := range e.s.Errors {
+		if e.pkg.shared[r.GoName] == nil {
+			own = append(own, r)
+		}
+	}
+	if len(own) == 0 {
 		return
 	}
-	e.f.Add(docComment(wrap(fmt.Sprintf("Errors of %s: the replies its header declares as failures. Test for them with errors.Is.", e.ref), 76)...))
-	e.f.Var().DefsFunc(func(g *jen.Group) {
+	doc := fmt.Sprintf("Errors of %s: the replies its header declares as failures. Test for them with errors.Is.", e.ref)
+	if len(own) < len(e.s.Errors) {
+		var links []string
 		for _, r := range e.s.Errors {
-			when := "replies " + r.Value
-			if isCode(r.Value) {
-				when = "replies with error " + r.Value
+			if e.pkg.shared[r.GoName] != nil {
+				links = append(links, "[Err"+r.GoName+"]")
 			}
-			g.Add(docComment(sentence(fmt.Sprintf("Err%s is returned when the script %s", r.GoName, when), r.Desc)))
-			g.Id("Err"+r.GoName).Op("=").Op("&").Add(rt("CodeError")).Values(
-				jen.Id("Script").Op(":").Lit(e.cfg.Package+"."+e.s.Name),
-				jen.Id("Name").Op(":").Lit(r.GoName),
-				jen.Id("Reply").Op(":").Lit(r.Value),
-				jen.Id("Desc").Op(":").Lit(r.Desc),
-			)
+		}
+		doc += " It also returns " + listingAnd(links) + ", which other scripts of the package share."
+	}
+	e.f.Add(docComment(wrap(doc, 76)...))
+	e.f.Var().DefsFunc(func(g *jen.Group) {
+		for _, r := range own {
+			g.Add(docComment(sentence(fmt.Sprintf("Err%s is returned when the script %s", r.GoName, replyWhen(r)), r.Desc)))
+			g.Id("Err" + r.GoName).Op("=").Add(newCodeError(e.cfg.Package+"."+e.s.Name, r))
 		}
 	})
+}
+
+// replyWhen says when a declared error is returned: "replies -1", "replies
+// with error BAD_ARG".
+func replyWhen(r *Reply) string {
+	if isCode(r.Value) {
+		return "replies with error " + r.Value
+	}
+	return "replies " + r.Value
+}
+
+// newCodeError is the expression that creates the sentinel of r, declared
+// by scope (a script's or the package's Go name).
+func newCodeError(scope string, r *Reply) jen.Code {
+	return rt("NewCodeError").Call(jen.Lit(scope), jen.Lit(r.GoName), jen.Lit(r.Value), jen.Lit(r.Desc))
 }
 
 func (e *scriptEmitter) scriptVar() {
@@ -436,7 +474,7 @@ func (e *scriptEmitter) scriptVar() {
 		}
 		items = append(items, jen.Id("Errors").Op(":").Index().Op("*").Add(rt("CodeError")).Values(errs...))
 	}
-	doc := fmt.Sprintf("%s is %s as a [runtime.Script].", e.sv, commentSafe(s.File))
+	doc := fmt.Sprintf("%s returns %s as a [runtime.Script].", s.Name+"Script", commentSafe(s.File))
 	switch {
 	case s.ReadOnly && s.AllowCrossSlot:
 		doc += " It runs with EVALSHA_RO (flags=no-writes) and skips the hash-slot check (flags=allow-cross-slot-keys)."
@@ -445,9 +483,11 @@ func (e *scriptEmitter) scriptVar() {
 	case s.AllowCrossSlot:
 		doc += " It skips the hash-slot check (flags=allow-cross-slot-keys)."
 	}
-	e.f.Add(docComment(wrap(doc, 76)...))
+	e.f.Add(docComment(fmt.Sprintf("%s is %s; [%s] returns it.", e.sv, commentSafe(s.File), s.Name+"Script")))
 	e.f.Var().Id(e.sv).Op("=").Add(rt("NewScript")).Call(
 		rt("ScriptSpec").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...))
+	e.f.Add(docComment(wrap(doc, 76)...))
+	e.f.Func().Id(s.Name + "Script").Params().Op("*").Add(rt("Script")).Block(jen.Return(jen.Id(e.sv)))
 }
 
 // keysExpr is the KEYS slice of a call.
@@ -687,9 +727,9 @@ func (e *scriptEmitter) body() {
 	e.f.Const().Id(name).Op("=").Add(lit)
 }
 
-// emitPackage writes the file with Scripts, the constructor, All and
-// Preload.
-func emitPackage(scripts []*Script, cfg Config) ([]byte, error) {
+// emitPackage writes the file with Scripts, the constructor, All, Preload,
+// the errors several scripts share and the key families.
+func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.Add(docComment(wrap(fmt.Sprintf("Scripts runs this package's scripts on one [runtime.Executor]. Create it with [%s]; it is safe for concurrent use.", cfg.New), 76)...))
 	f.Type().Id("Scripts").Struct(jen.Id("exec").Add(rt("Executor")))
@@ -698,12 +738,168 @@ func emitPackage(scripts []*Script, cfg Config) ([]byte, error) {
 		jen.Return(jen.Op("&").Id("Scripts").Values(jen.Id("exec").Op(":").Id("e"))))
 	var all []jen.Code
 	for _, s := range scripts {
-		all = append(all, jen.Id(s.Name+"Script"))
+		all = append(all, jen.Id(lowerCamel(s.Name)+"Script"))
 	}
-	f.Add(docComment("All lists this package's scripts in file order."))
-	f.Var().Id("All").Op("=").Index().Op("*").Add(rt("Script")).Values(all...)
+	f.Add(docComment(wrap("All returns this package's scripts in file order, in a new slice.", 76)...))
+	f.Func().Id("All").Params().Index().Op("*").Add(rt("Script")).Block(
+		jen.Return(jen.Index().Op("*").Add(rt("Script")).Values(all...)))
 	f.Add(docComment(wrap("Preload adds every script of this package to the script cache of every node (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.", 76)...))
 	f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Preload").Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
-		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id("All").Op("..."))))
+		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id("All").Call().Op("..."))))
+	emitSharedErrors(f, scripts, cfg, pkg)
+	emitFamilies(f, cfg, pkg)
 	return render(f)
+}
+
+// emitSharedErrors declares the sentinels of errors that several scripts
+// declare, in the order they first appear.
+func emitSharedErrors(f *jen.File, scripts []*Script, cfg Config, pkg *pkgModel) {
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range scripts {
+		for _, r := range s.Errors {
+			if pkg.shared[r.GoName] != nil && !seen[r.GoName] {
+				seen[r.GoName] = true
+				names = append(names, r.GoName)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	f.Add(docComment(wrap("Errors that several scripts of this package declare: one sentinel each, whichever script returns it. Test for them with errors.Is.", 76)...))
+	f.Var().DefsFunc(func(g *jen.Group) {
+		for _, n := range names {
+			se := pkg.shared[n]
+			r := se.Reply
+			var links []string
+			for _, s := range se.Scripts {
+				links = append(links, "[Scripts."+s.Name+"]")
+			}
+			doc := "Err" + r.GoName + " is returned when " + listing(links) + " " + replyWhen(r)
+			g.Add(docComment(wrap(sentence(doc, r.Desc), 76)...))
+			g.Id("Err" + r.GoName).Op("=").Add(newCodeError(cfg.Package, r))
+		}
+	})
+}
+
+// listing joins items as English does: "a", "a or b", "a, b or c".
+func listing(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// emitFamilies declares each key family: its struct, its constructor, a
+// method per key with parts and a method per script whose keys are all
+// fields of the family. See keys.go.
+func emitFamilies(f *jen.File, cfg Config, pkg *pkgModel) {
+	for _, m := range pkg.families.list {
+		emitFamily(f, m)
+	}
+}
+
+// layout spells a key's whole layout: prefix{sku}:stock.
+func layout(t *KeyTemplate) string { return t.family.Prefix + t.Raw }
+
+func emitFamily(f *jen.File, m *famModel) {
+	var fixed, withParts []*KeyTemplate
+	for _, t := range m.keys {
+		if t.fixed() {
+			fixed = append(fixed, t)
+		} else {
+			withParts = append(withParts, t)
+		}
+	}
+	tagDoc := fmt.Sprintf("They share the hash tag {%s}, so on Redis Cluster they hash to one slot.", m.Tag)
+	doc := para(sentence(fmt.Sprintf("%s are the keys of a ---@keys family (%s)", m.Type, commentSafe(m.s.File)), m.Desc))
+	doc += fmt.Sprintf(" Build them with [%s]: each is laid out as %s and a suffix. %s", m.Ctor, m.Layout(), tagDoc)
+	f.Add(docComment(wrap(doc, 76)...))
+	f.Type().Id(m.Type).StructFunc(func(g *jen.Group) {
+		for _, t := range fixed {
+			g.Add(docComment(sentence(fmt.Sprintf("%s is %s", t.keyOf.GoName, layout(t)), m.keyDesc(t))))
+			g.Id(t.keyOf.GoName).String()
+		}
+		if len(withParts) > 0 {
+			g.Id("tag").String().Comment(m.Layout() + ", for the keys with parts")
+		}
+	})
+
+	params := []jen.Code{}
+	if m.Prefix != "" {
+		params = append(params, jen.Id(m.Prefix))
+	}
+	params = append(params, jen.Id(m.Tag).String())
+	var names []string
+	for _, t := range fixed {
+		names = append(names, layout(t))
+	}
+	ctorDoc := fmt.Sprintf("%s returns the %s of %s", m.Ctor, m.Type, m.Tag)
+	if m.Prefix != "" {
+		ctorDoc += " under " + m.Prefix
+	}
+	if len(names) > 0 {
+		ctorDoc += ": " + listingAnd(names)
+	}
+	ctorDoc += ". " + tagDoc + fmt.Sprintf(" An empty %s gives \"{}\", which is no hash tag: the keys then hash to different slots and calls fail with [runtime.ErrCrossSlot].", m.Tag)
+	f.Add(docComment(wrap(ctorDoc, 76)...))
+	tagExpr := jen.Lit("{").Op("+").Id(m.Tag).Op("+").Lit("}")
+	if m.Prefix != "" {
+		tagExpr = jen.Id(m.Prefix).Op("+").Add(tagExpr)
+	}
+	f.Func().Id(m.Ctor).Params(params...).Id(m.Type).BlockFunc(func(g *jen.Group) {
+		g.Id("tag").Op(":=").Add(tagExpr)
+		g.Return(jen.Id(m.Type).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, func() []jen.Code {
+			var items []jen.Code
+			for _, t := range fixed {
+				items = append(items, jen.Id(t.keyOf.GoName).Op(":").Add(suffixExpr(jen.Id("tag"), t)))
+			}
+			if len(withParts) > 0 {
+				items = append(items, jen.Id("tag").Op(":").Id("tag"))
+			}
+			return items
+		}()...))
+	})
+
+	for _, t := range withParts {
+		var ps []jen.Code
+		for _, part := range t.parts {
+			ps = append(ps, jen.Id(part.Name).Add(scalarType(part.Type.Elem)))
+		}
+		f.Add(docComment(wrap(para(sentence(fmt.Sprintf("%s returns the key %s", t.keyOf.GoName, layout(t)), m.keyDesc(t))), 76)...))
+		f.Func().Params(jen.Id("k").Id(m.Type)).Id(t.keyOf.GoName).Params(ps...).String().Block(
+			jen.Return(suffixExpr(jen.Id("k").Dot("tag"), t)))
+	}
+
+	for _, s := range m.scripts {
+		f.Add(docComment(fmt.Sprintf("%s returns the keys of [Scripts.%s].", s.Name, s.Name)))
+		var items []jen.Code
+		for _, k := range s.Keys {
+			items = append(items, jen.Id(k.GoName).Op(":").Id("k").Dot(k.GoName))
+		}
+		f.Func().Params(jen.Id("k").Id(m.Type)).Id(s.Name).Params().Id(s.Name + "Keys").Block(
+			jen.Return(jen.Id(s.Name + "Keys").Values(items...)))
+	}
+}
+
+// suffixExpr is tag followed by t's text after the tag, parts converted.
+func suffixExpr(tag jen.Code, t *KeyTemplate) jen.Code {
+	x := jen.Add(tag)
+	for _, p := range t.suffix {
+		if p.Part == nil {
+			x = x.Op("+").Lit(p.Lit)
+			continue
+		}
+		x = x.Op("+").Add(encode(p.Part.Type, jen.Id(p.Part.Name)))
+	}
+	return x
+}
+
+// listingAnd joins items as English does: "a", "a and b", "a, b and c".
+func listingAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -32,6 +32,7 @@ func FuzzParse(f *testing.F) {
 		"---@key k\nreturn redis.call('GET', KEYS[1] .. ARGV[1])",
 		"---@return bool\nreturn false", "\r\n\r---@key k\r\nreturn KEYS[1]",
 		"local KEYS = 1 return KEYS[9]", "redis.call(", "return redis.call('MSET', unpack(ARGV))",
+		"---@keys T C p{t}\n---@key a {t}:a:<n:int64>.<m>\n---@key b {u}\nreturn KEYS[1]", "---@key a {t:<",
 	} {
 		f.Add([]byte(s))
 	}
@@ -97,6 +98,7 @@ func FuzzGenerate(f *testing.F) {
 		"---@return string s\n---@status OK Ok fine\n---@error nil Gone g\nreturn 'OK'",
 		"---@key ...ks k\n---@arg ...as bool a\n---@return []time.Time s\nreturn {KEYS[1], ARGV[1]}",
 		"#!lua flags=no-writes,allow-cross-slot-keys\n---@script X\n---@return map[string]string m\nreturn {}",
+		"---@keys T C p{t} d\n---@key a {t}:a d\n---@key b {t}:b:<n:int64>.<m> d\n---@error -1 E e\nreturn redis.call('GET', KEYS[1]) .. redis.call('GET', KEYS[2])",
 	} {
 		f.Add("x.lua", []byte(s))
 	}

@@ -117,13 +117,18 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		diags = append(diags, ds...)
 		scripts = append(scripts, s)
 	}
+	fams, ds := checkFamilies(scripts)
+	diags = append(diags, ds...)
+	diags = append(diags, familyNames(fams)...)
 	diags = append(diags, checkPackage(scripts, cfg)...)
 	if len(diags) > 0 {
 		return nil, diags.Sort()
 	}
+	pkg := newPackage(scripts)
+	pkg.families = fams
 	out := map[string][]byte{}
 	for _, s := range scripts {
-		b, err := emitScript(s, cfg)
+		b, err := emitScript(s, cfg, pkg)
 		if err != nil {
 			// jennifer's output failed go/format: a generator bug, not a user
 			// error, but report it where the user can see which script.
@@ -131,7 +136,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		}
 		out[OutputName(s.Path)] = b
 	}
-	b, err := emitPackage(scripts, cfg)
+	b, err := emitPackage(scripts, cfg, pkg)
 	if err != nil {
 		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
@@ -179,6 +184,8 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	pkgScope := map[string]symbol{}
 	methods := map[string]symbol{}
 	files := map[string]symbol{} // by foldName of the output name; tag is the output name
+	errDecls := map[string]declaredError{}
+	famSeen := map[string]bool{}
 	builtin := symbol{tag: "luagen"}
 	for _, n := range []string{"Scripts", "All"} {
 		pkgScope[n] = builtin
@@ -239,6 +246,9 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		if add(methods, s.Name, sym(s.NamePos, nameTag)) {
 			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
 			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
+			if lower := lowerCamel(s.Name); lower != s.Name { // equal only for a name already reported
+				add(pkgScope, lower+"Script", sym(s.NamePos, nameTag))
+			}
 			if len(s.Keys) > 0 {
 				add(pkgScope, s.Name+"Keys", sym(s.NamePos, nameTag))
 			}
@@ -252,14 +262,56 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 				}
 			}
 		}
+		for _, f := range s.Families {
+			if famSeen[f.Type] {
+				continue // declared again; checkFamilies compares the two
+			}
+			famSeen[f.Type] = true
+			tag := "---@keys " + f.Type + " " + f.Ctor + " " + f.Layout()
+			add(pkgScope, f.Type, sym(f.Pos, tag))
+			add(pkgScope, f.Ctor, sym(f.CtorPos, tag))
+		}
 		if r := s.Return; r != nil && r.Shape == ShapeTuple {
 			add(pkgScope, r.Tuple, sym(r.Pos, "---@return tuple "+r.Tuple))
 		}
 		for _, e := range s.Errors {
-			add(pkgScope, "Err"+e.GoName, sym(e.NamePos, "---@error "+e.Value+" "+e.Name))
+			name := "Err" + e.GoName
+			if prev, ok := errDecls[name]; ok {
+				diags = append(diags, sameError(s, e, prev)...)
+				continue
+			}
+			if add(pkgScope, name, sym(e.NamePos, "---@error "+e.Value+" "+e.Name)) {
+				errDecls[name] = declaredError{s, e}
+			}
 		}
 	}
 	return diags
+}
+
+// declaredError is the first ---@error of a name in the package.
+type declaredError struct {
+	s *Script
+	r *Reply
+}
+
+// sameError checks that e, declared by s, means what the first ---@error
+// of its name, prev, means: the same reply value and the same description
+// (or none, which takes prev's). Then the scripts share one sentinel.
+func sameError(s *Script, e *Reply, prev declaredError) Diagnostics {
+	at := func(p Pos) string {
+		return fmt.Sprintf("%s:%d:%d", path.Base(prev.s.Path), p.Line, p.Col)
+	}
+	switch {
+	case e.Value != prev.r.Value:
+		return Diagnostics{{Path: s.Path, Pos: e.ValuePos, Msg: fmt.Sprintf(
+			"error %s is %s here but %s in %s: scripts of one package share a sentinel per error name, so its value must be the same; rename one of them",
+			e.Name, e.Value, prev.r.Value, at(prev.r.ValuePos))}}
+	case e.Desc != "" && prev.r.Desc != "" && e.Desc != prev.r.Desc:
+		return Diagnostics{{Path: s.Path, Pos: e.NamePos, Msg: fmt.Sprintf(
+			"error %s is described differently in %s (%q): scripts of one package share one sentinel, and so one message; repeat that description word for word, or leave this one empty",
+			e.Name, at(prev.r.NamePos), prev.r.Desc)}}
+	}
+	return nil
 }
 
 // foldName returns a form of s that is equal for two strings exactly when

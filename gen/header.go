@@ -11,11 +11,11 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys"}
+var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
-	"@param": "@arg", "@argv": "@arg", "@keys": "@key", "@returns": "@return",
+	"@param": "@arg", "@argv": "@arg", "@returns": "@return",
 	"@ret": "@return", "@err": "@error", "@name": "@script", "@unsafe": "@unsafe-keys",
 	"@retry": "@idempotent", "@retryable": "@idempotent",
 }
@@ -188,6 +188,8 @@ func (p *headerParser) tag(col int) {
 	switch name {
 	case "@script":
 		p.script(ws)
+	case "@keys":
+		p.keysFamily(ws)
 	case "@key":
 		p.param(ws, &p.s.Keys, "key")
 	case "@arg":
@@ -331,6 +333,10 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 	}
 	prm := &Param{Name: name, GoName: goName, Variadic: variadic, Pos: at, Type: Type{Shape: ShapeScalar, Elem: String}}
 	next := 2
+	if kind == "key" && len(ws) > 2 && isTemplate(ws[2].s) {
+		prm.Template = p.keyTemplate(ws[2], prm)
+		next = 3
+	}
 	if kind == "arg" {
 		if len(ws) < 3 {
 			p.r.errorf(p.pos(ws[1].col+len(ws[1].s)), "---@arg %s needs a type: one of %s", name, scalarList)

@@ -76,6 +76,10 @@ type Script struct {
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
 
+	Families   []*Family // ---@keys declared in this file
+	family     *famModel // the family whose fields are all of the script's keys
+	slotFamily *famModel // the family every key is laid out in (fields or methods)
+
 	// Every ---@key and ---@arg line in order, including lines with errors
 	// (as a Param with what could be read: an empty Name when not even the
 	// name parsed). A bad line still holds its KEYS/ARGV position, so the
@@ -90,7 +94,8 @@ type Param struct {
 	Variadic bool   // ---@key ...name / ---@arg ...name: the rest of KEYS/ARGV
 	Type     Type   // args and fields; keys are strings
 	Desc     string
-	Pos      Pos // the name's position
+	Pos      Pos          // the name's position
+	Template *KeyTemplate // a key's layout in its family; nil when the header gives none
 	used     bool
 }
 
@@ -111,4 +116,47 @@ type Reply struct {
 	GoName   string // e.g. "OutOfStock"
 	NamePos  Pos
 	Desc     string
+}
+
+// pkgModel is what the scripts of one package declare together: the
+// errors several of them share.
+type pkgModel struct {
+	shared   map[string]*sharedError // by GoName
+	families *familySet
+}
+
+// sharedError is an ---@error name that more than one script declares,
+// with one value: one sentinel, declared in PackageFile.
+type sharedError struct {
+	Reply   *Reply    // the first declaration, with the first description given
+	Scripts []*Script // every script that declares it, in file order
+}
+
+// newPackage collects what scripts share. It runs on checked scripts, where
+// every ---@error of one name has one value.
+func newPackage(scripts []*Script) *pkgModel {
+	byName := map[string]*sharedError{}
+	var order []string
+	for _, s := range scripts {
+		for _, e := range s.Errors {
+			se := byName[e.GoName]
+			if se == nil {
+				r := *e
+				se = &sharedError{Reply: &r}
+				byName[e.GoName] = se
+				order = append(order, e.GoName)
+			}
+			if se.Reply.Desc == "" {
+				se.Reply.Desc = e.Desc
+			}
+			se.Scripts = append(se.Scripts, s)
+		}
+	}
+	p := &pkgModel{shared: map[string]*sharedError{}}
+	for _, n := range order {
+		if len(byName[n].Scripts) > 1 {
+			p.shared[n] = byName[n]
+		}
+	}
+	return p
 }

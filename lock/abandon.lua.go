@@ -31,12 +31,17 @@ type AbandonArgs struct {
 	Sharded bool
 }
 
-// AbandonScript is lua/lock/abandon.lua as a [runtime.Script].
-var AbandonScript = runtime.NewScript(runtime.ScriptSpec{
+// abandonScript is lua/lock/abandon.lua; [AbandonScript] returns it.
+var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "lock.Abandon",
 	File: "lua/lock/abandon.lua",
 	Body: abandonBody,
 })
+
+// AbandonScript returns lua/lock/abandon.lua as a [runtime.Script].
+func AbandonScript() *runtime.Script {
+	return abandonScript
+}
 
 // Abandon undoes an Acquire call whose outcome the caller never learned
 // (its context ended, or its reply was lost and could not be retried), so a
@@ -55,7 +60,7 @@ var AbandonScript = runtime.NewScript(runtime.ScriptSpec{
 // [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
-	v, err := AbandonScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel, keys.Latch}, []string{
+	v, err := abandonScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel, keys.Latch}, []string{
 		args.Owner,
 		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
@@ -63,7 +68,7 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(AbandonScript, v)
+	return runtime.Bool(abandonScript, v)
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim.

@@ -50,12 +50,17 @@ type AcquireResult struct {
 	Token int64
 }
 
-// AcquireScript is lua/lock/acquire.lua as a [runtime.Script].
-var AcquireScript = runtime.NewScript(runtime.ScriptSpec{
+// acquireScript is lua/lock/acquire.lua; [AcquireScript] returns it.
+var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "lock.Acquire",
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
 })
+
+// AcquireScript returns lua/lock/acquire.lua as a [runtime.Script].
+func AcquireScript() *runtime.Script {
+	return acquireScript
+}
 
 // Acquire takes the reentrant lock for owner, or raises owner's hold count
 // when owner already holds it; either way the lease is set to lease from
@@ -87,7 +92,7 @@ var AcquireScript = runtime.NewScript(runtime.ScriptSpec{
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
 // error raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArgs) (AcquireResult, error) {
-	v, err := AcquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Latch}, keys.Acks...), []string{
+	v, err := acquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Latch}, keys.Acks...), []string{
 		args.Owner,
 		runtime.FormatDuration(args.Lease, time.Millisecond),
 		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
@@ -97,21 +102,21 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 	if err != nil {
 		return AcquireResult{}, err
 	}
-	a, err := runtime.Tuple(AcquireScript, v, 4)
+	a, err := runtime.Tuple(acquireScript, v, 4)
 	if err != nil {
 		return AcquireResult{}, err
 	}
 	var r AcquireResult
-	if r.Acquired, err = runtime.Bool(AcquireScript, a[0]); err != nil {
+	if r.Acquired, err = runtime.Bool(acquireScript, a[0]); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.HoldCount, err = runtime.Int64(AcquireScript, a[1]); err != nil {
+	if r.HoldCount, err = runtime.Int64(acquireScript, a[1]); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.TTL, err = runtime.Duration(AcquireScript, a[2], time.Millisecond); err != nil {
+	if r.TTL, err = runtime.Duration(acquireScript, a[2], time.Millisecond); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.Token, err = runtime.Int64(AcquireScript, a[3]); err != nil {
+	if r.Token, err = runtime.Int64(acquireScript, a[3]); err != nil {
 		return AcquireResult{}, err
 	}
 	return r, nil

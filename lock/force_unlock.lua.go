@@ -24,12 +24,17 @@ type ForceUnlockArgs struct {
 	Sharded bool
 }
 
-// ForceUnlockScript is lua/lock/force_unlock.lua as a [runtime.Script].
-var ForceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
+// forceUnlockScript is lua/lock/force_unlock.lua; [ForceUnlockScript] returns it.
+var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "lock.ForceUnlock",
 	File: "lua/lock/force_unlock.lua",
 	Body: forceUnlockBody,
 })
+
+// ForceUnlockScript returns lua/lock/force_unlock.lua as a [runtime.Script].
+func ForceUnlockScript() *runtime.Script {
+	return forceUnlockScript
+}
 
 // ForceUnlock deletes the lock whoever holds it, and notifies waiters.
 // It is for operators (a holder that will never come back); the holder
@@ -40,11 +45,11 @@ var ForceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args ForceUnlockArgs) (bool, error) {
-	v, err := ForceUnlockScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel}, []string{runtime.FormatBool(args.Sharded)})
+	v, err := forceUnlockScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel}, []string{runtime.FormatBool(args.Sharded)})
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(ForceUnlockScript, v)
+	return runtime.Bool(forceUnlockScript, v)
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim.

@@ -56,12 +56,17 @@ type HandoffResult struct {
 	Token int64
 }
 
-// HandoffScript is lua/lock/handoff.lua as a [runtime.Script].
-var HandoffScript = runtime.NewScript(runtime.ScriptSpec{
+// handoffScript is lua/lock/handoff.lua; [HandoffScript] returns it.
+var handoffScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "lock.Handoff",
 	File: "lua/lock/handoff.lua",
 	Body: handoffBody,
 })
+
+// HandoffScript returns lua/lock/handoff.lua as a [runtime.Script].
+func HandoffScript() *runtime.Script {
+	return handoffScript
+}
 
 // Handoff is Release for a holder whose Client has another Mutex waiting
 // for the same lock: when owner gives back its last hold, the lock goes
@@ -88,7 +93,7 @@ var HandoffScript = runtime.NewScript(runtime.ScriptSpec{
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
 // error raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Handoff(ctx context.Context, keys HandoffKeys, args HandoffArgs) (HandoffResult, error) {
-	v, err := HandoffScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Channel, keys.Latch, keys.HeirLatch}, keys.Acks...), []string{
+	v, err := handoffScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Channel, keys.Latch, keys.HeirLatch}, keys.Acks...), []string{
 		args.Owner,
 		args.Heir,
 		runtime.FormatDuration(args.HeirLease, time.Millisecond),
@@ -100,18 +105,18 @@ func (s *Scripts) Handoff(ctx context.Context, keys HandoffKeys, args HandoffArg
 	if err != nil {
 		return HandoffResult{}, err
 	}
-	a, err := runtime.Tuple(HandoffScript, v, 3)
+	a, err := runtime.Tuple(handoffScript, v, 3)
 	if err != nil {
 		return HandoffResult{}, err
 	}
 	var r HandoffResult
-	if r.Held, err = runtime.Bool(HandoffScript, a[0]); err != nil {
+	if r.Held, err = runtime.Bool(handoffScript, a[0]); err != nil {
 		return HandoffResult{}, err
 	}
-	if r.Left, err = runtime.Int64(HandoffScript, a[1]); err != nil {
+	if r.Left, err = runtime.Int64(handoffScript, a[1]); err != nil {
 		return HandoffResult{}, err
 	}
-	if r.Token, err = runtime.Int64(HandoffScript, a[2]); err != nil {
+	if r.Token, err = runtime.Int64(handoffScript, a[2]); err != nil {
 		return HandoffResult{}, err
 	}
 	return r, nil

@@ -33,36 +33,41 @@ type Inspection struct {
 	TTL time.Duration
 }
 
-// InspectScript is lua/lock/inspect.lua as a [runtime.Script]. It runs with
-// EVALSHA_RO (flags=no-writes), so replicas can serve it.
-var InspectScript = runtime.NewScript(runtime.ScriptSpec{
+// inspectScript is lua/lock/inspect.lua; [InspectScript] returns it.
+var inspectScript = runtime.NewScript(runtime.ScriptSpec{
 	Name:     "lock.Inspect",
 	File:     "lua/lock/inspect.lua",
 	Body:     inspectBody,
 	ReadOnly: true,
 })
 
+// InspectScript returns lua/lock/inspect.lua as a [runtime.Script]. It runs
+// with EVALSHA_RO (flags=no-writes), so replicas can serve it.
+func InspectScript() *runtime.Script {
+	return inspectScript
+}
+
 // Inspect reads the lock's state as owner sees it, without changing it.
 //
 // It returns [Inspection]: the lock's state. An error raised inside the script
 // is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
-	v, err := InspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
+	v, err := inspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
 	if err != nil {
 		return Inspection{}, err
 	}
-	a, err := runtime.Tuple(InspectScript, v, 3)
+	a, err := runtime.Tuple(inspectScript, v, 3)
 	if err != nil {
 		return Inspection{}, err
 	}
 	var r Inspection
-	if r.HoldCount, err = runtime.Int64(InspectScript, a[0]); err != nil {
+	if r.HoldCount, err = runtime.Int64(inspectScript, a[0]); err != nil {
 		return Inspection{}, err
 	}
-	if r.Holders, err = runtime.Int64(InspectScript, a[1]); err != nil {
+	if r.Holders, err = runtime.Int64(inspectScript, a[1]); err != nil {
 		return Inspection{}, err
 	}
-	if r.TTL, err = runtime.Duration(InspectScript, a[2], time.Millisecond); err != nil {
+	if r.TTL, err = runtime.Duration(inspectScript, a[2], time.Millisecond); err != nil {
 		return Inspection{}, err
 	}
 	return r, nil

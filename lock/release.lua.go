@@ -58,16 +58,21 @@ func (r ReleaseReply) String() string {
 // Test for them with errors.Is.
 var (
 	// ErrNotHeld is returned when the script replies nil: owner does not hold the lock; nothing was changed
-	ErrNotHeld = &runtime.CodeError{Script: "lock.Release", Name: "NotHeld", Reply: "nil", Desc: "owner does not hold the lock; nothing was changed"}
+	ErrNotHeld = runtime.NewCodeError("lock.Release", "NotHeld", "nil", "owner does not hold the lock; nothing was changed")
 )
 
-// ReleaseScript is lua/lock/release.lua as a [runtime.Script].
-var ReleaseScript = runtime.NewScript(runtime.ScriptSpec{
+// releaseScript is lua/lock/release.lua; [ReleaseScript] returns it.
+var releaseScript = runtime.NewScript(runtime.ScriptSpec{
 	Name:   "lock.Release",
 	File:   "lua/lock/release.lua",
 	Body:   releaseBody,
 	Errors: []*runtime.CodeError{ErrNotHeld},
 })
+
+// ReleaseScript returns lua/lock/release.lua as a [runtime.Script].
+func ReleaseScript() *runtime.Script {
+	return releaseScript
+}
 
 // Release lowers owner's hold count by one. At zero the lock key is deleted
 // and an unlock message goes to channel, so waiters try again at once; while
@@ -89,7 +94,7 @@ var ReleaseScript = runtime.NewScript(runtime.ScriptSpec{
 // [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArgs) (ReleaseReply, error) {
-	v, err := ReleaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Channel, keys.Latch}, keys.Acks...), []string{
+	v, err := releaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Channel, keys.Latch}, keys.Acks...), []string{
 		args.Owner,
 		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
@@ -97,7 +102,7 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 	if err != nil {
 		return 0, err
 	}
-	r, err := runtime.Int64(ReleaseScript, v)
+	r, err := runtime.Int64(releaseScript, v)
 	if err != nil {
 		return 0, err
 	}

@@ -24,12 +24,17 @@ type RenewArgs struct {
 	Lease time.Duration
 }
 
-// RenewScript is lua/lock/renew.lua as a [runtime.Script].
-var RenewScript = runtime.NewScript(runtime.ScriptSpec{
+// renewScript is lua/lock/renew.lua; [RenewScript] returns it.
+var renewScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "lock.Renew",
 	File: "lua/lock/renew.lua",
 	Body: renewBody,
 })
+
+// RenewScript returns lua/lock/renew.lua as a [runtime.Script].
+func RenewScript() *runtime.Script {
+	return renewScript
+}
 
 // Renew sets the lease of a lock owner holds to lease from now (never from
 // the previous deadline, so delays do not add up). It does nothing when
@@ -41,11 +46,11 @@ var RenewScript = runtime.NewScript(runtime.ScriptSpec{
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bool, error) {
-	v, err := RenewScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
+	v, err := renewScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(RenewScript, v)
+	return runtime.Bool(renewScript, v)
 }
 
 // renewBody is lua/lock/renew.lua, verbatim.

@@ -20,11 +20,13 @@ func NewScripts(e runtime.Executor) *Scripts {
 	return &Scripts{exec: e}
 }
 
-// All lists this package's scripts in file order.
-var All = []*runtime.Script{AbandonScript, AcquireScript, ForceUnlockScript, HandoffScript, InspectScript, ReleaseScript, RenewScript}
+// All returns this package's scripts in file order, in a new slice.
+func All() []*runtime.Script {
+	return []*runtime.Script{abandonScript, acquireScript, forceUnlockScript, handoffScript, inspectScript, releaseScript, renewScript}
+}
 
 // Preload adds every script of this package to the script cache of every node
 // (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
 func (s *Scripts) Preload(ctx context.Context) error {
-	return runtime.Preload(ctx, s.exec, All...)
+	return runtime.Preload(ctx, s.exec, All()...)
 }

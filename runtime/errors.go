@@ -80,22 +80,50 @@ func scriptLine(msg string) (int, bool) {
 
 // CodeError is the sentinel for a reply a script header declares as a
 // failure with "---@error VALUE Name description". Generated packages export
-// one per declaration (stock.ErrOutOfStock) and callers test them with
-// errors.Is. Reply is the declared VALUE: an integer ("-1"), "nil", or an
-// error code such as "OUT_OF_STOCK" that the script sends with
-// redis.error_reply.
+// one per error name (stock.ErrOutOfStock) and callers test them with
+// errors.Is; errors.As with a *CodeError reads what it says. Create one with
+// [NewCodeError]: its fields are unexported, so no caller can change the
+// sentinel for everyone else.
 type CodeError struct {
-	Script string // Go name, e.g. "stock.Deduct"
-	Name   string // e.g. "OutOfStock"
-	Reply  string // e.g. "-1", "nil", "OUT_OF_STOCK"
-	Desc   string // from the header, e.g. "stock is lower than qty"
+	script string
+	name   string
+	reply  string
+	desc   string
 }
 
+// NewCodeError returns the sentinel for a declared failure reply. script is
+// the Go name of the script that declares it ("stock.Deduct") or, for an
+// error several scripts of one package declare, the package ("stock"); name
+// is the error's name ("OutOfStock"), reply the declared VALUE ("-1", "nil"
+// or an error code such as "OUT_OF_STOCK") and desc the header's
+// description. Generated code calls it once per sentinel, at package
+// initialisation.
+func NewCodeError(script, name, reply, desc string) *CodeError {
+	return &CodeError{script: script, name: name, reply: reply, desc: desc}
+}
+
+// Script returns the Go name of the script that declares the error, e.g.
+// "stock.Deduct", or the package name, e.g. "stock", when several scripts of
+// the package share it.
+func (e *CodeError) Script() string { return e.script }
+
+// Name returns the error's name from the header, e.g. "OutOfStock".
+func (e *CodeError) Name() string { return e.name }
+
+// Reply returns the declared reply VALUE: an integer such as "-1", "nil",
+// or an error code such as "OUT_OF_STOCK" that the script sends with
+// redis.error_reply.
+func (e *CodeError) Reply() string { return e.reply }
+
+// Desc returns the header's description, e.g. "stock is lower than qty";
+// it may be empty.
+func (e *CodeError) Desc() string { return e.desc }
+
 func (e *CodeError) Error() string {
-	if e.Desc == "" {
-		return fmt.Sprintf("%s: %s (reply %s)", e.Script, e.Name, e.Reply)
+	if e.desc == "" {
+		return fmt.Sprintf("%s: %s (reply %s)", e.script, e.name, e.reply)
 	}
-	return fmt.Sprintf("%s: %s: %s (reply %s)", e.Script, e.Name, e.Desc, e.Reply)
+	return fmt.Sprintf("%s: %s: %s (reply %s)", e.script, e.name, e.desc, e.reply)
 }
 
 // codeReplyError is a declared error-reply code together with the text the

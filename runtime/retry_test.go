@@ -123,11 +123,11 @@ func TestIdempotentRetryStopsWithContext(t *testing.T) {
 func TestIdempotentRetryKeepsDeclaredOutcomes(t *testing.T) {
 	f := &flakyExecutor{errs: []error{io.EOF}}
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.I", File: "i.lua", Body: "return 1", Idempotent: true,
-		Errors: []*runtime.CodeError{{Script: "t.I", Name: "One", Reply: "1"}}})
+		Errors: []*runtime.CodeError{runtime.NewCodeError("t.I", "One", "1", "")}})
 	_, err := s.Exec(context.Background(), f, nil, nil)
 	var ce *runtime.CodeError
 	require.ErrorAs(t, err, &ce, "the answer after a retry is classified like any other")
-	assert.Equal(t, "One", ce.Name)
+	assert.Equal(t, "One", ce.Name())
 	assert.True(t, s.Idempotent())
 	assert.False(t, script("return 1").Idempotent())
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -63,7 +64,8 @@ type ScriptSpec struct {
 	// of running it once.
 	Idempotent bool
 	// Errors are the script's declared failure replies (---@error). Exec
-	// returns the matching sentinel instead of the reply.
+	// returns the matching sentinel instead of the reply. NewScript keeps a
+	// copy of the slice.
 	Errors []*CodeError
 }
 
@@ -80,30 +82,30 @@ func NewScript(spec ScriptSpec) *Script {
 		readOnly: spec.ReadOnly,
 		anySlot:  spec.AllowCrossSlot,
 		idem:     spec.Idempotent,
-		codes:    spec.Errors,
+		codes:    slices.Clone(spec.Errors),
 	}
 	for _, c := range spec.Errors {
-		if c.Reply == "nil" {
+		if c.reply == "nil" {
 			if s.onNil != nil {
 				panic("luagen: " + spec.Name + ": two ---@error nil declarations")
 			}
 			s.onNil = c
-		} else if n, err := strconv.ParseInt(c.Reply, 10, 64); err == nil {
+		} else if n, err := strconv.ParseInt(c.reply, 10, 64); err == nil {
 			if s.ints == nil {
 				s.ints = map[int64]*CodeError{}
 			}
 			if s.ints[n] != nil {
-				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.Reply)
+				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.reply)
 			}
 			s.ints[n] = c
 		} else {
 			if s.prefixes == nil {
 				s.prefixes = map[string]*CodeError{}
 			}
-			if s.prefixes[c.Reply] != nil {
-				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.Reply)
+			if s.prefixes[c.reply] != nil {
+				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.reply)
 			}
-			s.prefixes[c.Reply] = c
+			s.prefixes[c.reply] = c
 		}
 	}
 	return s
@@ -129,8 +131,9 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 // failure (---@idempotent).
 func (s *Script) Idempotent() bool { return s.idem }
 
-// Errors returns the script's declared failure replies.
-func (s *Script) Errors() []*CodeError { return s.codes }
+// Errors returns the script's declared failure replies, in header order. The
+// slice is a copy; the sentinels themselves cannot be changed.
+func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 
 // Exec runs the script with keys as KEYS and args as ARGV on e:
 //

@@ -16,9 +16,9 @@ import (
 )
 
 var (
-	errOut  = &runtime.CodeError{Script: "t.S", Name: "Out", Reply: "-1"}
-	errNone = &runtime.CodeError{Script: "t.S", Name: "None", Reply: "nil"}
-	errBad  = &runtime.CodeError{Script: "t.S", Name: "Bad", Reply: "BAD_ARG", Desc: "bad argument"}
+	errOut  = runtime.NewCodeError("t.S", "Out", "-1", "")
+	errNone = runtime.NewCodeError("t.S", "None", "nil", "")
+	errBad  = runtime.NewCodeError("t.S", "Bad", "BAD_ARG", "bad argument")
 )
 
 func script(body string) *runtime.Script {
@@ -197,3 +197,39 @@ func TestWithoutShebangRunsOnMiniredis(t *testing.T) {
 		assert.Equal(t, runtime.StringValue("ax"), v)
 	}
 }
+
+// TestCodeErrorsCannotBeChanged checks that a sentinel reads back what
+// NewCodeError was given, and that neither the spec's slice nor the one
+// Errors returns reaches into the Script.
+func TestCodeErrorsCannotBeChanged(t *testing.T) {
+	assert.Equal(t, "t.S", errBad.Script())
+	assert.Equal(t, "Bad", errBad.Name())
+	assert.Equal(t, "BAD_ARG", errBad.Reply())
+	assert.Equal(t, "bad argument", errBad.Desc())
+	assert.Equal(t, "t.S: Bad: bad argument (reply BAD_ARG)", errBad.Error())
+	assert.Equal(t, "t.S: Out (reply -1)", errOut.Error())
+
+	spec := []*runtime.CodeError{errOut}
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.S", File: "s.lua", Body: "return -1", Errors: spec})
+	spec[0] = errBad
+	got := s.Errors()
+	require.Equal(t, []*runtime.CodeError{errOut}, got, "NewScript kept its own copy")
+	got[0] = errNone
+	assert.Same(t, errOut, s.Errors()[0], "Errors returns a copy")
+
+	_, err := s.Exec(context.Background(), replyExecutor(runtime.IntValue(-1)), nil, nil)
+	assert.Same(t, errOut, err)
+}
+
+// replyExecutor answers every EVALSHA with one reply.
+type replyExecutor runtime.Value
+
+func (r replyExecutor) EvalSha(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return runtime.Value(r), nil
+}
+
+func (r replyExecutor) Eval(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return runtime.Value(r), nil
+}
+
+func (replyExecutor) Load(context.Context, *runtime.Script) error { return nil }

@@ -9,14 +9,14 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// AuditKeys are the KEYS of [Scripts.Audit], in KEYS order. All keys must hash
-// to one slot: give them one {hash tag}.
+// AuditKeys are the KEYS of [Scripts.Audit], in KEYS order. [SKUKeys.Audit]
+// builds them from one {sku} hash tag, so they hash to one slot.
 type AuditKeys struct {
-	// Stock is KEYS[1]: string counter holding the units left, e.g. seckill:{sku42}:stock
+	// Stock is KEYS[1], prefix{sku}:stock: string counter holding the units left
 	Stock string
-	// Orders is KEYS[2]: hash of order id → record; must share stock's {hash tag}
+	// Orders is KEYS[2], prefix{sku}:orders: hash of order id → record
 	Orders string
-	// Buyers is KEYS[3]: hash of buyer → units held; must share stock's {hash tag}
+	// Buyers is KEYS[3], prefix{sku}:buyers: hash of buyer → units held
 	Buyers string
 }
 
@@ -55,24 +55,20 @@ type AuditReply struct {
 	BuyerDiffList []string
 }
 
-// Errors of [Scripts.Audit]: the replies its header declares as failures. Test
-// for them with errors.Is.
-var (
-	// ErrAuditNoSuchSKU is returned when the script replies -2: the stock key does not exist
-	ErrAuditNoSuchSKU = &runtime.CodeError{Script: "stock.Audit", Name: "AuditNoSuchSKU", Reply: "-2", Desc: "the stock key does not exist"}
-	// ErrAuditBadArgument is returned when the script replies with error BAD_ARG: max is not an integer >= 0
-	ErrAuditBadArgument = &runtime.CodeError{Script: "stock.Audit", Name: "AuditBadArgument", Reply: "BAD_ARG", Desc: "max is not an integer >= 0"}
-)
-
-// AuditScript is lua/stock/audit.lua as a [runtime.Script]. It runs with
-// EVALSHA_RO (flags=no-writes), so replicas can serve it.
-var AuditScript = runtime.NewScript(runtime.ScriptSpec{
+// auditScript is lua/stock/audit.lua; [AuditScript] returns it.
+var auditScript = runtime.NewScript(runtime.ScriptSpec{
 	Name:     "stock.Audit",
 	File:     "lua/stock/audit.lua",
 	Body:     auditBody,
 	ReadOnly: true,
-	Errors:   []*runtime.CodeError{ErrAuditNoSuchSKU, ErrAuditBadArgument},
+	Errors:   []*runtime.CodeError{ErrNoSuchSKU, ErrBadArgument},
 })
+
+// AuditScript returns lua/stock/audit.lua as a [runtime.Script]. It runs with
+// EVALSHA_RO (flags=no-writes), so replicas can serve it.
+func AuditScript() *runtime.Script {
+	return auditScript
+}
 
 // Audit reads one SKU's stock counter, order records and buyer counters
 // in one atomic step and sums them up, for Reconcile. It reads every
@@ -80,53 +76,53 @@ var AuditScript = runtime.NewScript(runtime.ScriptSpec{
 // shard meanwhile): run it after a sale, not in its hot path.
 //
 // It returns [AuditReply]: the sums over every record. Declared failures:
-// [ErrAuditNoSuchSKU], [ErrAuditBadArgument]. Keys that hash to different
-// slots fail with [runtime.ErrCrossSlot] before anything is sent. An error
-// raised inside the script is a *[runtime.ScriptError] naming the line.
+// [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to different slots fail
+// with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
+// the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
-	v, err := AuditScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{runtime.FormatInt(args.Max)})
+	v, err := auditScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{runtime.FormatInt(args.Max)})
 	if err != nil {
 		return AuditReply{}, err
 	}
-	a, err := runtime.Tuple(AuditScript, v, 12)
+	a, err := runtime.Tuple(auditScript, v, 12)
 	if err != nil {
 		return AuditReply{}, err
 	}
 	var r AuditReply
-	if r.Left, err = runtime.Int64(AuditScript, a[0]); err != nil {
+	if r.Left, err = runtime.Int64(auditScript, a[0]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.SoldOrders, err = runtime.Int64(AuditScript, a[1]); err != nil {
+	if r.SoldOrders, err = runtime.Int64(auditScript, a[1]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.SoldUnits, err = runtime.Int64(AuditScript, a[2]); err != nil {
+	if r.SoldUnits, err = runtime.Int64(auditScript, a[2]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.RefusedOrders, err = runtime.Int64(AuditScript, a[3]); err != nil {
+	if r.RefusedOrders, err = runtime.Int64(auditScript, a[3]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.CancelledOrders, err = runtime.Int64(AuditScript, a[4]); err != nil {
+	if r.CancelledOrders, err = runtime.Int64(auditScript, a[4]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.CancelledUnits, err = runtime.Int64(AuditScript, a[5]); err != nil {
+	if r.CancelledUnits, err = runtime.Int64(auditScript, a[5]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.VoidOrders, err = runtime.Int64(AuditScript, a[6]); err != nil {
+	if r.VoidOrders, err = runtime.Int64(auditScript, a[6]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerUnits, err = runtime.Int64(AuditScript, a[7]); err != nil {
+	if r.BuyerUnits, err = runtime.Int64(auditScript, a[7]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.Malformed, err = runtime.Int64(AuditScript, a[8]); err != nil {
+	if r.Malformed, err = runtime.Int64(auditScript, a[8]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.MalformedIDs, err = runtime.Slice(AuditScript, a[9], runtime.String); err != nil {
+	if r.MalformedIDs, err = runtime.Slice(auditScript, a[9], runtime.String); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerDiffs, err = runtime.Int64(AuditScript, a[10]); err != nil {
+	if r.BuyerDiffs, err = runtime.Int64(auditScript, a[10]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerDiffList, err = runtime.Slice(AuditScript, a[11], runtime.String); err != nil {
+	if r.BuyerDiffList, err = runtime.Slice(auditScript, a[11], runtime.String); err != nil {
 		return AuditReply{}, err
 	}
 	return r, nil
@@ -139,9 +135,9 @@ const auditBody = `#!lua flags=no-writes
 --- record, so it takes time in proportion to the orders (it blocks the
 --- shard meanwhile): run it after a sale, not in its hot path.
 ---@script Audit
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held; must share stock's {hash tag}
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg max     int64   most buyer mismatches and malformed records to list
 ---@return tuple AuditReply the sums over every record
 ---@field left            int64     units left in the stock counter
@@ -156,8 +152,8 @@ const auditBody = `#!lua flags=no-writes
 ---@field malformedIDs    []string  their order ids, at most max
 ---@field buyerDiffs      int64     buyers whose counter differs from their sold units
 ---@field buyerDiffList   []string  "counted held buyer" for at most max of them
----@error -2 AuditNoSuchSKU the stock key does not exist
----@error BAD_ARG AuditBadArgument max is not an integer >= 0
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
+---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
 
 local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
 

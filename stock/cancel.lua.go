@@ -10,14 +10,14 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// CancelKeys are the KEYS of [Scripts.Cancel], in KEYS order. All keys must
-// hash to one slot: give them one {hash tag}.
+// CancelKeys are the KEYS of [Scripts.Cancel], in KEYS order. [SKUKeys.Cancel]
+// builds them from one {sku} hash tag, so they hash to one slot.
 type CancelKeys struct {
-	// Stock is KEYS[1]: string counter holding the units left, e.g. seckill:{sku42}:stock
+	// Stock is KEYS[1], prefix{sku}:stock: string counter holding the units left
 	Stock string
-	// Orders is KEYS[2]: hash of order id → record; must share stock's {hash tag}
+	// Orders is KEYS[2], prefix{sku}:orders: hash of order id → record
 	Orders string
-	// Buyers is KEYS[3]: hash of buyer → units held; must share stock's {hash tag}
+	// Buyers is KEYS[3], prefix{sku}:buyers: hash of buyer → units held
 	Buyers string
 }
 
@@ -29,25 +29,19 @@ type CancelArgs struct {
 	At time.Time
 }
 
-// Errors of [Scripts.Cancel]: the replies its header declares as failures.
-// Test for them with errors.Is.
-var (
-	// ErrCancelNoSuchSKU is returned when the script replies -2: the stock key does not exist; nothing changed
-	ErrCancelNoSuchSKU = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelNoSuchSKU", Reply: "-2", Desc: "the stock key does not exist; nothing changed"}
-	// ErrCancelBadArgument is returned when the script replies with error BAD_ARG: order is empty or at is not an integer >= 1
-	ErrCancelBadArgument = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelBadArgument", Reply: "BAD_ARG", Desc: "order is empty or at is not an integer >= 1"}
-	// ErrCancelCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record, the stock or the buyer's count is malformed; nothing changed
-	ErrCancelCorruptRecord = &runtime.CodeError{Script: "stock.Cancel", Name: "CancelCorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record, the stock or the buyer's count is malformed; nothing changed"}
-)
-
-// CancelScript is lua/stock/cancel.lua as a [runtime.Script].
-var CancelScript = runtime.NewScript(runtime.ScriptSpec{
+// cancelScript is lua/stock/cancel.lua; [CancelScript] returns it.
+var cancelScript = runtime.NewScript(runtime.ScriptSpec{
 	Name:       "stock.Cancel",
 	File:       "lua/stock/cancel.lua",
 	Body:       cancelBody,
 	Idempotent: true,
-	Errors:     []*runtime.CodeError{ErrCancelNoSuchSKU, ErrCancelBadArgument, ErrCancelCorruptRecord},
+	Errors:     []*runtime.CodeError{ErrNoSuchSKU, ErrBadArgument, ErrCorruptRecord},
 })
+
+// CancelScript returns lua/stock/cancel.lua as a [runtime.Script].
+func CancelScript() *runtime.Script {
+	return cancelScript
+}
 
 // Cancel returns an order's units to stock exactly once: the compensation
 // for an order that failed after its deduction (payment declined, checkout
@@ -59,19 +53,18 @@ var CancelScript = runtime.NewScript(runtime.ScriptSpec{
 // refused with ErrCancelled instead of selling units nobody will pay for.
 //
 // It returns units this order returned to stock; 0 when it took none. Declared
-// failures: [ErrCancelNoSuchSKU], [ErrCancelBadArgument],
-// [ErrCancelCorruptRecord]. Keys that hash to different slots fail with
-// [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line. It is idempotent (an
-// order changes state once; a repeat answers the same units and moves none),
-// so a connection error or a transient error reply is retried with backoff,
-// within ctx; see [runtime.Script.Exec].
+// failures: [ErrNoSuchSKU], [ErrBadArgument], [ErrCorruptRecord]. Keys that
+// hash to different slots fail with [runtime.ErrCrossSlot] before anything is
+// sent. An error raised inside the script is a *[runtime.ScriptError] naming
+// the line. It is idempotent (an order changes state once; a repeat answers
+// the same units and moves none), so a connection error or a transient error
+// reply is retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) (int64, error) {
-	v, err := CancelScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)})
+	v, err := cancelScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)})
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(CancelScript, v)
+	return runtime.Int64(cancelScript, v)
 }
 
 // cancelBody is lua/stock/cancel.lua, verbatim.
@@ -85,16 +78,16 @@ const cancelBody = `#!lua
 --- a Deduct for it that arrives late (a retry that overtook nothing) is
 --- refused with ErrCancelled instead of selling units nobody will pay for.
 ---@script Cancel
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held; must share stock's {hash tag}
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg order   string         order id to cancel
 ---@arg at      time.Time ms   cancellation time, recorded for an order never seen
 ---@idempotent an order changes state once; a repeat answers the same units and moves none
 ---@return int64               units this order returned to stock; 0 when it took none
----@error -2 CancelNoSuchSKU   the stock key does not exist; nothing changed
----@error BAD_ARG CancelBadArgument order is empty or at is not an integer >= 1
----@error BAD_RECORD CancelCorruptRecord the order's record, the stock or the buyer's count is malformed; nothing changed
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
+---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
+---@error BAD_RECORD CorruptRecord      the order's record, the stock or the buyer's count is malformed; nothing changed
 
 local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
 

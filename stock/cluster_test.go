@@ -60,7 +60,7 @@ func TestEveryScriptOnCluster(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.Preload(ctx))
 	for _, n := range c.Nodes {
-		for _, sc := range stock.All {
+		for _, sc := range stock.All() {
 			assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", sc.SHA1()), "%s on %s", sc.Name(), n.Addr)
 		}
 	}

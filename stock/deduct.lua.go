@@ -10,14 +10,14 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. All keys must
-// hash to one slot: give them one {hash tag}.
+// DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. [SKUKeys.Deduct]
+// builds them from one {sku} hash tag, so they hash to one slot.
 type DeductKeys struct {
-	// Stock is KEYS[1]: string counter holding the units left, e.g. seckill:{sku42}:stock
+	// Stock is KEYS[1], prefix{sku}:stock: string counter holding the units left
 	Stock string
-	// Orders is KEYS[2]: hash of order id → record; must share stock's {hash tag}
+	// Orders is KEYS[2], prefix{sku}:orders: hash of order id → record
 	Orders string
-	// Buyers is KEYS[3]: hash of buyer → units held, for the limit; must share stock's {hash tag}
+	// Buyers is KEYS[3], prefix{sku}:buyers: hash of buyer → units held
 	Buyers string
 }
 
@@ -36,32 +36,33 @@ type DeductArgs struct {
 }
 
 // Errors of [Scripts.Deduct]: the replies its header declares as failures.
-// Test for them with errors.Is.
+// Test for them with errors.Is. It also returns [ErrNoSuchSKU],
+// [ErrBadArgument] and [ErrCorruptRecord], which other scripts of the package
+// share.
 var (
 	// ErrOutOfStock is returned when the script replies -1: stock was lower than qty; recorded as refused, nothing deducted
-	ErrOutOfStock = &runtime.CodeError{Script: "stock.Deduct", Name: "OutOfStock", Reply: "-1", Desc: "stock was lower than qty; recorded as refused, nothing deducted"}
-	// ErrNoSuchSKU is returned when the script replies -2: the stock key does not exist; nothing recorded
-	ErrNoSuchSKU = &runtime.CodeError{Script: "stock.Deduct", Name: "NoSuchSKU", Reply: "-2", Desc: "the stock key does not exist; nothing recorded"}
+	ErrOutOfStock = runtime.NewCodeError("stock.Deduct", "OutOfStock", "-1", "stock was lower than qty; recorded as refused, nothing deducted")
 	// ErrLimitExceeded is returned when the script replies -3: the buyer would hold more than limit units; recorded as refused
-	ErrLimitExceeded = &runtime.CodeError{Script: "stock.Deduct", Name: "LimitExceeded", Reply: "-3", Desc: "the buyer would hold more than limit units; recorded as refused"}
+	ErrLimitExceeded = runtime.NewCodeError("stock.Deduct", "LimitExceeded", "-3", "the buyer would hold more than limit units; recorded as refused")
 	// ErrCancelled is returned when the script replies -4: the order id was cancelled (before or after a sale); nothing changed
-	ErrCancelled = &runtime.CodeError{Script: "stock.Deduct", Name: "Cancelled", Reply: "-4", Desc: "the order id was cancelled (before or after a sale); nothing changed"}
-	// ErrBadArgument is returned when the script replies with error BAD_ARG: an argument is empty or not a decimal integer in range
-	ErrBadArgument = &runtime.CodeError{Script: "stock.Deduct", Name: "BadArgument", Reply: "BAD_ARG", Desc: "an argument is empty or not a decimal integer in range"}
+	ErrCancelled = runtime.NewCodeError("stock.Deduct", "Cancelled", "-4", "the order id was cancelled (before or after a sale); nothing changed")
 	// ErrOrderConflict is returned when the script replies with error ORDER_CONFLICT: the order id is recorded for another buyer or quantity
-	ErrOrderConflict = &runtime.CodeError{Script: "stock.Deduct", Name: "OrderConflict", Reply: "ORDER_CONFLICT", Desc: "the order id is recorded for another buyer or quantity"}
-	// ErrCorruptRecord is returned when the script replies with error BAD_RECORD: the order's record, the stock or the buyer's count is malformed; nothing changed
-	ErrCorruptRecord = &runtime.CodeError{Script: "stock.Deduct", Name: "CorruptRecord", Reply: "BAD_RECORD", Desc: "the order's record, the stock or the buyer's count is malformed; nothing changed"}
+	ErrOrderConflict = runtime.NewCodeError("stock.Deduct", "OrderConflict", "ORDER_CONFLICT", "the order id is recorded for another buyer or quantity")
 )
 
-// DeductScript is lua/stock/deduct.lua as a [runtime.Script].
-var DeductScript = runtime.NewScript(runtime.ScriptSpec{
+// deductScript is lua/stock/deduct.lua; [DeductScript] returns it.
+var deductScript = runtime.NewScript(runtime.ScriptSpec{
 	Name:       "stock.Deduct",
 	File:       "lua/stock/deduct.lua",
 	Body:       deductBody,
 	Idempotent: true,
 	Errors:     []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrLimitExceeded, ErrCancelled, ErrBadArgument, ErrOrderConflict, ErrCorruptRecord},
 })
+
+// DeductScript returns lua/stock/deduct.lua as a [runtime.Script].
+func DeductScript() *runtime.Script {
+	return deductScript
+}
 
 // Deduct takes qty units of a SKU for one order, at most once per order id.
 // The check, the decrement and the order record run as one script, so
@@ -83,7 +84,7 @@ var DeductScript = runtime.NewScript(runtime.ScriptSpec{
 // and answered again), so a connection error or a transient error reply is
 // retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
-	v, err := DeductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+	v, err := deductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
 		args.Order,
 		args.Buyer,
 		runtime.FormatInt(args.Qty),
@@ -93,7 +94,7 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(DeductScript, v)
+	return runtime.Int64(deductScript, v)
 }
 
 // deductBody is lua/stock/deduct.lua, verbatim.
@@ -109,9 +110,10 @@ const deductBody = `#!lua
 --- order once refused is never sold later, even when units come back.
 --- Reusing an order id for another buyer or quantity is an error.
 ---@script Deduct
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held, for the limit; must share stock's {hash tag}
+---@keys SKUKeys KeysFor prefix{sku}  one SKU's keys, e.g. KeysFor("seckill:", "42") gives seckill:{42}:stock
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg order   string         order id, unique per purchase: the idempotency key
 ---@arg buyer   string         buyer id, recorded and counted against limit
 ---@arg qty     int64          units to take; an integer >= 1
@@ -120,7 +122,7 @@ const deductBody = `#!lua
 ---@idempotent an order id's first outcome is recorded with the decrement and answered again
 ---@return int64               units left right after this order's deduction
 ---@error -1 OutOfStock        stock was lower than qty; recorded as refused, nothing deducted
----@error -2 NoSuchSKU         the stock key does not exist; nothing recorded
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
 ---@error -3 LimitExceeded     the buyer would hold more than limit units; recorded as refused
 ---@error -4 Cancelled         the order id was cancelled (before or after a sale); nothing changed
 ---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range

@@ -124,7 +124,7 @@ func TestDeductOfflineNoScriptFallback(t *testing.T) {
 	r, s := offline(t)
 	k := keysFor("9")
 	r.Set(k.Stock, "10")
-	sha := stock.DeductScript.SHA1()
+	sha := stock.DeductScript().SHA1()
 	assert.Equal(t, int64(0), r.MustDo("SCRIPT", "EXISTS", sha).Array[0].Int)
 
 	for i := range 3 {
@@ -135,7 +135,7 @@ func TestDeductOfflineNoScriptFallback(t *testing.T) {
 		assert.Equal(t, int64(1), r.MustDo("SCRIPT", "EXISTS", sha).Array[0].Int, "EVAL cached it")
 	}
 	require.NoError(t, s.Preload(context.Background()))
-	for _, sc := range stock.All {
+	for _, sc := range stock.All() {
 		assert.Equal(t, int64(1), r.MustDo("SCRIPT", "EXISTS", sc.SHA1()).Array[0].Int, sc.Name())
 	}
 }
@@ -147,7 +147,7 @@ func TestDeductOfflineLostReplyIsRetriedOnce(t *testing.T) {
 	r, s := offline(t)
 	k := keysFor("3")
 	r.Set(k.Stock, "10")
-	r.MustDo("SCRIPT", "LOAD", stock.DeductScript.Body())
+	r.MustDo("SCRIPT", "LOAD", stock.DeductScript().Body())
 	r.LoseReply()
 	r.LoseReply()
 	r.ResetCalls()
@@ -243,8 +243,8 @@ func TestOfflineKeysCheck(t *testing.T) {
 	_, err = s.Reconcile(ctx, k.Audit(), 10)
 	require.NoError(t, err)
 
-	body := strings.Replace(stock.DeductScript.Body(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', KEYS[1] .. ':buyers',", 1)
-	require.NotEqual(t, stock.DeductScript.Body(), body)
+	body := strings.Replace(stock.DeductScript().Body(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', KEYS[1] .. ':buyers',", 1)
+	require.NotEqual(t, stock.DeductScript().Body(), body)
 	undeclared := runtime.NewScript(runtime.ScriptSpec{Name: "stock.DeductUndeclared", File: "lua/stock/deduct.lua", Body: body})
 	_, err = undeclared.Exec(ctx, r, []string{k.Stock, k.Orders, k.Buyers}, []string{"o2", "u1", "1", "0", "1"})
 	var se *runtime.ScriptError
@@ -260,7 +260,7 @@ func TestDeductOfflineCrossSlotSendsNothing(t *testing.T) {
 		order("o1", "u7", 1))
 	require.ErrorIs(t, err, runtime.ErrCrossSlot)
 	assert.Empty(t, r.Calls())
-	assert.Equal(t, int64(0), r.MustDo("SCRIPT", "EXISTS", stock.DeductScript.SHA1()).Array[0].Int, "no EVAL reached the fake")
+	assert.Equal(t, int64(0), r.MustDo("SCRIPT", "EXISTS", stock.DeductScript().SHA1()).Array[0].Int, "no EVAL reached the fake")
 }
 
 func TestCancelOffline(t *testing.T) {

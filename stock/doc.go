@@ -1,11 +1,12 @@
 // Package stock is flash-sale stock deduction: typed Go wrappers, generated
 // by luagen from lua/stock/*.lua, that check and decrement a SKU's stock and
-// record the order in one atomic script, plus the hand-written keys helper
-// and Reconcile.
+// record the order in one atomic script, plus the hand-written Reconcile.
 //
-// A SKU has three keys that share its {hash tag} ([KeysFor]): a stock
-// counter, an orders hash (order id → "state qty at reply buyer") and a
-// buyers hash (buyer → units held).
+// A SKU has three keys that share its {hash tag}: a stock counter, an
+// orders hash (order id → "state qty at reply buyer") and a buyers hash
+// (buyer → units held). [KeysFor] builds them; it is generated from the
+// ---@keys and ---@key templates in lua/stock/deduct.lua, so no code here
+// spells a key.
 //
 //	s := stock.New(runtime.Rueidis(client))
 //	k := stock.KeysFor("seckill:", "42")

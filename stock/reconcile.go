@@ -60,7 +60,7 @@ func (d Difference) String() string {
 // orders. It reads everything in one atomic, read-only script (Audit), so a
 // sale running meanwhile cannot make a difference appear; that script reads
 // every record, so run Reconcile after a sale or on a quiet shard. It
-// returns an error only when it could not check (network, ErrAuditNoSuchSKU,
+// returns an error only when it could not check (network, ErrNoSuchSKU,
 // initial < 0); differences are in the result.
 func (s *Scripts) Reconcile(ctx context.Context, keys AuditKeys, initial int64) (*Reconciliation, error) {
 	if initial < 0 {

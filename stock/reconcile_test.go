@@ -93,7 +93,7 @@ func TestReconcileErrors(t *testing.T) {
 	_, _, s := setup(t)
 	k := keysFor("absent")
 	_, err := s.Reconcile(context.Background(), k.Audit(), 10)
-	require.ErrorIs(t, err, stock.ErrAuditNoSuchSKU)
+	require.ErrorIs(t, err, stock.ErrNoSuchSKU)
 	_, err = s.Reconcile(context.Background(), k.Audit(), -1)
 	require.EqualError(t, err, "stock.Reconcile: initial stock -1 is negative")
 }

@@ -20,11 +20,71 @@ func New(e runtime.Executor) *Scripts {
 	return &Scripts{exec: e}
 }
 
-// All lists this package's scripts in file order.
-var All = []*runtime.Script{AuditScript, CancelScript, DeductScript}
+// All returns this package's scripts in file order, in a new slice.
+func All() []*runtime.Script {
+	return []*runtime.Script{auditScript, cancelScript, deductScript}
+}
 
 // Preload adds every script of this package to the script cache of every node
 // (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
 func (s *Scripts) Preload(ctx context.Context) error {
-	return runtime.Preload(ctx, s.exec, All...)
+	return runtime.Preload(ctx, s.exec, All()...)
+}
+
+// Errors that several scripts of this package declare: one sentinel each,
+// whichever script returns it. Test for them with errors.Is.
+var (
+	// ErrNoSuchSKU is returned when [Scripts.Audit], [Scripts.Cancel] or
+	// [Scripts.Deduct] replies -2: the stock key does not exist; nothing changed
+	ErrNoSuchSKU = runtime.NewCodeError("stock", "NoSuchSKU", "-2", "the stock key does not exist; nothing changed")
+	// ErrBadArgument is returned when [Scripts.Audit], [Scripts.Cancel] or
+	// [Scripts.Deduct] replies with error BAD_ARG: an argument is empty or not a
+	// decimal integer in range
+	ErrBadArgument = runtime.NewCodeError("stock", "BadArgument", "BAD_ARG", "an argument is empty or not a decimal integer in range")
+	// ErrCorruptRecord is returned when [Scripts.Cancel] or [Scripts.Deduct]
+	// replies with error BAD_RECORD: the order's record, the stock or the buyer's
+	// count is malformed; nothing changed
+	ErrCorruptRecord = runtime.NewCodeError("stock", "CorruptRecord", "BAD_RECORD", "the order's record, the stock or the buyer's count is malformed; nothing changed")
+)
+
+// SKUKeys are the keys of a ---@keys family (lua/stock/deduct.lua): one SKU's
+// keys, e.g. KeysFor("seckill:", "42") gives seckill:{42}:stock. Build them
+// with [KeysFor]: each is laid out as prefix{sku} and a suffix. They share the
+// hash tag {sku}, so on Redis Cluster they hash to one slot.
+type SKUKeys struct {
+	// Stock is prefix{sku}:stock: string counter holding the units left
+	Stock string
+	// Orders is prefix{sku}:orders: hash of order id → record
+	Orders string
+	// Buyers is prefix{sku}:buyers: hash of buyer → units held
+	Buyers string
+}
+
+// KeysFor returns the SKUKeys of sku under prefix: prefix{sku}:stock,
+// prefix{sku}:orders and prefix{sku}:buyers. They share the hash tag {sku}, so
+// on Redis Cluster they hash to one slot. An empty sku gives "{}", which is no
+// hash tag: the keys then hash to different slots and calls fail with
+// [runtime.ErrCrossSlot].
+func KeysFor(prefix, sku string) SKUKeys {
+	tag := prefix + "{" + sku + "}"
+	return SKUKeys{
+		Stock:  tag + ":stock",
+		Orders: tag + ":orders",
+		Buyers: tag + ":buyers",
+	}
+}
+
+// Audit returns the keys of [Scripts.Audit].
+func (k SKUKeys) Audit() AuditKeys {
+	return AuditKeys{Stock: k.Stock, Orders: k.Orders, Buyers: k.Buyers}
+}
+
+// Cancel returns the keys of [Scripts.Cancel].
+func (k SKUKeys) Cancel() CancelKeys {
+	return CancelKeys{Stock: k.Stock, Orders: k.Orders, Buyers: k.Buyers}
+}
+
+// Deduct returns the keys of [Scripts.Deduct].
+func (k SKUKeys) Deduct() DeductKeys {
+	return DeductKeys{Stock: k.Stock, Orders: k.Orders, Buyers: k.Buyers}
 }

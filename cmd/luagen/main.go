@@ -18,8 +18,9 @@
 //
 // Generate writes, into the current directory or -out dir, one
 // <file>.lua.go per script and scripts.lua.go, which declares the Scripts
-// type, its constructor (New, or the name given with -new), All and
-// Preload. It is meant for go:generate in the package directory:
+// type, its constructor (New, or the name given with -new), All, Preload,
+// the errors several scripts share and the key families (---@keys). It is
+// meant for go:generate in the package directory:
 //
 //	//go:generate go tool luagen generate ../lua/stock
 //

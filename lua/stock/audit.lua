@@ -4,9 +4,9 @@
 --- record, so it takes time in proportion to the orders (it blocks the
 --- shard meanwhile): run it after a sale, not in its hot path.
 ---@script Audit
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held; must share stock's {hash tag}
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg max     int64   most buyer mismatches and malformed records to list
 ---@return tuple AuditReply the sums over every record
 ---@field left            int64     units left in the stock counter
@@ -21,8 +21,8 @@
 ---@field malformedIDs    []string  their order ids, at most max
 ---@field buyerDiffs      int64     buyers whose counter differs from their sold units
 ---@field buyerDiffList   []string  "counted held buyer" for at most max of them
----@error -2 AuditNoSuchSKU the stock key does not exist
----@error BAD_ARG AuditBadArgument max is not an integer >= 0
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
+---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
 
 local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
 

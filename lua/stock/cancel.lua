@@ -8,16 +8,16 @@
 --- a Deduct for it that arrives late (a retry that overtook nothing) is
 --- refused with ErrCancelled instead of selling units nobody will pay for.
 ---@script Cancel
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held; must share stock's {hash tag}
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg order   string         order id to cancel
 ---@arg at      time.Time ms   cancellation time, recorded for an order never seen
 ---@idempotent an order changes state once; a repeat answers the same units and moves none
 ---@return int64               units this order returned to stock; 0 when it took none
----@error -2 CancelNoSuchSKU   the stock key does not exist; nothing changed
----@error BAD_ARG CancelBadArgument order is empty or at is not an integer >= 1
----@error BAD_RECORD CancelCorruptRecord the order's record, the stock or the buyer's count is malformed; nothing changed
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
+---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range
+---@error BAD_RECORD CorruptRecord      the order's record, the stock or the buyer's count is malformed; nothing changed
 
 local RECORD = '^(%a+) (%d+) (%d+) (%-?%d+) (.*)$'
 

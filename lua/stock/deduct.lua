@@ -10,9 +10,10 @@
 --- order once refused is never sold later, even when units come back.
 --- Reusing an order id for another buyer or quantity is an error.
 ---@script Deduct
----@key stock   string counter holding the units left, e.g. seckill:{sku42}:stock
----@key orders  hash of order id → record; must share stock's {hash tag}
----@key buyers  hash of buyer → units held, for the limit; must share stock's {hash tag}
+---@keys SKUKeys KeysFor prefix{sku}  one SKU's keys, e.g. KeysFor("seckill:", "42") gives seckill:{42}:stock
+---@key stock   {sku}:stock    string counter holding the units left
+---@key orders  {sku}:orders   hash of order id → record
+---@key buyers  {sku}:buyers   hash of buyer → units held
 ---@arg order   string         order id, unique per purchase: the idempotency key
 ---@arg buyer   string         buyer id, recorded and counted against limit
 ---@arg qty     int64          units to take; an integer >= 1
@@ -21,7 +22,7 @@
 ---@idempotent an order id's first outcome is recorded with the decrement and answered again
 ---@return int64               units left right after this order's deduction
 ---@error -1 OutOfStock        stock was lower than qty; recorded as refused, nothing deducted
----@error -2 NoSuchSKU         the stock key does not exist; nothing recorded
+---@error -2 NoSuchSKU         the stock key does not exist; nothing changed
 ---@error -3 LimitExceeded     the buyer would hold more than limit units; recorded as refused
 ---@error -4 Cancelled         the order id was cancelled (before or after a sale); nothing changed
 ---@error BAD_ARG BadArgument  an argument is empty or not a decimal integer in range

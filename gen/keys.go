@@ -1,0 +1,402 @@
+package gen
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Key templates: how a key is built from typed parts.
+//
+// A package declares a key family once, in any of its scripts:
+//
+//	---@keys SKUKeys KeysFor prefix{sku}   the keys of one SKU
+//
+// and each key of a script names its layout within the family:
+//
+//	---@key stock   {sku}:stock    string counter holding the units left
+//	---@key latch   {name}:latch:<owner>.<seq:int64>
+//
+// The family's template is an optional part (the caller's prefix) followed
+// by the hash-tag part in braces. A key's template starts with the family's
+// {tag} and goes on with literal text and <part> or <part:int64>
+// placeholders. luagen generates the struct (SKUKeys, a field per key
+// without placeholders, a method per key with them), the constructor
+// (KeysFor(prefix, sku string) SKUKeys) and, for each script whose keys all
+// are fields of one family, a method that returns the script's Keys struct
+// (SKUKeys.Deduct() DeductKeys). Keys built from one family share its hash
+// tag, so they share a slot by construction.
+
+// Family is a ---@keys declaration.
+type Family struct {
+	Type    string // Go type, e.g. "SKUKeys"
+	Ctor    string // constructor, e.g. "KeysFor"
+	Prefix  string // the part before the tag, e.g. "prefix"; "" for none
+	Tag     string // the hash-tag part, e.g. "sku"
+	Desc    string
+	Pos     Pos // position of Type
+	CtorPos Pos // position of Ctor
+	TplPos  Pos // position of the template
+	s       *Script
+}
+
+// Layout spells the family's template as the header does: prefix{sku}.
+func (f *Family) Layout() string { return f.Prefix + "{" + f.Tag + "}" }
+
+// KeyTemplate is the layout of a ---@key within its family: the family's
+// {tag} and then literal text and typed parts.
+type KeyTemplate struct {
+	Raw    string     // as written, e.g. "{sku}:stock"
+	Tag    string     // the tag part it starts with
+	suffix []tplPiece // after the tag
+	Pos    Pos        // the template's position
+	family *famModel  // resolved by checkFamilies
+	parts  []*Param   // the <part> placeholders, in order
+	keyOf  *Param     // the key it lays out
+	script *Script    // the script that declares it
+}
+
+// tplPiece is literal text, or a part when Part is set.
+type tplPiece struct {
+	Lit  string
+	Part *Param // Name, GoName (unexported Go parameter name) and Type (String or Int64)
+}
+
+// fixed reports whether the key has no placeholders: a field of its family.
+func (t *KeyTemplate) fixed() bool { return len(t.parts) == 0 }
+
+// sameLayout reports whether t and o build the same key from the same parts.
+func (t *KeyTemplate) sameLayout(o *KeyTemplate) bool { return t.Raw == o.Raw }
+
+// keysFamily parses a "---@keys Type Ctor template description" line.
+func (p *headerParser) keysFamily(ws []word) {
+	if len(ws) < 4 {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@keys: want ---@keys Type Constructor prefix{tag} description, e.g. ---@keys SKUKeys KeysFor prefix{sku}")
+		return
+	}
+	typ, ctor, tpl := ws[1], ws[2], ws[3]
+	for _, w := range []word{typ, ctor} {
+		if !token.IsIdentifier(w.s) || w.s == "_" {
+			p.r.errorf(p.pos(w.col), "malformed ---@keys: %q is not a Go identifier; want ---@keys Type Constructor prefix{tag}", w.s)
+			return
+		}
+	}
+	f := &Family{Type: typ.s, Ctor: ctor.s, Desc: p.desc(ws, 4), Pos: p.pos(typ.col), CtorPos: p.pos(ctor.col), TplPos: p.pos(tpl.col), s: p.s}
+	open := strings.IndexByte(tpl.s, '{')
+	switch {
+	case open < 0:
+		p.r.errorf(p.pos(tpl.col), "---@keys template %q has no {hash tag}: the keys of a family share a slot through it; write it as prefix{tag}, e.g. prefix{sku}", tpl.s)
+		return
+	case !strings.HasSuffix(tpl.s, "}") || strings.Count(tpl.s, "{") != 1 || strings.Count(tpl.s, "}") != 1:
+		p.r.errorf(p.pos(tpl.col), "malformed ---@keys template %q: want an optional part and then the hash-tag part in braces, e.g. prefix{sku}; the text after the tag belongs in each ---@key's template ({sku}:stock)", tpl.s)
+		return
+	}
+	f.Prefix, f.Tag = tpl.s[:open], tpl.s[open+1:len(tpl.s)-1]
+	for i, part := range []string{f.Prefix, f.Tag} {
+		col := tpl.col
+		if i == 1 {
+			col += open + 1
+		}
+		if part == "" && i == 0 {
+			continue
+		}
+		if msg := partNameProblem(part); msg != "" {
+			p.r.errorf(p.pos(col), "---@keys template %q: %s", tpl.s, msg)
+			return
+		}
+	}
+	if f.Prefix == f.Type || f.Tag == f.Type {
+		p.r.errorf(p.pos(tpl.col), "---@keys template %q: a part named %s would hide the type %s in its constructor; choose another name", tpl.s, f.Type, f.Type)
+		return
+	}
+	if f.Prefix == f.Tag {
+		p.r.errorf(p.pos(tpl.col), "---@keys template %q names part %s twice; name the prefix and the tag differently", tpl.s, f.Tag)
+		return
+	}
+	if prev, ok := p.seen["@keys "+f.Type]; ok {
+		p.r.errorf(p.pos(typ.col), "duplicate ---@keys %s (first at line %d)", f.Type, prev.Line)
+		return
+	}
+	p.seen["@keys "+f.Type] = p.pos(typ.col)
+	p.s.Families = append(p.s.Families, f)
+}
+
+// partNameProblem says why name cannot be a part (a parameter of a
+// generated Go function), or returns "".
+func partNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "a part needs a name"
+	case !isLuaName(name):
+		return fmt.Sprintf("part %q is not a name (letters, digits and _; in the text after the tag, a part is written <name> or <name:int64>)", name)
+	case token.IsKeyword(name):
+		return fmt.Sprintf("part %q is a Go keyword and cannot name a parameter; choose another name", name)
+	case name == "k" || name == "tag" || slices.Contains(importNames, name):
+		return fmt.Sprintf("part %q is a name the generated code uses itself; choose another name", name)
+	case types.Universe.Lookup(name) != nil:
+		return fmt.Sprintf("part %q would shadow Go's predeclared %s in the generated function; choose another name", name, name)
+	}
+	return ""
+}
+
+// isTemplate reports whether the word after a ---@key name is a key
+// template rather than the start of the description.
+func isTemplate(s string) bool { return strings.ContainsAny(s, "{}<>") }
+
+// keyTemplate parses the template w of key prm, or reports why it cannot
+// and returns nil.
+func (p *headerParser) keyTemplate(w word, prm *Param) *KeyTemplate {
+	t := &KeyTemplate{Raw: w.s, Pos: p.pos(w.col), keyOf: prm, script: p.s}
+	s := w.s
+	if prm.Variadic {
+		p.r.errorf(p.pos(w.col), "the variadic key ...%s takes no template: its elements come from the caller; build each with a family key that has the same layout", prm.Name)
+		return nil
+	}
+	if !strings.HasPrefix(s, "{") {
+		if strings.Contains(s, "{") {
+			p.r.errorf(p.pos(w.col), "key template %q must start with its family's {tag}, e.g. {sku}:stock; the family's prefix part is added by its constructor", s)
+		} else {
+			p.r.errorf(p.pos(w.col), "key template %q has no {hash tag}, so luagen cannot put it in a slot with other keys: start it with the {tag} of a ---@keys family, e.g. {sku}:stock", s)
+		}
+		return nil
+	}
+	end := strings.IndexByte(s, '}')
+	if end < 0 {
+		p.r.errorf(p.pos(w.col), "key template %q: the hash tag is not closed; want {tag} and then the rest, e.g. {sku}:stock", s)
+		return nil
+	}
+	t.Tag = s[1:end]
+	if msg := partNameProblem(t.Tag); msg != "" {
+		p.r.errorf(p.pos(w.col+1), "key template %q: %s", s, msg)
+		return nil
+	}
+	seen := map[string]bool{t.Tag: true}
+	rest, col := s[end+1:], w.col+end+1
+	lit := ""
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch c {
+		case '{', '}':
+			p.r.errorf(p.pos(col+i), "key template %q: a key has one hash tag, at its start; Redis hashes only the first {…}, so a second one is plain text that reads like a tag: drop it", s)
+			return nil
+		case '>':
+			p.r.errorf(p.pos(col+i), "key template %q: '>' without '<'; a part is written <name> or <name:int64>", s)
+			return nil
+		case '<':
+			j := strings.IndexByte(rest[i:], '>')
+			if j < 0 {
+				p.r.errorf(p.pos(col+i), "key template %q: '<' is not closed; a part is written <name> or <name:int64>", s)
+				return nil
+			}
+			spec := rest[i+1 : i+j]
+			name, typ, typed := strings.Cut(spec, ":")
+			if msg := partNameProblem(name); msg != "" {
+				p.r.errorf(p.pos(col+i+1), "key template %q: %s", s, msg)
+				return nil
+			}
+			elem := String
+			if typed {
+				switch typ {
+				case "string":
+				case "int64":
+					elem = Int64
+				default:
+					p.r.errorf(p.pos(col+i+1+len(name)+1), "key template %q: part %s has type %q; a part is a string (the default) or an int64", s, name, typ)
+					return nil
+				}
+			}
+			if seen[name] {
+				p.r.errorf(p.pos(col+i+1), "key template %q names part %s twice", s, name)
+				return nil
+			}
+			seen[name] = true
+			if lit != "" {
+				t.suffix = append(t.suffix, tplPiece{Lit: lit})
+				lit = ""
+			}
+			part := &Param{Name: name, GoName: name, Type: Type{Shape: ShapeScalar, Elem: elem}, Pos: p.pos(col + i + 1)}
+			t.suffix = append(t.suffix, tplPiece{Part: part})
+			t.parts = append(t.parts, part)
+			i += j
+		default:
+			lit += string(c)
+		}
+	}
+	if lit != "" {
+		t.suffix = append(t.suffix, tplPiece{Lit: lit})
+	}
+	return t
+}
+
+// familySet is the families of a package and the keys laid out in them.
+type familySet struct {
+	list  []*famModel
+	byTag map[string]*famModel
+}
+
+// famModel is one family with its keys, in the order scripts declare them.
+type famModel struct {
+	*Family
+	keys    []*KeyTemplate          // one per key name, the first declaration
+	byName  map[string]*KeyTemplate // by key GoName
+	scripts []*Script               // scripts whose keys are all fields of this family
+	desc    map[string]string       // by key GoName: the description scripts give it
+	mixed   map[string]bool         // by key GoName: scripts describe it differently
+}
+
+// checkFamilies resolves the key templates of every script against the
+// package's families and reports conflicts: a family declared twice with
+// different templates, two families with one tag, a template whose tag no
+// family has, one key laid out twice differently, and a script whose keys
+// come from families with different tags.
+func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
+	var diags Diagnostics
+	errorf := func(s *Script, at Pos, format string, args ...any) {
+		diags = append(diags, Diagnostic{Path: s.Path, Pos: at, Msg: fmt.Sprintf(format, args...)})
+	}
+	where := func(s *Script, p Pos) string { return fmt.Sprintf("%s:%d:%d", path.Base(s.Path), p.Line, p.Col) }
+	fs := &familySet{byTag: map[string]*famModel{}}
+	byType := map[string]*famModel{}
+	for _, s := range scripts {
+		for _, f := range s.Families {
+			if prev := byType[f.Type]; prev != nil {
+				if prev.Ctor != f.Ctor || prev.Layout() != f.Layout() {
+					errorf(s, f.TplPos, "---@keys %s is %s %s here but %s %s in %s: a family has one constructor and one template; declare it once, or the same way everywhere",
+						f.Type, f.Ctor, f.Layout(), prev.Ctor, prev.Layout(), where(prev.s, prev.TplPos))
+				}
+				if prev.Desc == "" {
+					prev.Desc = f.Desc
+				}
+				continue
+			}
+			if prev := fs.byTag[f.Tag]; prev != nil {
+				errorf(s, f.TplPos, "---@keys %s: the tag part {%s} is already %s's (%s); key templates name their family by its tag, so give each family its own tag part",
+					f.Type, f.Tag, prev.Type, where(prev.s, prev.TplPos))
+				continue
+			}
+			m := &famModel{Family: f, byName: map[string]*KeyTemplate{}, desc: map[string]string{}, mixed: map[string]bool{}}
+			byType[f.Type], fs.byTag[f.Tag] = m, m
+			fs.list = append(fs.list, m)
+		}
+	}
+	for _, s := range scripts {
+		var first *KeyTemplate // the first templated key, for the same-slot check
+		all := len(s.Keys) > 0
+		for _, k := range s.Keys {
+			t := k.Template
+			if t == nil {
+				all = false
+				continue
+			}
+			m := fs.byTag[t.Tag]
+			if m == nil {
+				var known []string
+				for _, f := range fs.list {
+					known = append(known, "{"+f.Tag+"} ("+f.Type+", "+where(f.s, f.TplPos)+")")
+				}
+				hint := "declare the family with ---@keys Type Constructor prefix{" + t.Tag + "}"
+				if len(known) > 0 {
+					hint = "known tags: " + strings.Join(known, ", ") + "; or " + hint
+				}
+				errorf(s, t.Pos, "key template %s: no ---@keys family has the tag part {%s}; %s", t.Raw, t.Tag, hint)
+				all = false
+				continue
+			}
+			t.family = m
+			if m.Prefix != "" {
+				for _, part := range t.parts {
+					if part.Name == m.Prefix {
+						errorf(s, part.Pos, "key template %s: part %s is already the prefix part of %s; choose another name", t.Raw, part.Name, m.Type)
+					}
+				}
+			}
+			if prev := m.byName[k.GoName]; prev != nil {
+				switch {
+				case k.Desc == "" || k.Desc == m.desc[k.GoName]:
+				case m.desc[k.GoName] == "":
+					m.desc[k.GoName] = k.Desc
+				default:
+					m.mixed[k.GoName] = true // scripts say different things: the family says none
+				}
+				if !prev.sameLayout(t) {
+					errorf(s, t.Pos, "key %s is %s here but %s in %s: a key of family %s has one layout; make them equal, or name them differently",
+						k.Name, t.Raw, prev.Raw, where(prev.script, prev.Pos), m.Type)
+				}
+			} else {
+				m.byName[k.GoName] = t
+				m.keys = append(m.keys, t)
+				m.desc[k.GoName] = k.Desc
+			}
+			if !t.fixed() {
+				all = false
+			}
+			switch {
+			case first == nil:
+				first = t
+			case first.family != m && !s.AllowCrossSlot:
+				errorf(s, t.Pos, "key %s has the hash tag {%s} of %s, but key %s has {%s} of %s: keys of different families share a slot only by chance, so calls fail with runtime.ErrCrossSlot; give the script keys of one family (or, on a single node only, flags=allow-cross-slot-keys)",
+					k.Name, t.Tag, m.Type, first.keyOf.Name, first.Tag, first.family.Type)
+				all = false
+			}
+		}
+		// slotFamily: every key is laid out in one family, so they share its
+		// tag; family: also every key is a field, so a method can build them.
+		one := first != nil && first.family != nil
+		for _, k := range s.Keys {
+			if one && (k.Variadic || k.Template == nil || k.Template.family != first.family) {
+				one = false
+			}
+		}
+		if one {
+			s.slotFamily = first.family
+			if all {
+				first.family.scripts = append(first.family.scripts, s)
+				s.family = first.family
+			}
+		}
+	}
+	for _, m := range fs.list {
+		if len(m.keys) == 0 {
+			errorf(m.s, m.TplPos, "---@keys %s has no keys: lay keys out in it with ---@key name {%s}:suffix, or drop it", m.Type, m.Tag)
+		}
+	}
+	return fs, diags
+}
+
+// familyNames reports generated names of the families that collide with
+// each other: a method (script conversion or key with parts) named like a
+// field. Package-level names (the type and the constructor) are checked
+// with the other package names.
+func familyNames(fs *familySet) Diagnostics {
+	var diags Diagnostics
+	for _, m := range fs.list {
+		members := map[string]string{}
+		add := func(name, what string, s *Script, at Pos) {
+			if prev, ok := members[name]; ok {
+				diags = append(diags, Diagnostic{Path: s.Path, Pos: at, Msg: fmt.Sprintf(
+					"%s.%s (from %s) is already declared by %s; generated names must be unique", m.Type, name, what, prev)})
+				return
+			}
+			members[name] = fmt.Sprintf("%s:%d:%d (%s)", path.Base(s.Path), at.Line, at.Col, what)
+		}
+		for _, t := range m.keys {
+			add(t.keyOf.GoName, "key "+t.keyOf.Name+" "+t.Raw, t.script, t.keyOf.Pos)
+		}
+		for _, s := range m.scripts {
+			add(s.Name, "script "+s.Name+", whose keys are all in "+m.Type, s, s.NamePos)
+		}
+	}
+	return diags
+}
+
+// keyDesc is the description of a family's key for the family's docs: what
+// the scripts say of it, or "" when they disagree.
+func (m *famModel) keyDesc(t *KeyTemplate) string {
+	if m.mixed[t.keyOf.GoName] {
+		return ""
+	}
+	return m.desc[t.keyOf.GoName]
+}
