@@ -430,6 +430,9 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 		if name == "ARGV" {
 			kind = "arg"
 		}
+		if l.s.mayLack("@" + kind) {
+			break // the unknown tag's own error is the one to fix
+		}
 		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
 			name, n, fixed, plural(fixed, kind), kind, kind)
 	}
@@ -445,8 +448,8 @@ func plural(n int, s string) string {
 
 // checkUnused reports declared keys or args the script never reads.
 func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
-	if u.dynamic {
-		return
+	if u.dynamic || l.s.mayLack("@"+kind) {
+		return // a misspelled ---@key or ---@arg shifts the positions after it
 	}
 	for i, p := range decl {
 		if p.Name == "" {

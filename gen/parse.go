@@ -26,7 +26,7 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 	checkReturn(r, s)
 	if s.Name == "" {
 		s.Name, s.NamePos = defaultName(path), Pos{1, 1}
-		if !isExported(s.Name) {
+		if !isExported(s.Name) && !s.mayLack("@script") {
 			r.errorf(Pos{1, 1}, "cannot make a Go name from the file name; declare one with ---@script Name")
 		}
 	}
