@@ -7,7 +7,7 @@
 //	luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen diff     [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen check    [-new name] dir|file.lua...
-//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]
+//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 //	luagen version
 //	luagen help     [command]
 //
@@ -74,8 +74,13 @@
 // --redis ADDR runs the same, --init included, against a real server;
 // --check-keys fails commands on keys the script was not given in KEYS, and
 // --timeout stops a runaway script. Words before a lone ","
-// are KEYS, the rest ARGV, as for redis-cli. See
-// github.com/luagen/luagen/internal/evalcmd for every flag.
+// are KEYS, the rest ARGV, as for redis-cli. When the script has a luagen
+// header, their numbers must match its ---@key and ---@arg lines, or eval
+// exits 2 naming them before anything runs (--any-arity runs it anyway):
+//
+//	allow.lua declares 1 key (window) and 4 args (now, span, limit, id); got 5 keys and 0 args — separate keys from args with ","
+//
+// See github.com/luagen/luagen/internal/evalcmd for every flag.
 //
 // # version
 //
