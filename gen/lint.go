@@ -112,7 +112,9 @@ var (
 
 // lintLua parses the script with gopher-lua and checks its use of KEYS and
 // ARGV, its keys' cluster safety, and bool returns. src is the whole file.
-func lintLua(r *reporter, s *Script, src string, lines []string) {
+// It returns the locator it used (nil after a syntax error), whose work
+// count tests read.
+func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
 	// reported by the header parser. Blank both so the parser sees Lua and
 	// line numbers stay.
@@ -129,7 +131,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	chunk, err := parse.Parse(strings.NewReader(string(parsed)), s.Path)
 	if err != nil {
 		reportSyntax(r, err, string(parsed), lines, open)
-		return
+		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
@@ -148,6 +150,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	if ret := s.Return; ret != nil && ret.Shape == ShapeScalar && ret.Elem == Bool {
 		l.checkFalseReturns(chunk)
 	}
+	return l.loc
 }
 
 // reportSyntax reports a parse error. open is where the first string,
