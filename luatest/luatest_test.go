@@ -234,11 +234,13 @@ func TestUnsupportedCommandsFailLoudly(t *testing.T) {
 }
 
 func TestScriptTimeout(t *testing.T) {
-	r := luatest.New(t, luatest.WithScriptTimeout(50*time.Millisecond))
+	// Long enough that "return 7" below cannot hit it on a busy machine
+	// (the deadline is wall-clock and covers compiling the script too).
+	r := luatest.New(t, luatest.WithScriptTimeout(500*time.Millisecond))
 	_, err := eval(t, r, "while true do end", nil)
 	var re *runtime.ReplyError
 	require.ErrorAs(t, err, &re)
-	assert.Contains(t, re.Msg, "ran longer than 50ms")
+	assert.Contains(t, re.Msg, "ran longer than 500ms")
 	v, err := eval(t, r, "return 7", nil)
 	require.NoError(t, err, "the interpreter is usable afterwards")
 	assert.Equal(t, int64(7), v.Int)
