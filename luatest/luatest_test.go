@@ -222,6 +222,12 @@ z zset ["m":1.5]
 	assert.Equal(t, resp.Reply{Kind: resp.Map, Elems: []resp.Reply{
 		resp.BulkReply("b"), resp.BulkReply("2"), resp.BulkReply("a"), resp.BulkReply("1")}},
 		r.Command(3, "HGETALL", "h"), "Command keeps the server's field order and RESP3 types")
+
+	// Scores as redis-server 7.0.15's ZSCORE prints them ("%.17g").
+	zs := luatest.New(t)
+	zs.MustDo("ZADD", "t", "1700000000000", "ms", "1700000000000.5", "half", "0.1", "tenth",
+		"1e20", "big", "123456789.123", "frac", "-3", "neg", "inf", "top")
+	assert.Equal(t, `t zset ["neg":-3 "tenth":0.10000000000000001 "frac":123456789.123 "ms":1700000000000 "half":1700000000000.5 "big":1e+20 "top":inf]`+"\n", zs.Dump())
 	assert.Equal(t, resp.ErrorReply("NOPROTO unsupported protocol version 4"), r.Command(4, "PING"))
 }
 
