@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse feeds arbitrary text to Parse (header, shebang, Lua parser and
@@ -53,30 +53,47 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestParseLongLines guards against quadratic column lookups: thousands of
-// reported constructs on one line must stay fast (fuzzing found stalls of
+// longLines are sources with thousands of reported constructs on one line,
+// each of which once made column lookups quadratic (fuzzing found stalls of
 // seconds before matches were cached per line).
+var longLines = map[string]string{
+	"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
+	"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
+	// Each distinct index scanned the whole line again (a minute for
+	// 30000).
+	"indexes": "return {" + func() string {
+		var b strings.Builder
+		for i := 1; i <= 30000; i++ {
+			fmt.Fprintf(&b, "KEYS[%d],", i)
+		}
+		return b.String()
+	}() + "}",
+	// Each call's arguments were found by scanning to its closing
+	// parenthesis: quadratic in the nesting (3s for 20000).
+	"nested": "---@key k\nreturn " + strings.Repeat("redis.call('GET', 'x' .. ", 20000) + "KEYS[1]" + strings.Repeat(")", 20000),
+}
+
+// TestParseLongLines guards against quadratic column lookups by counting
+// the bytes the locator scans, not by timing (BenchmarkParseLongLines
+// times it): each regression above scanned the line once per construct,
+// thousands of times its length; caching per line keeps it to a few.
 func TestParseLongLines(t *testing.T) {
-	for name, src := range map[string]string{
-		"keys":  "---@key k\nreturn " + strings.Repeat("KEYS[2] .. ", 3000) + "1",
-		"calls": "---@key k\n" + strings.Repeat("redis.call('GET', 'x' .. KEYS[1]) ", 3000),
-		// Each distinct index scanned the whole line again (a minute for
-		// 30000).
-		"indexes": "return {" + func() string {
-			var b strings.Builder
-			for i := 1; i <= 30000; i++ {
-				fmt.Fprintf(&b, "KEYS[%d],", i)
-			}
-			return b.String()
-		}() + "}",
-		// Each call's arguments were found by scanning to its closing
-		// parenthesis: quadratic in the nesting (3s for 20000).
-		"nested": "---@key k\nreturn " + strings.Repeat("redis.call('GET', 'x' .. ", 20000) + "KEYS[1]" + strings.Repeat(")", 20000),
-	} {
-		start := time.Now()
-		_, diags := Parse("f.lua", "f.lua", []byte(src))
+	for name, src := range longLines {
+		_, diags, loc := parseCounted("f.lua", "f.lua", []byte(src))
 		assert.GreaterOrEqual(t, len(diags), 3000, name)
-		assert.Less(t, time.Since(start), 2*time.Second, name)
+		require.NotNil(t, loc, name)
+		assert.LessOrEqual(t, loc.work, 8*len(src), "%s: the locator scanned %d bytes of a %d-byte source", name, loc.work, len(src))
+		t.Logf("%s: %d bytes scanned for %d bytes of source, %d diagnostics", name, loc.work, len(src), len(diags))
+	}
+}
+
+func BenchmarkParseLongLines(b *testing.B) {
+	for name, src := range longLines {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				Parse("f.lua", "f.lua", []byte(src))
+			}
+		})
 	}
 }
 

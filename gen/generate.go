@@ -22,6 +22,23 @@ type Config struct {
 	// Command is the command that regenerates the output, recorded in the
 	// first line of every generated file, e.g. "luagen generate ../lua/stock".
 	Command string
+	// Version is luagen's version, recorded under the first line as sqlc
+	// records its own: a module version such as "v0.4.0", or "(devel)"
+	// (also what "" means) for a build from a checkout. It must not vary
+	// between machines, or the generated files would.
+	Version string
+}
+
+// DevelVersion is the version recorded for a luagen built from a checkout
+// rather than from a module version: the word Go itself uses for it
+// (runtime/debug.BuildInfo).
+const DevelVersion = "(devel)"
+
+func (c Config) version() string {
+	if c.Version == "" {
+		return DevelVersion
+	}
+	return c.Version
 }
 
 // ConfigError is a Config field that cannot give a package that compiles.

@@ -149,10 +149,10 @@ func (p *headerParser) finish() {
 	for len(p.s.Doc) > 0 && p.s.Doc[len(p.s.Doc)-1] == "" {
 		p.s.Doc = p.s.Doc[:len(p.s.Doc)-1]
 	}
-	if t := p.tuple; t != nil && len(t.Fields) == 0 {
+	if t := p.tuple; t != nil && len(t.Fields) == 0 && !p.s.mayLack("@field") {
 		p.r.errorf(t.Pos, "tuple %s has no fields: list them with ---@field name type description lines after the ---@return", t.Tuple)
 	}
-	if len(p.s.Statuses) > 0 && p.s.Return == nil {
+	if len(p.s.Statuses) > 0 && p.s.Return == nil && !p.s.mayLack("@return") {
 		p.r.errorf(p.s.Statuses[0].ValuePos, "---@status names a reply value, but the header has no ---@return: declare ---@return int64 or ---@return string")
 	}
 }
@@ -185,6 +185,7 @@ func (p *headerParser) tag(col int) {
 		ws[i].col += col - 1
 	}
 	name := ws[0].s
+	p.s.tagged = true
 	switch name {
 	case "@script":
 		p.script(ws)
@@ -221,12 +222,21 @@ func (p *headerParser) tag(col int) {
 		p.s.UnsafeKeys = p.desc(ws, 1)
 		p.s.UnsafeKeysPos = p.pos(ws[0].col)
 	default:
-		if s := tagAliases[name]; s != "" {
-			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, s)
-		} else if s := closest(name, tags); s != "" {
-			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, s)
+		meant := tagAliases[name]
+		if meant == "" {
+			meant = closest(name, tags)
+		}
+		if p.s.unknownMeant == nil {
+			p.s.unknownMeant = map[string]bool{}
+		}
+		if meant != "" {
+			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, meant)
+			p.s.unknownMeant[meant] = true
 		} else {
 			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; known tags are %s", name, strings.Join(tags, ", "))
+			for _, t := range tags {
+				p.s.unknownMeant[t] = true
+			}
 		}
 	}
 }
@@ -493,7 +503,9 @@ func (p *headerParser) ret(ws []word) {
 
 func (p *headerParser) field(ws []word) {
 	if p.tuple == nil {
-		p.r.errorf(p.pos(ws[0].col), "---@field without a preceding ---@return tuple Name")
+		if !p.s.mayLack("@return") {
+			p.r.errorf(p.pos(ws[0].col), "---@field without a preceding ---@return tuple Name")
+		}
 		return
 	}
 	if len(ws) < 3 {

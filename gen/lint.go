@@ -111,7 +111,9 @@ var (
 
 // lintLua parses the script with gopher-lua and checks its use of KEYS and
 // ARGV, its keys' cluster safety, and its replies against the header. src is the whole file.
-func lintLua(r *reporter, s *Script, src string, lines []string) {
+// It returns the locator it used (nil after a syntax error), whose work
+// count tests read.
+func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	// Redis strips line 1 when it is a shebang; a #! line elsewhere was
 	// reported by the header parser. Blank both so the parser sees Lua and
 	// line numbers stay.
@@ -128,7 +130,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 	chunk, err := parse.Parse(strings.NewReader(string(parsed)), s.Path)
 	if err != nil {
 		reportSyntax(r, err, string(parsed), lines, open)
-		return
+		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
@@ -145,6 +147,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) {
 		}
 	}
 	l.checkReplies(chunk)
+	return l.loc
 }
 
 // reportSyntax reports a parse error. open is where the first string,
@@ -427,6 +430,9 @@ func (l *linter) index(name string, u *usage, decl []*Param, n, line int) {
 		if name == "ARGV" {
 			kind = "arg"
 		}
+		if l.s.mayLack("@" + kind) {
+			break // the unknown tag's own error is the one to fix
+		}
 		l.r.errorf(l.loc.findIndex(line, re, n), "%s[%d] is not declared: the header declares %d %s (add ---@%s lines, or ---@%s ...name for a variable number)",
 			name, n, fixed, plural(fixed, kind), kind, kind)
 	}
@@ -442,8 +448,8 @@ func plural(n int, s string) string {
 
 // checkUnused reports declared keys or args the script never reads.
 func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
-	if u.dynamic {
-		return
+	if u.dynamic || l.s.mayLack("@"+kind) {
+		return // a misspelled ---@key or ---@arg shifts the positions after it
 	}
 	for i, p := range decl {
 		if p.Name == "" {

@@ -85,7 +85,30 @@ type Script struct {
 	// name parsed). A bad line still holds its KEYS/ARGV position, so the
 	// lint checks the others' use instead of waiting for the fix.
 	keySlots, argSlots []*Param
+
+	// tagged is set by any ---@ line. unknownMeant holds the tags that an
+	// unknown tag may have been meant as (its suggestion, or every tag when
+	// there is none): checks that need what such a tag would have declared
+	// (KEYS[n] declared, ---@field after a ---@return tuple, ...) stay
+	// silent instead of reporting a knock-on of the misspelling.
+	tagged       bool
+	unknownMeant map[string]bool
 }
+
+// Declared returns the keys and args the header declares, in KEYS and ARGV
+// order, and whether those lists are the whole truth: ok is false for a
+// plain script (no ---@ line at all, so nothing is declared, not even
+// "none") and when a ---@key or ---@arg line did not parse or an unknown
+// tag may have meant one, so that a key or arg may be missing.
+func (s *Script) Declared() (keys, args []*Param, ok bool) {
+	ok = s.tagged && !s.mayLack("@key") && !s.mayLack("@arg") &&
+		len(s.keySlots) == len(s.Keys) && len(s.argSlots) == len(s.Args)
+	return s.Keys, s.Args, ok
+}
+
+// mayLack reports whether an unknown tag in the header may have been meant
+// as tag.
+func (s *Script) mayLack(tag string) bool { return s.unknownMeant[tag] }
 
 // Param is a declared key, arg or tuple field.
 type Param struct {

@@ -11,6 +11,13 @@ import (
 // in the generated code. The Script is usable only when there are no
 // diagnostics.
 func Parse(path, file string, src []byte) (*Script, Diagnostics) {
+	s, diags, _ := parseCounted(path, file, src)
+	return s, diags
+}
+
+// parseCounted is Parse that also returns the locator of the lint, for tests that
+// count its work (nil when the Lua did not parse).
+func parseCounted(path, file string, src []byte) (*Script, Diagnostics, *locator) {
 	r := &reporter{path: path}
 	text := string(src)
 	s := &Script{Path: path, File: file, Body: text}
@@ -27,7 +34,7 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 	checkReplyHeader(r, s)
 	if s.Name == "" {
 		s.Name, s.NamePos = defaultName(path), Pos{1, 1}
-		if !isExported(s.Name) {
+		if !isExported(s.Name) && !s.mayLack("@script") {
 			r.errorf(Pos{1, 1}, "cannot make a Go name from the file name; declare one with ---@script Name")
 		}
 	}
@@ -48,8 +55,8 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 			r.errorf(Pos{i + 1, len(slines[i]) - len(trimmed) + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
 		}
 	}
-	lintLua(r, s, text, lines)
-	return s, r.diags.Sort()
+	loc := lintLua(r, s, text, lines)
+	return s, r.diags.Sort(), loc
 }
 
 // checkShebangEnd checks what Redis takes for the shebang: everything up to

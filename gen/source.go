@@ -156,6 +156,10 @@ type locator struct {
 	found  map[string][][]int // matches of one pattern on one line, computed once
 	// matches of one NAME[index] pattern on one line by index value
 	indexes map[string]map[float64][][]int
+	// work counts the bytes the locator has scanned, a measure of its cost
+	// that tests compare with the source's length: columns must cost
+	// linear time, however many constructs share a line.
+	work int
 }
 
 func newLocator(code string) *locator {
@@ -178,6 +182,7 @@ func (l *locator) find(line int, re *regexp.Regexp) Pos {
 	if !ok {
 		ms = re.FindAllStringSubmatchIndex(text, -1)
 		l.found[k] = ms
+		l.work += len(text)
 	}
 	if len(ms) == 0 {
 		return Pos{line, len(text) - len(strings.TrimLeft(text, " \t")) + 1}
@@ -203,6 +208,7 @@ func (l *locator) findIndex(line int, re *regexp.Regexp, n int) Pos {
 	byValue, ok := l.indexes[lk]
 	if !ok {
 		byValue = map[float64][][]int{}
+		l.work += len(text)
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 			if v, isNum := luaNumber(text[m[2]:m[3]]); isNum {
 				byValue[v] = append(byValue[v], m)
@@ -256,6 +262,7 @@ func (l *locator) offset(off int) Pos {
 // (f'str', f{table}).
 func (l *locator) callArgs(end, n int) []Pos {
 	i := end
+	defer func() { l.work += i - end }()
 	for i < len(l.code) && isSpace(l.code[i]) {
 		i++
 	}

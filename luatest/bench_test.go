@@ -15,8 +15,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
 )

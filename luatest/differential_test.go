@@ -10,9 +10,9 @@ import (
 	"time"
 
 	corpus "github.com/luagen/luagen/internal/luacorpus"
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/redistest"
 	"github.com/stretchr/testify/require"
 )
 

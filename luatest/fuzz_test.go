@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/redistest"
 )
 
 // FuzzDifferential turns its input into a script of random commands

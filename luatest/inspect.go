@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/luagen/luagen/luatest/resp"
 )
 
 // Typed helpers to seed and inspect the keyspace without going through
@@ -135,6 +137,10 @@ func (r *Redis) Keys() []string {
 //	seckill:{42}:log:u7 string "u7 2 1700000000123" ttl=1h0m0s
 //	seckill:{42}:stock string "3"
 //	lock:{a} hash {"owner1": "1"} ttl=30s
+//	limit:{u7} zset ["r1":1700000000000 "r2":1700000000000.5]
+//
+// Sorted-set scores read as ZSCORE answers them (Redis' "%.17g"):
+// millisecond timestamps in full, 0.1 as 0.10000000000000001.
 func (r *Redis) Dump() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -164,7 +170,7 @@ func (r *Redis) Dump() string {
 				if i > 0 {
 					b.WriteString(" ")
 				}
-				fmt.Fprintf(&b, "%q:%s", m, strconv.FormatFloat(e.zset.scores[m], 'g', -1, 64))
+				fmt.Fprintf(&b, "%q:%s", m, resp.FormatDouble(e.zset.scores[m]))
 			}
 			b.WriteByte(']')
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -43,7 +44,9 @@ func IsNoScript(err error) bool {
 // ScriptError is a runtime error raised while a script ran: a failed
 // redis.call, error(), or a Lua error such as indexing nil. Redis reports the
 // script line as "@user_script:N"; since generated code sends the .lua file
-// verbatim, Line is the line in File. Err is the server's reply.
+// verbatim, Line is the line in File. Err is the server's reply, unchanged
+// (also through Unwrap); Error leaves out the parts of it File and Line
+// repeat.
 type ScriptError struct {
 	Script string // Go name, e.g. "stock.Deduct"
 	File   string // the .lua file, relative to the module root
@@ -51,11 +54,38 @@ type ScriptError struct {
 	Err    *ReplyError
 }
 
+// Error is "file.lua:line: Script: message", e.g. "lua/x.lua:14: x.Allow:
+// attempt to compare nil with number", with the message as [ScriptError.Message]
+// gives it.
 func (e *ScriptError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Script, e.Err.Msg)
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Script, e.Message())
 	}
-	return fmt.Sprintf("%s: %s: %s", e.File, e.Script, e.Err.Msg)
+	return fmt.Sprintf("%s: %s: %s", e.File, e.Script, e.Message())
+}
+
+// Redis 7 wraps an error raised inside a script (script_lua.c,
+// luaErrorInformationDiscard and luaCallFunction) as
+// "user_script:14: attempt to compare nil with number script: <sha1>, on
+// @user_script:14." (the prefix only for Lua errors, not for a failed
+// redis.call); the line is in the prefix and the suffix, and File and Line
+// say it better.
+var (
+	userScriptPrefix = regexp.MustCompile(`^user_script:[0-9]+: `)
+	userScriptSuffix = regexp.MustCompile(` ?script: [0-9a-f]{40}, on @user_script:[0-9]+\.$`)
+)
+
+// Message returns the server's text without the line and SHA1 that Redis
+// wraps it in, which Error replaces with File and Line: "attempt to compare
+// nil with number" for "user_script:14: attempt to compare nil with number
+// script: 66c7…, on @user_script:14.". The reply as sent stays in Err.Msg.
+func (e *ScriptError) Message() string {
+	m := strings.TrimPrefix(e.Err.Msg, "ERR ")
+	m = userScriptPrefix.ReplaceAllString(m, "")
+	if t := userScriptSuffix.ReplaceAllString(m, ""); t != "" {
+		m = t
+	}
+	return m
 }
 
 // Unwrap returns the server's reply.

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -101,19 +102,27 @@ func TestExecMapsDeclaredOutcomes(t *testing.T) {
 func TestScriptErrorLine(t *testing.T) {
 	srv := redistest.Start(t)
 	e := runtime.Rueidis(srv.Client(t))
-	for body, line := range map[string]int{
-		"#!lua\nlocal x = 1\nreturn nosuch.field":                      3,
-		"\n\n\n\nerror('boom')":                                        5,
-		"return redis.call('INCR', KEYS[1])":                           1,
-		"local a = 1\nlocal b = redis.call('NOSUCHCMD')\nreturn a + b": 2,
+	for body, want := range map[string]struct {
+		line int
+		err  string
+	}{
+		"#!lua\nlocal x = 1\nreturn nosuch.field":                      {3, "lua/t/s.lua:3: t.S: Script attempted to access nonexistent global variable 'nosuch'"},
+		"\n\n\n\nerror('boom')":                                        {5, "lua/t/s.lua:5: t.S: boom"},
+		"local x\nreturn x < 1":                                        {2, "lua/t/s.lua:2: t.S: attempt to compare nil with number"},
+		"return redis.call('INCR', KEYS[1])":                           {1, "lua/t/s.lua:1: t.S: value is not an integer or out of range"},
+		"local a = 1\nlocal b = redis.call('NOSUCHCMD')\nreturn a + b": {2, "lua/t/s.lua:2: t.S: Unknown Redis command called from script"},
+		"error({err='MY code'})":                                       {1, "lua/t/s.lua:1: t.S: MY code"},
 	} {
 		srv.Do(t, "SET", "str", "notanumber")
 		_, err := script(body).Exec(context.Background(), e, []string{"str"}, nil)
 		var se *runtime.ScriptError
 		require.ErrorAs(t, err, &se, body)
-		assert.Equal(t, line, se.Line, body)
+		assert.Equal(t, want.line, se.Line, body)
 		assert.Equal(t, "lua/t/s.lua", se.File)
-		assert.Contains(t, se.Error(), "lua/t/s.lua:", body)
+		assert.Equal(t, want.err, se.Error(), "the line once, no SHA1: %s", body)
+		var re *runtime.ReplyError
+		require.ErrorAs(t, err, &re, "the reply as Redis sent it stays reachable")
+		assert.Contains(t, re.Msg, "on @user_script:"+strconv.Itoa(want.line)+".", body)
 	}
 }
 
@@ -233,3 +242,20 @@ func (r replyExecutor) Eval(context.Context, *runtime.Script, []string, []string
 }
 
 func (replyExecutor) Load(context.Context, *runtime.Script) error { return nil }
+
+func TestScriptErrorMessage(t *testing.T) {
+	const sha = "66c7e8a4bf3a0b8b9d1d6a0e1e0c0f5e2b1a9c3d"
+	for msg, want := range map[string]string{
+		"user_script:14: attempt to compare nil with number script: " + sha + ", on @user_script:14.":               "attempt to compare nil with number",
+		"ERR user_script:2: boom script: " + sha + ", on @user_script:2.":                                           "boom",
+		"WRONGTYPE Operation against a key holding the wrong kind of value script: " + sha + ", on @user_script:9.": "WRONGTYPE Operation against a key holding the wrong kind of value",
+		"no wrapping at all":                      "no wrapping at all",
+		"user_script:3 lacks the colon":           "user_script:3 lacks the colon",
+		"script: " + sha + ", on @user_script:1.": "script: " + sha + ", on @user_script:1.", // nothing else to show
+	} {
+		se := &runtime.ScriptError{Script: "x.Allow", File: "lua/x.lua", Line: 14, Err: &runtime.ReplyError{Msg: msg}}
+		assert.Equal(t, want, se.Message(), msg)
+		assert.Equal(t, "lua/x.lua:14: x.Allow: "+want, se.Error())
+		assert.Same(t, se.Err, errors.Unwrap(se))
+	}
+}

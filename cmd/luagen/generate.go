@@ -94,7 +94,7 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
 		return exitFail
 	}
-	cfg := gen.Config{Package: pkg, New: f.newName, Command: headerCommand(pkg, dirPkg, f.newName, outAbs, inputs)}
+	cfg := gen.Config{Package: pkg, New: f.newName, Command: headerCommand(pkg, dirPkg, f.newName, outAbs, inputs), Version: version()}
 	files, diags := gen.Generate(srcs, cfg)
 	if len(diags) > 0 {
 		for _, d := range diags {

@@ -7,7 +7,8 @@
 //	luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen diff     [-pkg name] [-new name] [-out dir] dir|file.lua...
 //	luagen check    [-new name] dir|file.lua...
-//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]
+//	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
+//	luagen version
 //	luagen help     [command]
 //
 // A directory argument stands for the *.lua files in it (not in its
@@ -39,6 +40,18 @@
 // absolute path and no time, so it is the same on every machine and for
 // generate run from anywhere with -out.
 //
+// The lines after it name the version of luagen that wrote the file, as
+// sqlc's headers do:
+//
+//	// versions:
+//	//   luagen v0.4.0
+//
+// The version is luagen's module version when luagen is a dependency of
+// the module that runs it (go tool luagen after go get -tool), and
+// "(devel)" when it is built from a checkout: luagen's own module, or a
+// dependency replaced by a directory. It never holds a commit or a time,
+// so a checkout generates the same bytes as any copy of it.
+//
 // # diff
 //
 // Diff runs the same code path as generate but writes nothing. It prints
@@ -62,8 +75,17 @@
 // --redis ADDR runs the same, --init included, against a real server;
 // --check-keys fails commands on keys the script was not given in KEYS, and
 // --timeout stops a runaway script. Words before a lone ","
-// are KEYS, the rest ARGV, as for redis-cli. See
-// github.com/luagen/luagen/internal/evalcmd for every flag.
+// are KEYS, the rest ARGV, as for redis-cli. When the script has a luagen
+// header, their numbers must match its ---@key and ---@arg lines, or eval
+// exits 2 naming them before anything runs (--any-arity runs it anyway):
+//
+//	allow.lua declares 1 key (window) and 4 args (now, span, limit, id); got 5 keys and 0 args — separate keys from args with ","
+//
+// See github.com/luagen/luagen/internal/evalcmd for every flag.
+//
+// # version
+//
+// Version prints "luagen <version>", the version generate records.
 //
 // # Diagnostics
 //
@@ -157,7 +179,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "\tluagen %s %s\n", n, commands[n].args)
+		fmt.Fprintln(w, strings.TrimRight("\tluagen "+n+" "+commands[n].args, " "))
 	}
 	fmt.Fprint(w, "\nCommands:\n\n")
 	for _, n := range names {
@@ -192,7 +214,7 @@ func newFlagSet(e *env, c string) *flag.FlagSet {
 	fs := flag.NewFlagSet("luagen "+c, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: luagen %s %s\n\n%s\n", c, commands[c].args, commands[c].short)
+		fmt.Fprintf(e.stderr, "%s\n\n%s\n", strings.TrimRight("usage: luagen "+c+" "+commands[c].args, " "), commands[c].short)
 		if hasFlags(fs) {
 			fmt.Fprintln(e.stderr, "\nFlags:")
 			fs.PrintDefaults()

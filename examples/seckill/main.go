@@ -16,6 +16,10 @@
 // the same id and can never buy twice. At the end stock.Reconcile checks the
 // stock counter against every order record.
 //
+// While buyers run it shows progress on stderr: a bar redrawn in place on a
+// terminal, a "done/total" line a second otherwise; then the reconciliation
+// step, a line before it and one with its outcome.
+//
 // It prints sold, refused (out of stock or over -limit), oversold (must be
 // 0), errors, throughput and latency percentiles, or with -json one JSON
 // object. The exit status is 1 when units were oversold, a sale has no

@@ -28,6 +28,8 @@ func TestRunEmbeddedJSON(t *testing.T) {
 	assert.Equal(t, 0.0, rep["errors"])
 	assert.Equal(t, 25.0, rep["records"])
 	assert.Equal(t, []any{}, rep["differences"])
+	assert.Contains(t, errOut.String(), "seckill: reconciling the stock counter with 25 sales (stock.Reconcile)…\n")
+	assert.Regexp(t, `seckill: reconciled in \S+: 0 differences, 25 orders recorded as sold, 0 units left\n`, errOut.String())
 }
 
 // The issue's acceptance run, on a real redis-server: 5,000 buyers for 300

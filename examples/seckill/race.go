@@ -121,9 +121,17 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 		rep.FirstError = e
 	}
 	rep.setTiming(elapsed, latency)
+	// Reconciliation reads every order record in one script: on a large
+	// run it takes a moment, so it is a step of its own on the progress
+	// writer, with its outcome.
+	fmt.Fprintf(progress, "seckill: reconciling the stock counter with %d sales (stock.Reconcile)…\n", rep.Sold)
+	t0 := time.Now()
 	if err := rep.audit(ctx, scripts, k); err != nil {
+		fmt.Fprintf(progress, "seckill: reconciliation failed: %v\n", err)
 		return nil, fmt.Errorf("audit on %s: %w", server, err)
 	}
+	fmt.Fprintf(progress, "seckill: reconciled in %s: %s, %d orders recorded as sold, %d units left\n",
+		time.Since(t0).Round(time.Millisecond), reconciled(rep.Differences), rep.Records, rep.StockLeft)
 	return rep, nil
 }
 

@@ -1,7 +1,7 @@
 // Package evalcmd is `luagen eval`: run a Lua script from the command line
 // without a server, the way `redis-cli --eval` runs it against one.
 //
-//	luagen eval [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]
+//	luagen eval [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 //
 // Words before the first lone "," are KEYS, the rest ARGV, as redis-cli
 // splits them. The script runs in luatest's Redis 7.0 sandbox on an empty
@@ -16,11 +16,20 @@
 // rueidis: rueidis strips "ERR " from error replies and hides whether a
 // string was a status or a bulk reply, and redis-cli's output shows both.
 //
+// When the script has a luagen header (any ---@ line), the number of keys
+// and args is checked against its ---@key and ---@arg lines before anything
+// runs (a variadic ...name takes any number beyond the fixed ones); a
+// mismatch, such as a forgotten ",", is a usage error naming what the
+// header declares (--any-arity runs the script anyway, to see how it fails):
+//
+//	allow.lua declares 1 key (window) and 4 args (now, span, limit, id); got 5 keys and 0 args — separate keys from args with ","
+//
 // Exit status: 0 when a reply was printed, even an error reply (redis-cli
 // --eval does the same); 1 when the script file or init file cannot be
 // read, a seeding command fails, the server cannot be reached, or the reply
 // is one redis-cli 7.0 cannot print (a RESP3 big number or NaN double,
-// reported on stderr as redis-cli reports it); 2 for usage errors.
+// reported on stderr as redis-cli reports it); 2 for usage errors, the
+// mismatch above included.
 package evalcmd
 
 import (
@@ -32,11 +41,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/luagen/luagen/gen"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
 )
 
-const usage = `usage: luagen eval [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] script.lua [key ...] [, arg ...]
+const usage = `usage: luagen eval [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 `
 
 // Run runs `luagen eval` with args (the words after "eval"), writing the
@@ -49,6 +59,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("redis", "", "run against the real server at host:port instead of offline")
 	checkKeys := fs.Bool("check-keys", false, "fail commands on keys the script was not given in KEYS (offline only)")
 	timeout := fs.Duration("timeout", 10*time.Second, "stop a script (offline) or a request (--redis) after this long")
+	anyArity := fs.Bool("any-arity", false, "run even when the number of keys or args differs from the script's header")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usage+"\nFlags:\n")
@@ -81,6 +92,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	keys, argv := splitKeys(rest[1:])
+	if msg := checkArity(rest[0], body, keys, argv, len(keys) < len(rest)-1); msg != "" && !*anyArity {
+		fmt.Fprintf(stderr, "luagen eval: %s\n", msg)
+		return 2
+	}
 	proto := 2
 	if *resp3 {
 		proto = 3
@@ -138,6 +153,66 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	io.WriteString(stdout, out)
 	return 0
+}
+
+// checkArity compares the words with the keys and args the script's header
+// declares and returns what is wrong, or "" when they fit or the script has
+// no usable header (a plain script, or one whose ---@key/---@arg lines do
+// not parse: then Redis' own error is all there is to show). comma says
+// whether the words held the "," between keys and args.
+func checkArity(path string, body []byte, keys, args []string, comma bool) string {
+	s, _ := gen.Parse(path, path, body)
+	dk, da, ok := s.Declared()
+	if !ok || fits(dk, len(keys)) && fits(da, len(args)) {
+		return ""
+	}
+	msg := fmt.Sprintf("%s declares %s and %s; got %d %s and %d %s", path,
+		declared(dk, "key"), declared(da, "arg"), len(keys), plural(len(keys), "key"), len(args), plural(len(args), "arg"))
+	if !comma && len(da) > 0 {
+		msg += ` — separate keys from args with ","`
+	}
+	return msg
+}
+
+// fits reports whether n words fill the declared params: exactly one each,
+// or at least the fixed ones when the last is variadic (...name).
+func fits(ps []*gen.Param, n int) bool {
+	if len(ps) > 0 && ps[len(ps)-1].Variadic {
+		return n >= len(ps)-1
+	}
+	return n == len(ps)
+}
+
+// declared spells a declared list: "no keys", "1 key (window)", "4 args
+// (now, span, limit, id)", "at least 1 key (a, ...rest)", "any number of
+// args (...ids)".
+func declared(ps []*gen.Param, kind string) string {
+	if len(ps) == 0 {
+		return "no " + kind + "s"
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+		if p.Variadic {
+			names[i] = "..." + p.Name
+		}
+	}
+	list := " (" + strings.Join(names, ", ") + ")"
+	if ps[len(ps)-1].Variadic {
+		n := len(ps) - 1
+		if n == 0 {
+			return "any number of " + kind + "s" + list
+		}
+		return fmt.Sprintf("at least %d %s%s", n, plural(n, kind), list)
+	}
+	return fmt.Sprintf("%d %s%s", len(ps), plural(len(ps), kind), list)
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
 }
 
 // splitKeys splits redis-cli --eval's words at the first lone ",".

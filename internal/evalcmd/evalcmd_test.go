@@ -16,9 +16,9 @@ import (
 
 	"github.com/luagen/luagen/internal/evalcmd"
 	corpus "github.com/luagen/luagen/internal/luacorpus"
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/redistest"
 )
 
 type result struct {
@@ -85,7 +85,9 @@ func TestOutputMatchesRedisCli(t *testing.T) {
 		cli := []string{"-p", strconv.Itoa(srv.Port), "--no-raw"}
 		// A generous timeout: the race detector slows the context-checking
 		// interpreter loop down a lot (the default is 10 s).
-		flags := []string{"--init", initFile, "--timeout", "5m"}
+		// Some cases call a script with the wrong number of keys or args
+		// on purpose, to compare the error.
+		flags := []string{"--init", initFile, "--timeout", "5m", "--any-arity"}
 		if tc.RESP3 {
 			cli = append(cli, "-3")
 			flags = append(flags, "--resp3")
@@ -183,4 +185,61 @@ func TestKeysCheckFlagAndTimeout(t *testing.T) {
 	r = run("--timeout", "50ms", loop)
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "ran longer than 50ms")
+}
+
+// TestArityFromHeader: with a header, the words must match its keys and
+// args before anything runs; a forgotten "," is the usual slip.
+func TestArityFromHeader(t *testing.T) {
+	dir := t.TempDir()
+	allow := filepath.Join(dir, "allow.lua")
+	require.NoError(t, os.WriteFile(allow, []byte(`--- Allow admits id unless limit calls were admitted in the last span ms.
+---@key window the sorted set of admitted calls
+---@arg now   int64 current time, Unix ms
+---@arg span  int64 window length, ms
+---@arg limit int64 calls allowed per window
+---@arg id    string this call's id
+---@return int64 1 admitted, 0 refused
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1] - ARGV[2])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+return 1
+`), 0o644))
+	assert.Equal(t, result{stdout: "(integer) 1\n"}, run(allow, "w", ",", "1700000000000", "10000", "3", "r1"))
+	assert.Equal(t, result{
+		stderr: "luagen eval: " + allow + ` declares 1 key (window) and 4 args (now, span, limit, id); got 5 keys and 0 args — separate keys from args with ","` + "\n",
+		code:   2,
+	}, run(allow, "w", "1700000000000", "10000", "3", "r1"))
+	r := run(allow, "w", ",", "1700000000000", "10000", "3")
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, "luagen eval: "+allow+" declares 1 key (window) and 4 args (now, span, limit, id); got 1 key and 3 args\n", r.stderr, "with the comma, no hint about it")
+	assert.Empty(t, r.stdout, "nothing ran")
+	r = run("--any-arity", allow, "w", "1700000000000", "10000", "3", "r1")
+	assert.Equal(t, 0, r.code, "--any-arity runs it anyway, as redis-cli would")
+	assert.Contains(t, r.stdout, "(error) ERR user_script:")
+
+	// Variadic: any number beyond the fixed ones.
+	touch := filepath.Join(dir, "touch.lua")
+	require.NoError(t, os.WriteFile(touch, []byte("---@key first k\n---@key ...rest ks\n---@arg ...ms int64 m\nlocal n = 0\nfor i = 1, #KEYS do n = n + redis.call('EXISTS', KEYS[i]) end\nreturn n + #ARGV\n"), 0o644))
+	assert.Equal(t, result{stdout: "(integer) 0\n"}, run(touch, "a"))
+	assert.Equal(t, result{stdout: "(integer) 2\n"}, run(touch, "a", "b", "c", ",", "1", "2"))
+	r = run(touch, ",", "1")
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, "luagen eval: "+touch+" declares at least 1 key (first, ...rest) and any number of args (...ms); got 0 keys and 1 arg\n", r.stderr)
+
+	// A header without keys or args declares none.
+	none := filepath.Join(dir, "none.lua")
+	require.NoError(t, os.WriteFile(none, []byte("---@return int64 one\nreturn 1\n"), 0o644))
+	r = run(none, "k")
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, "luagen eval: "+none+" declares no keys and no args; got 1 key and 0 args\n", r.stderr)
+
+	// No header, or one whose key lines do not parse: nothing to check.
+	plain := filepath.Join(dir, "plain.lua")
+	require.NoError(t, os.WriteFile(plain, []byte("return #KEYS + #ARGV\n"), 0o644))
+	assert.Equal(t, result{stdout: "(integer) 3\n"}, run(plain, "a", "b", "c"))
+	broken := filepath.Join(dir, "broken.lua")
+	require.NoError(t, os.WriteFile(broken, []byte("---@kye a k\nreturn #KEYS\n"), 0o644))
+	assert.Equal(t, result{stdout: "(integer) 2\n"}, run(broken, "a", "b"))
 }
