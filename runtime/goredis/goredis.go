@@ -39,6 +39,19 @@
 // integers, strings, arrays with nil and error entries, RESP3 maps (sorted
 // by key, since go-redis returns a Go map), doubles, booleans and big
 // numbers.
+//
+// One go-redis quirk shows through: go-redis v9.23.0 reads an array reply
+// holding an error entry whose text starts with one of the codes it gives
+// a type of its own (LOADING, READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN,
+// MASTERDOWN, NOREPLICAS, NOAUTH, NOPERM, EXECABORT, OOM) as if the whole
+// reply were that error (internal/proto/reader.go readSlice keeps only a
+// plain proto.RedisError as an entry), and drops the connection. So a
+// script returning, say, {1, redis.pcall('SET', k, v)} under maxmemory
+// comes back as an OOM error reply although it ran; rueidis returns the
+// array with its error entry. A cluster client even resends a script whose
+// reply holds a READONLY, MOVED or ASK entry, taking it for the node's
+// answer (osscluster.go ClusterClient.process checks those before NoRetry). Entries with other codes (WRONGTYPE, ERR,
+// the script's own) arrive as they should.
 package goredis
 
 import (
