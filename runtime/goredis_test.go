@@ -5,6 +5,10 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,4 +157,89 @@ func TestGoRedisLoadErrors(t *testing.T) {
 	err = goredis.New(cc).Load(context.Background(), bad)
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 6, strings.Count(err.Error(), "SCRIPT LOAD t.Bad on "), "every node's error, joined: %v", err)
+}
+
+// startSentinel runs a Sentinel watching primary as "m", stopped when t
+// ends, and returns its address.
+func startSentinel(t *testing.T, primary *redistest.Server) string {
+	t.Helper()
+	dir := t.TempDir()
+	port := redistest.FreePort(t)
+	conf := filepath.Join(dir, "sentinel.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("port "+strconv.Itoa(port)+"\nbind 127.0.0.1\ndir "+dir+
+		"\nsentinel monitor m 127.0.0.1 "+strconv.Itoa(primary.Port)+" 1\nsentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 10000\n"), 0o644))
+	cmd := exec.Command("redis-server", conf, "--sentinel")
+	cmd.Dir = dir
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	require.NoError(t, redistest.WaitPing(addr, 10*time.Second))
+	return addr
+}
+
+// A failover client (Sentinel): Load reaches the primary only, since
+// go-redis exposes no replica of it; after SENTINEL FAILOVER the promoted
+// replica answers NOSCRIPT once and Exec falls back to EVAL. The script ran
+// once per call: on the old primary, then on the new one.
+func TestGoRedisFailoverClient(t *testing.T) {
+	primary := redistest.Start(t)
+	replica := redistest.Start(t, "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port))
+	sentinel := startSentinel(t, primary)
+	sentinelDo := func(args ...string) (string, error) {
+		c := redis.NewClient(&redis.Options{Addr: sentinel})
+		defer c.Close()
+		a := make([]any, len(args))
+		for i, s := range args {
+			a[i] = s
+		}
+		v, err := c.Do(context.Background(), a...).Result()
+		return fmt.Sprint(v), err
+	}
+	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{sentinel}})
+	t.Cleanup(func() { c.Close() })
+	e := goredis.New(c)
+	ctx := context.Background()
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+
+	require.NoError(t, s.Load(ctx, e))
+	assert.Equal(t, "[1]", primary.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+	assert.Equal(t, "[0]", replica.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "SCRIPT LOAD is not replicated")
+	v, err := s.Exec(ctx, e, []string{"n"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), v.Int)
+	require.Equal(t, "1", primary.Do(t, "WAIT", "1", "5000"), "the replica has the increment")
+
+	// SENTINEL FAILOVER needs the sentinel to have seen the replica.
+	require.Eventually(t, func() bool {
+		out, err := sentinelDo("SENTINEL", "FAILOVER", "m")
+		return err == nil && out == "OK"
+	}, 20*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool {
+		out, err := sentinelDo("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m")
+		return err == nil && strings.Contains(out, strconv.Itoa(replica.Port)) &&
+			strings.Contains(replica.Do(t, "INFO", "replication"), "role:master")
+	}, 30*time.Second, 50*time.Millisecond, "the replica is promoted")
+	// Sentinel demotes the old primary when it next polls it (up to 10 s);
+	// do it now, as it would.
+	primary.Do(t, "REPLICAOF", "127.0.0.1", strconv.Itoa(replica.Port))
+	replica.Do(t, "CONFIG", "RESETSTAT")
+
+	// The client learns the new primary from the sentinel; until then a
+	// call may meet the old one, now a replica, which refuses the script
+	// before running it (READONLY, transient).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, err = s.Exec(ctx, e, []string{"n"}, nil)
+		if err == nil || !runtime.Transient(err) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), v.Int, "ran once on the new primary")
+	assert.Equal(t, "2", replica.Do(t, "GET", "n"))
+	assert.Contains(t, replica.Do(t, "INFO", "commandstats"), "cmdstat_eval:calls=1,", "NOSCRIPT, then EVAL")
 }
