@@ -63,7 +63,8 @@ var transientCodes = map[string]bool{
 // connection error (refused, reset, closed, timed out at the client; the
 // script may or may not have run) or one of the error replies above (the
 // script did not run). Context cancellation and expiry, every other error
-// reply, a closed rueidis client (rueidis.ErrClosing: it will not reopen),
+// reply, a closed client (rueidis.ErrClosing or [ErrClientClosed]: it will
+// not reopen),
 // and runtime's own verdicts ([*CodeError], [*CrossSlotError],
 // [*DecodeError], [*ScriptError]) are not transient.
 func Transient(err error) bool {
