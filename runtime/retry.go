@@ -64,8 +64,7 @@ var transientCodes = map[string]bool{
 // script may or may not have run) or one of the error replies above (the
 // script did not run). Context cancellation and expiry, every other error
 // reply, a closed client (rueidis.ErrClosing or [ErrClientClosed]: it will
-// not reopen),
-// and runtime's own verdicts ([*CodeError], [*CrossSlotError],
+// not reopen), and runtime's own verdicts ([*CodeError], [*CrossSlotError],
 // [*DecodeError], [*ScriptError]) are not transient.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
