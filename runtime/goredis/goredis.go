@@ -102,7 +102,7 @@ func (e *Executor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []
 	if s.ReadOnly() {
 		name = "evalsha_ro"
 	}
-	return e.run(ctx, name, s.SHA1(), s, keys, args)
+	return e.run(ctx, name, s.SHA1(), false, s, keys, args)
 }
 
 // Eval implements [runtime.Executor] with EVAL, or EVAL_RO for a read-only
@@ -112,7 +112,7 @@ func (e *Executor) Eval(ctx context.Context, s *runtime.Script, keys, args []str
 	if s.ReadOnly() {
 		name = "eval_ro"
 	}
-	return e.run(ctx, name, s.Body(), s, keys, args)
+	return e.run(ctx, name, s.Body(), true, s, keys, args)
 }
 
 // oneShot is a command go-redis must not send a second time: it answers
@@ -123,7 +123,9 @@ type oneShot struct{ *redis.Cmd }
 // NoRetry tells go-redis' retry loops not to resend the command.
 func (oneShot) NoRetry() bool { return true }
 
-func (e *Executor) run(ctx context.Context, name, payload string, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+// run sends name (EVALSHA, EVAL or their _RO forms) with payload, the SHA1
+// or, when body is set, the script text.
+func (e *Executor) run(ctx context.Context, name, payload string, body bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	a := make([]any, 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, payload, len(keys)
 	for i, k := range keys {
@@ -140,7 +142,7 @@ func (e *Executor) run(ctx context.Context, name, payload string, s *runtime.Scr
 	case len(keys) > 0:
 		cmd.SetFirstKeyPos(3) // KEYS[1] picks the cluster node
 	case e.cluster == nil:
-	case payload == s.SHA1():
+	case !body:
 		// A script without keys touches no key, so any node could run
 		// it; go-redis would pick a random one, replicas included, where
 		// Redis 7 refuses a script that may write. Routing by the SHA1's
