@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/goredis"
 )
 
 // The cluster tests share one 3+3 cluster (starting one takes seconds);
@@ -30,13 +31,17 @@ func TestMain(m *testing.M) {
 
 func TestPreloadLoadsEveryNodeReplicasIncluded(t *testing.T) {
 	c := sharedCluster(t)
-	cl := c.Client(t)
-	require.Len(t, cl.Nodes(), 6, "rueidis knows every primary and replica")
-	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Preload", File: "p.lua", Body: "#!lua\n-- preload test\nreturn 1"})
-	require.NoError(t, runtime.Preload(context.Background(), runtime.Rueidis(cl), s))
-	for _, n := range c.Nodes {
-		assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "node %s (%s)", n.Addr, role(t, n))
-	}
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		e := k.Cluster(t, c)
+		if r, ok := e.(*runtime.RueidisExecutor); ok {
+			require.Len(t, r.Client().Nodes(), 6, "rueidis knows every primary and replica")
+		}
+		s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Preload", File: "p.lua", Body: "#!lua\n-- preload test, " + k.Name + "\nreturn 1"})
+		require.NoError(t, runtime.Preload(context.Background(), e, s))
+		for _, n := range c.Nodes {
+			assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "node %s (%s)", n.Addr, role(t, n))
+		}
+	})
 }
 
 // A replica promoted without the script (SCRIPT LOAD is not replicated,
@@ -44,32 +49,33 @@ func TestPreloadLoadsEveryNodeReplicasIncluded(t *testing.T) {
 // EVAL and the caller never sees it.
 func TestPromotedReplicaWithoutScriptFallsBackToEval(t *testing.T) {
 	c := sharedCluster(t)
-	cl := c.Client(t)
-	e := runtime.Rueidis(cl)
-	ctx := context.Background()
-	key := "{failover-eval-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "}:n"
-	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
-	require.NoError(t, runtime.Preload(ctx, e, s))
-	v, err := s.Exec(ctx, e, []string{key}, nil)
-	require.NoError(t, err)
-	require.Equal(t, int64(1), v.Int)
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		e := k.Cluster(t, c)
+		ctx := context.Background()
+		key := "{failover-eval-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "}:n"
+		s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+		require.NoError(t, runtime.Preload(ctx, e, s))
+		v, err := s.Exec(ctx, e, []string{key}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), v.Int)
 
-	_, replica, err := c.PrimaryOf(runtime.Slot(key))
-	require.NoError(t, err)
-	replica.Do(t, "SCRIPT", "FLUSH")
-	replica.Do(t, "CONFIG", "RESETSTAT")
-	require.Equal(t, "[0]", replica.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
-	_, promoted, err := c.Failover(runtime.Slot(key), 30*time.Second)
-	require.NoError(t, err)
-	require.Equal(t, replica, promoted)
+		_, replica, err := c.PrimaryOf(runtime.Slot(key))
+		require.NoError(t, err)
+		replica.Do(t, "SCRIPT", "FLUSH")
+		replica.Do(t, "CONFIG", "RESETSTAT")
+		require.Equal(t, "[0]", replica.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+		_, promoted, err := c.Failover(runtime.Slot(key), 30*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, replica, promoted)
 
-	v, err = s.Exec(ctx, e, []string{key}, nil)
-	require.NoError(t, err, "no NOSCRIPT reaches the caller")
-	assert.Equal(t, int64(2), v.Int, "the coordinated failover kept the first increment")
-	stats := promoted.Do(t, "INFO", "commandstats")
-	assert.Contains(t, stats, "cmdstat_evalsha:calls=1,", "EVALSHA reached the new primary once…")
-	assert.Contains(t, stats, "cmdstat_eval:calls=1,", "…and EVAL once, after NOSCRIPT")
-	assert.Equal(t, "[1]", promoted.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "EVAL cached it there")
+		v, err = s.Exec(ctx, e, []string{key}, nil)
+		require.NoError(t, err, "no NOSCRIPT reaches the caller")
+		assert.Equal(t, int64(2), v.Int, "the coordinated failover kept the first increment")
+		stats := promoted.Do(t, "INFO", "commandstats")
+		assert.Contains(t, stats, "cmdstat_evalsha:calls=1,", "EVALSHA reached the new primary once…")
+		assert.Contains(t, stats, "cmdstat_eval:calls=1,", "…and EVAL once, after NOSCRIPT")
+		assert.Equal(t, "[1]", promoted.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "EVAL cached it there")
+	})
 }
 
 // A script without keys goes to one primary (the one serving its SHA1's
@@ -77,45 +83,81 @@ func TestPromotedReplicaWithoutScriptFallsBackToEval(t *testing.T) {
 // script that may write.
 func TestKeylessScriptRunsOnThePrimaryOfItsSHA1Slot(t *testing.T) {
 	c := sharedCluster(t)
-	cl := c.Client(t)
 	ctx := context.Background()
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Keyless", File: "k.lua", Body: "#!lua\n-- keyless\nreturn ARGV[1]"})
-	require.NoError(t, runtime.Preload(ctx, runtime.Rueidis(cl), s))
-	for _, n := range c.Nodes {
-		n.Do(t, "CONFIG", "RESETSTAT")
-	}
-
-	// What the routing avoids: the same EVALSHA without a slot.
-	readonly := 0
-	for range 40 {
-		err := cl.Do(ctx, cl.B().Evalsha().Sha1(s.SHA1()).Numkeys(0).Arg("x").Build()).Error()
-		if err != nil && strings.HasPrefix(err.Error(), "READONLY") {
-			readonly++
-		} else {
-			require.NoError(t, err)
-		}
-	}
-	assert.Positive(t, readonly, "without a slot, some calls reach a replica and are refused")
-	for _, n := range c.Nodes {
-		n.Do(t, "CONFIG", "RESETSTAT")
-	}
-
-	e := runtime.Rueidis(cl)
-	for range 40 {
-		v, err := s.Exec(ctx, e, nil, []string{"x"})
-		require.NoError(t, err)
-		require.Equal(t, "x", v.Str)
-	}
 	want, _, err := c.PrimaryOf(runtime.Slot(s.SHA1()))
 	require.NoError(t, err)
-	for _, n := range c.Nodes {
-		stats := n.Do(t, "INFO", "commandstats")
-		if n == want {
-			assert.Contains(t, stats, "cmdstat_evalsha:calls=40,", "every call on %s", n.Addr)
-		} else {
-			assert.NotContains(t, stats, "cmdstat_evalsha", "no call on %s (%s)", n.Addr, role(t, n))
+	resetStats := func() {
+		for _, n := range c.Nodes {
+			n.Do(t, "CONFIG", "RESETSTAT")
 		}
 	}
+	// onlyOn asserts that calls of cmd reached want and no other node.
+	onlyOn := func(cmd string, calls int) {
+		t.Helper()
+		for _, n := range c.Nodes {
+			stats := n.Do(t, "INFO", "commandstats")
+			if n == want {
+				assert.Contains(t, stats, "cmdstat_"+cmd+":calls="+strconv.Itoa(calls)+",", "every call on %s", n.Addr)
+			} else {
+				assert.NotContains(t, stats, "cmdstat_"+cmd+":", "no call on %s (%s)", n.Addr, role(t, n))
+			}
+		}
+	}
+
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		e := k.Cluster(t, c)
+		require.NoError(t, runtime.Preload(ctx, e, s))
+		resetStats()
+
+		// What the routing avoids: the same EVALSHA without a slot.
+		switch e := e.(type) {
+		case *runtime.RueidisExecutor:
+			// rueidis sends it to any node; replicas refuse it.
+			cl := e.Client()
+			readonly := 0
+			for range 40 {
+				err := cl.Do(ctx, cl.B().Evalsha().Sha1(s.SHA1()).Numkeys(0).Arg("x").Build()).Error()
+				if err != nil && strings.HasPrefix(err.Error(), "READONLY") {
+					readonly++
+				} else {
+					require.NoError(t, err)
+				}
+			}
+			assert.Positive(t, readonly, "without a slot, some calls reach a replica and are refused")
+		case *goredis.Executor:
+			// go-redis picks a random node and, on READONLY, another one.
+			for range 40 {
+				require.NoError(t, e.Client().EvalSha(ctx, s.SHA1(), nil, "x").Err())
+			}
+			reached := 0
+			for _, n := range c.Nodes {
+				if strings.Contains(n.Do(t, "INFO", "commandstats"), "cmdstat_evalsha:") {
+					reached++
+				}
+			}
+			assert.Greater(t, reached, 1, "without a slot, calls spread over the nodes")
+		}
+		resetStats()
+
+		for range 40 {
+			v, err := s.Exec(ctx, e, nil, []string{"x"})
+			require.NoError(t, err)
+			require.Equal(t, "x", v.Str)
+		}
+		onlyOn("evalsha", 40)
+
+		// EVAL, after NOSCRIPT, goes to the same primary and caches the
+		// script there.
+		want.Do(t, "SCRIPT", "FLUSH")
+		resetStats()
+		v, err := s.Exec(ctx, e, nil, []string{"y"})
+		require.NoError(t, err)
+		require.Equal(t, "y", v.Str)
+		onlyOn("evalsha", 1)
+		onlyOn("eval", 1)
+		assert.Equal(t, "[1]", want.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+	})
 }
 
 func role(t *testing.T, n *redistest.Server) string {
@@ -124,5 +166,3 @@ func role(t *testing.T, n *redistest.Server) string {
 	}
 	return "replica"
 }
-
-var _ rueidis.Client // the cluster client type these tests drive

@@ -7,7 +7,9 @@
 //   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
 //     rueidis.Client (single node, sentinel or cluster; on a cluster a
 //     script without keys goes to the primary of its SHA1's slot, never to a
-//     replica); luatest implements it offline.
+//     replica); package runtime/goredis adapts a go-redis v9 client with the
+//     same rules, in its own package so that a program using only rueidis
+//     never compiles go-redis; luatest implements it offline.
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.

@@ -34,6 +34,14 @@ const (
 	RetryMaxBackoff = 500 * time.Millisecond
 )
 
+// ErrClientClosed matches, with errors.Is, the error an [Executor] returns
+// once its client was closed by the application: a closed client never
+// reopens, so [Transient] reports false and an idempotent script is not
+// retried against it. Executors wrap their client's own error (go-redis'
+// redis.ErrClosed) so that it matches too; rueidis.ErrClosing is recognised
+// as it is.
+var ErrClientClosed = errors.New("client closed")
+
 // transientCodes are error replies that mean the server did not run the
 // script and may well run it shortly:
 //
@@ -55,12 +63,12 @@ var transientCodes = map[string]bool{
 // connection error (refused, reset, closed, timed out at the client; the
 // script may or may not have run) or one of the error replies above (the
 // script did not run). Context cancellation and expiry, every other error
-// reply, a closed rueidis client (rueidis.ErrClosing: it will not reopen),
-// and runtime's own verdicts ([*CodeError], [*CrossSlotError],
+// reply, a closed client (rueidis.ErrClosing or [ErrClientClosed]: it will
+// not reopen), and runtime's own verdicts ([*CodeError], [*CrossSlotError],
 // [*DecodeError], [*ScriptError]) are not transient.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, rueidis.ErrClosing) {
+		errors.Is(err, rueidis.ErrClosing) || errors.Is(err, ErrClientClosed) {
 		return false
 	}
 	var (

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/goredis"
 )
 
 // flakyExecutor fails EvalSha with errs[i] on call i, then answers 1.
@@ -55,6 +58,7 @@ func TestTransient(t *testing.T) {
 		&runtime.ReplyError{Msg: "WRONGTYPE Operation against a key"}:                       false,
 		&runtime.ReplyError{Msg: "NOSCRIPT No matching script"}:                             false,
 		rueidis.ErrClosing:                   false,
+		runtime.ErrClientClosed:              false,
 		context.Canceled:                     false,
 		context.DeadlineExceeded:             false,
 		errOut:                               false,
@@ -135,15 +139,26 @@ func TestIdempotentRetryKeepsDeclaredOutcomes(t *testing.T) {
 }
 
 // A closed client never reopens, so an idempotent script is not retried
-// against it: one try, rueidis.ErrClosing back at once.
+// against it: one try, the client's "closed" error back at once.
 func TestClosedClientIsNotRetried(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client(t)
-	c.Close()
-	counting := &countingExecutor{Executor: runtime.Rueidis(c)}
-	_, err := idempotent("return 1").Exec(context.Background(), counting, []string{"k"}, nil)
-	require.ErrorIs(t, err, rueidis.ErrClosing)
-	assert.Equal(t, 1, counting.calls)
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		var closed error
+		switch e := e.(type) {
+		case *runtime.RueidisExecutor:
+			e.Client().Close()
+			closed = rueidis.ErrClosing
+		case *goredis.Executor:
+			require.NoError(t, e.Client().Close())
+			closed = redis.ErrClosed
+		}
+		counting := &countingExecutor{Executor: e}
+		_, err := idempotent("return 1").Exec(context.Background(), counting, []string{"k"}, nil)
+		require.ErrorIs(t, err, closed)
+		assert.False(t, runtime.Transient(err))
+		assert.Equal(t, 1, counting.calls)
+	})
 }
 
 type countingExecutor struct {

@@ -11,8 +11,8 @@ import (
 
 // Executor runs scripts on a server or an offline fake. It is deliberately
 // narrow (three calls) so fakes and fault injectors are easy to write;
-// [Rueidis] adapts a rueidis.Client and luatest runs scripts in
-// gopher-lua.
+// [Rueidis] adapts a rueidis.Client, runtime/goredis a go-redis v9 client,
+// and luatest runs scripts in gopher-lua.
 //
 // Error replies must be returned as *[ReplyError]; anything else (network,
 // context) is passed to the caller unchanged. Implementations must not retry

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 )
@@ -27,129 +28,149 @@ func script(body string) *runtime.Script {
 		Errors: []*runtime.CodeError{errOut, errNone, errBad}})
 }
 
-// TestRepliesFromRealServer runs scripts on redis-server 7 through rueidis
-// (which speaks RESP3) and checks the decoded Value of every reply shape.
+// TestRepliesFromRealServer runs scripts on redis-server 7 through each
+// executor (rueidis and go-redis both speak RESP3 by default) and checks the
+// decoded Value of every reply shape.
 func TestRepliesFromRealServer(t *testing.T) {
-	srv := redistest.Start(t)
-	e := runtime.Rueidis(srv.Client(t))
-	ctx := context.Background()
-	for _, tc := range []struct {
-		body string
-		want runtime.Value
-	}{
-		{"return 42", runtime.IntValue(42)},
-		{"return 3.99", runtime.IntValue(3)},
-		{"return -3.99", runtime.IntValue(-3)},
-		{"return true", runtime.IntValue(1)},
-		{"return false", runtime.Nil},
-		{"return nil", runtime.Nil},
-		{"return 'x'", runtime.StringValue("x")},
-		{"return {ok='QUEUED'}", runtime.StringValue("QUEUED")},
-		{"return redis.call('PING')", runtime.StringValue("PONG")},
-		{"return {1, 'a', {2}, false, 3}", runtime.ArrayValue(runtime.IntValue(1), runtime.StringValue("a"), runtime.ArrayValue(runtime.IntValue(2)), runtime.Nil, runtime.IntValue(3))},
-		{"return {1, nil, 3}", runtime.ArrayValue(runtime.IntValue(1))},
-		{"return {}", runtime.ArrayValue()},
-		{"return {1, redis.pcall('INCR', KEYS[2])}", runtime.ArrayValue(runtime.IntValue(1), runtime.Value{Kind: runtime.KindError, Str: "WRONGTYPE Operation against a key holding the wrong kind of value"})},
-		{"redis.setresp(3); return redis.call('HGETALL', KEYS[2])", runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{runtime.StringValue("f"), runtime.StringValue("v")}}},
-		{"redis.setresp(3); return {map={z=1, a='x'}}", runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{runtime.StringValue("a"), runtime.StringValue("x"), runtime.StringValue("z"), runtime.IntValue(1)}}},
-		{"redis.setresp(3); return {double=1.5}", runtime.Value{Kind: runtime.KindDouble, Float: 1.5}},
-		{"redis.setresp(3); return true", runtime.Value{Kind: runtime.KindBool, Int: 1}},
-		{"redis.setresp(3); return false", runtime.Value{Kind: runtime.KindBool}},
-		{"redis.setresp(3); return {big_number='123456789012345678901234567890'}", runtime.Value{Kind: runtime.KindBigNumber, Str: "123456789012345678901234567890"}},
-	} {
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		testReplies(t, srv, k.Single(t, srv), replyCases)
+	})
+}
+
+// replyCases are the replies of scripts run by a RESP3 client.
+var replyCases = []replyCase{
+	{"return 42", runtime.IntValue(42)},
+	{"return 3.99", runtime.IntValue(3)},
+	{"return -3.99", runtime.IntValue(-3)},
+	{"return true", runtime.IntValue(1)},
+	{"return false", runtime.Nil},
+	{"return nil", runtime.Nil},
+	{"return 'x'", runtime.StringValue("x")},
+	{"return {ok='QUEUED'}", runtime.StringValue("QUEUED")},
+	{"return redis.call('PING')", runtime.StringValue("PONG")},
+	{"return {1, 'a', {2}, false, 3}", runtime.ArrayValue(runtime.IntValue(1), runtime.StringValue("a"), runtime.ArrayValue(runtime.IntValue(2)), runtime.Nil, runtime.IntValue(3))},
+	{"return {1, nil, 3}", runtime.ArrayValue(runtime.IntValue(1))},
+	{"return {}", runtime.ArrayValue()},
+	{"return {1, redis.pcall('INCR', KEYS[2])}", runtime.ArrayValue(runtime.IntValue(1), runtime.Value{Kind: runtime.KindError, Str: "WRONGTYPE Operation against a key holding the wrong kind of value"})},
+	{"redis.setresp(3); return redis.call('HGETALL', KEYS[2])", runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{runtime.StringValue("f"), runtime.StringValue("v")}}},
+	{"redis.setresp(3); return {map={z=1, a='x'}}", runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{runtime.StringValue("a"), runtime.StringValue("x"), runtime.StringValue("z"), runtime.IntValue(1)}}},
+	{"redis.setresp(3); return {double=1.5}", runtime.Value{Kind: runtime.KindDouble, Float: 1.5}},
+	{"redis.setresp(3); return true", runtime.Value{Kind: runtime.KindBool, Int: 1}},
+	{"redis.setresp(3); return false", runtime.Value{Kind: runtime.KindBool}},
+	{"redis.setresp(3); return {big_number='123456789012345678901234567890'}", runtime.Value{Kind: runtime.KindBigNumber, Str: "123456789012345678901234567890"}},
+}
+
+type replyCase struct {
+	body string
+	want runtime.Value
+}
+
+func testReplies(t *testing.T, srv *redistest.Server, e runtime.Executor, cases []replyCase) {
+	t.Helper()
+	for _, tc := range cases {
 		srv.Do(t, "SET", "{k}str", "x")
 		srv.Do(t, "HSET", "{k}h", "f", "v")
 		plain := runtime.NewScript(runtime.ScriptSpec{Name: "t.Plain", File: "plain.lua", Body: tc.body})
-		got, err := plain.Exec(ctx, e, []string{"{k}str", "{k}h"}, nil)
+		got, err := plain.Exec(context.Background(), e, []string{"{k}str", "{k}h"}, nil)
 		require.NoError(t, err, tc.body)
 		assert.Equal(t, tc.want, got, tc.body)
 	}
 }
 
 func TestExecMapsDeclaredOutcomes(t *testing.T) {
-	srv := redistest.Start(t)
-	e := runtime.Rueidis(srv.Client(t))
-	ctx := context.Background()
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		ctx := context.Background()
 
-	v, err := script("return -1").Exec(ctx, e, nil, nil)
-	assert.Same(t, errOut, err)
-	assert.Equal(t, runtime.IntValue(-1), v, "the reply is still returned")
+		v, err := script("return -1").Exec(ctx, e, nil, nil)
+		assert.Same(t, errOut, err)
+		assert.Equal(t, runtime.IntValue(-1), v, "the reply is still returned")
 
-	_, err = script("return nil").Exec(ctx, e, nil, nil)
-	assert.Same(t, errNone, err)
+		_, err = script("return nil").Exec(ctx, e, nil, nil)
+		assert.Same(t, errNone, err)
 
-	_, err = script("return redis.error_reply('BAD_ARG qty must be >= 1')").Exec(ctx, e, nil, nil)
-	require.ErrorIs(t, err, errBad)
-	var re *runtime.ReplyError
-	require.ErrorAs(t, err, &re)
-	assert.Equal(t, "BAD_ARG qty must be >= 1", re.Msg)
-	assert.Equal(t, "t.S: Bad: bad argument (reply BAD_ARG): BAD_ARG qty must be >= 1", err.Error())
+		_, err = script("return redis.error_reply('BAD_ARG qty must be >= 1')").Exec(ctx, e, nil, nil)
+		require.ErrorIs(t, err, errBad)
+		var re *runtime.ReplyError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "BAD_ARG qty must be >= 1", re.Msg)
+		assert.Equal(t, "t.S: Bad: bad argument (reply BAD_ARG): BAD_ARG qty must be >= 1", err.Error())
 
-	// A single-word error_reply gets "ERR " from Redis; the code still matches.
-	_, err = script("return redis.error_reply('BAD_ARG')").Exec(ctx, e, nil, nil)
-	require.ErrorIs(t, err, errBad)
+		// A single-word error_reply gets "ERR " from Redis; the code still matches.
+		_, err = script("return redis.error_reply('BAD_ARG')").Exec(ctx, e, nil, nil)
+		require.ErrorIs(t, err, errBad)
 
-	v, err = script("return -2").Exec(ctx, e, nil, nil)
-	require.NoError(t, err, "undeclared integers are ordinary replies")
-	assert.Equal(t, int64(-2), v.Int)
+		v, err = script("return -2").Exec(ctx, e, nil, nil)
+		require.NoError(t, err, "undeclared integers are ordinary replies")
+		assert.Equal(t, int64(-2), v.Int)
 
-	_, err = script("return redis.error_reply('OTHER thing')").Exec(ctx, e, nil, nil)
-	require.ErrorAs(t, err, &re)
-	assert.Equal(t, "OTHER thing", re.Msg)
-	assert.NotErrorIs(t, err, errBad)
+		_, err = script("return redis.error_reply('OTHER thing')").Exec(ctx, e, nil, nil)
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "OTHER thing", re.Msg)
+		assert.NotErrorIs(t, err, errBad)
+	})
 }
 
 func TestScriptErrorLine(t *testing.T) {
-	srv := redistest.Start(t)
-	e := runtime.Rueidis(srv.Client(t))
-	for body, want := range map[string]struct {
-		line int
-		err  string
-	}{
-		"#!lua\nlocal x = 1\nreturn nosuch.field":                      {3, "lua/t/s.lua:3: t.S: Script attempted to access nonexistent global variable 'nosuch'"},
-		"\n\n\n\nerror('boom')":                                        {5, "lua/t/s.lua:5: t.S: boom"},
-		"local x\nreturn x < 1":                                        {2, "lua/t/s.lua:2: t.S: attempt to compare nil with number"},
-		"return redis.call('INCR', KEYS[1])":                           {1, "lua/t/s.lua:1: t.S: value is not an integer or out of range"},
-		"local a = 1\nlocal b = redis.call('NOSUCHCMD')\nreturn a + b": {2, "lua/t/s.lua:2: t.S: Unknown Redis command called from script"},
-		"error({err='MY code'})":                                       {1, "lua/t/s.lua:1: t.S: MY code"},
-	} {
-		srv.Do(t, "SET", "str", "notanumber")
-		_, err := script(body).Exec(context.Background(), e, []string{"str"}, nil)
-		var se *runtime.ScriptError
-		require.ErrorAs(t, err, &se, body)
-		assert.Equal(t, want.line, se.Line, body)
-		assert.Equal(t, "lua/t/s.lua", se.File)
-		assert.Equal(t, want.err, se.Error(), "the line once, no SHA1: %s", body)
-		var re *runtime.ReplyError
-		require.ErrorAs(t, err, &re, "the reply as Redis sent it stays reachable")
-		assert.Contains(t, re.Msg, "on @user_script:"+strconv.Itoa(want.line)+".", body)
-	}
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		for body, want := range map[string]struct {
+			line int
+			err  string
+		}{
+			"#!lua\nlocal x = 1\nreturn nosuch.field":                      {3, "lua/t/s.lua:3: t.S: Script attempted to access nonexistent global variable 'nosuch'"},
+			"\n\n\n\nerror('boom')":                                        {5, "lua/t/s.lua:5: t.S: boom"},
+			"local x\nreturn x < 1":                                        {2, "lua/t/s.lua:2: t.S: attempt to compare nil with number"},
+			"return redis.call('INCR', KEYS[1])":                           {1, "lua/t/s.lua:1: t.S: value is not an integer or out of range"},
+			"local a = 1\nlocal b = redis.call('NOSUCHCMD')\nreturn a + b": {2, "lua/t/s.lua:2: t.S: Unknown Redis command called from script"},
+			"error({err='MY code'})":                                       {1, "lua/t/s.lua:1: t.S: MY code"},
+		} {
+			srv.Do(t, "SET", "str", "notanumber")
+			_, err := script(body).Exec(context.Background(), e, []string{"str"}, nil)
+			var se *runtime.ScriptError
+			require.ErrorAs(t, err, &se, body)
+			assert.Equal(t, want.line, se.Line, body)
+			assert.Equal(t, "lua/t/s.lua", se.File)
+			assert.Equal(t, want.err, se.Error(), "the line once, no SHA1: %s", body)
+			var re *runtime.ReplyError
+			require.ErrorAs(t, err, &re, "the reply as Redis sent it stays reachable")
+			assert.Contains(t, re.Msg, "on @user_script:"+strconv.Itoa(want.line)+".", body)
+		}
+	})
 }
 
 func TestEvalShaFallsBackAfterFlushAndLoadsEveryNode(t *testing.T) {
-	srv := redistest.Start(t)
-	e := runtime.Rueidis(srv.Client(t))
-	ctx := context.Background()
-	s := script("return 7")
-	require.NoError(t, runtime.Preload(ctx, e, s))
-	assert.Equal(t, "[1]", srv.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
-	srv.Do(t, "SCRIPT", "FLUSH")
-	v, err := s.Exec(ctx, e, nil, nil)
-	require.NoError(t, err)
-	assert.Equal(t, int64(7), v.Int)
-	assert.Equal(t, "[1]", srv.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		ctx := context.Background()
+		s := script("return 7")
+		require.NoError(t, runtime.Preload(ctx, e, s))
+		assert.Equal(t, "[1]", srv.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+		srv.Do(t, "SCRIPT", "FLUSH")
+		v, err := s.Exec(ctx, e, nil, nil)
+		require.NoError(t, err)
+		assert.Equal(t, int64(7), v.Int)
+		assert.Equal(t, "[1]", srv.Do(t, "SCRIPT", "EXISTS", s.SHA1()))
+	})
 }
 
 func TestExecReturnsTransportErrorsUnchanged(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client(t)
-	srv.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_, err := script("return 1").Exec(ctx, runtime.Rueidis(c), nil, nil)
-	require.Error(t, err)
-	var re *runtime.ReplyError
-	assert.False(t, errors.As(err, &re), "a connection error is not a reply: %v", err)
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		srv.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := script("return 1").Exec(ctx, e, nil, nil)
+		require.Error(t, err)
+		var re *runtime.ReplyError
+		assert.False(t, errors.As(err, &re), "a connection error is not a reply: %v", err)
+		assert.True(t, runtime.Transient(err), "%v", err)
+	})
 }
 
 // fakeExecutor answers EVALSHA with a fixed error, for replies a real

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
@@ -54,47 +55,51 @@ func skusOnEveryPrimary(t *testing.T, c *redistest.Cluster, prefix string) []str
 
 // Every stock script on the cluster, for SKUs on each of the three primaries.
 func TestEveryScriptOnCluster(t *testing.T) {
-	c := sharedCluster(t)
-	cl := c.Client(t)
-	s := stock.New(runtime.Rueidis(cl))
-	ctx := context.Background()
-	require.NoError(t, s.Preload(ctx))
-	for _, n := range c.Nodes {
-		for _, sc := range stock.All() {
-			assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", sc.SHA1()), "%s on %s", sc.Name(), n.Addr)
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		c := sharedCluster(t)
+		for _, n := range c.Nodes { // so the preload below is what loads them
+			n.Do(t, "SCRIPT", "FLUSH")
 		}
-	}
+		s := stock.New(ex.Cluster(t, c))
+		ctx := context.Background()
+		require.NoError(t, s.Preload(ctx))
+		for _, n := range c.Nodes {
+			for _, sc := range stock.All() {
+				assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", sc.SHA1()), "%s on %s", sc.Name(), n.Addr)
+			}
+		}
 
-	for _, sku := range skusOnEveryPrimary(t, c, fresh("every")+"-") {
-		k := keysFor(sku)
-		primary, _, err := c.PrimaryOf(runtime.Slot(sku))
-		require.NoError(t, err)
-		require.NoError(t, cl.Do(ctx, cl.B().Set().Key(k.Stock).Value("5").Build()).Error())
+		for _, sku := range skusOnEveryPrimary(t, c, fresh("every")+"-") {
+			k := keysFor(sku)
+			primary, _, err := c.PrimaryOf(runtime.Slot(sku))
+			require.NoError(t, err)
+			primary.Do(t, "SET", k.Stock, "5")
 
-		left, err := s.Deduct(ctx, k.Deduct(), order("o1", "u1", 2))
-		require.NoError(t, err, sku)
-		assert.Equal(t, int64(3), left)
-		left, err = s.Deduct(ctx, k.Deduct(), order("o1", "u1", 2))
-		require.NoError(t, err)
-		assert.Equal(t, int64(3), left, "idempotent on a cluster too")
-		_, err = s.Deduct(ctx, k.Deduct(), stock.DeductArgs{Order: "o2", Buyer: "u1", Qty: 2, Limit: 3, At: at})
-		require.ErrorIs(t, err, stock.ErrLimitExceeded)
-		_, err = s.Deduct(ctx, k.Deduct(), order("o3", "u2", 4))
-		require.ErrorIs(t, err, stock.ErrOutOfStock)
-		n, err := s.Cancel(ctx, k.Cancel(), stock.CancelArgs{Order: "o1", At: at})
-		require.NoError(t, err)
-		assert.Equal(t, int64(2), n)
-		a, err := s.Audit(ctx, k.Audit(), stock.AuditArgs{Max: 10})
-		require.NoError(t, err)
-		assert.Equal(t, int64(5), a.Left)
-		assert.Equal(t, int64(2), a.RefusedOrders)
-		assert.Equal(t, int64(1), a.CancelledOrders)
-		requireReconciles(t, s, k, 5)
+			left, err := s.Deduct(ctx, k.Deduct(), order("o1", "u1", 2))
+			require.NoError(t, err, sku)
+			assert.Equal(t, int64(3), left)
+			left, err = s.Deduct(ctx, k.Deduct(), order("o1", "u1", 2))
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), left, "idempotent on a cluster too")
+			_, err = s.Deduct(ctx, k.Deduct(), stock.DeductArgs{Order: "o2", Buyer: "u1", Qty: 2, Limit: 3, At: at})
+			require.ErrorIs(t, err, stock.ErrLimitExceeded)
+			_, err = s.Deduct(ctx, k.Deduct(), order("o3", "u2", 4))
+			require.ErrorIs(t, err, stock.ErrOutOfStock)
+			n, err := s.Cancel(ctx, k.Cancel(), stock.CancelArgs{Order: "o1", At: at})
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), n)
+			a, err := s.Audit(ctx, k.Audit(), stock.AuditArgs{Max: 10})
+			require.NoError(t, err)
+			assert.Equal(t, int64(5), a.Left)
+			assert.Equal(t, int64(2), a.RefusedOrders)
+			assert.Equal(t, int64(1), a.CancelledOrders)
+			requireReconciles(t, s, k, 5)
 
-		// The SKU's keys live on the primary its hash tag names.
-		assert.Equal(t, "5", primary.Do(t, "GET", k.Stock), "%s on %s", sku, primary.Addr)
-		assert.Equal(t, "3", primary.Do(t, "HLEN", k.Orders))
-	}
+			// The SKU's keys live on the primary its hash tag names.
+			assert.Equal(t, "5", primary.Do(t, "GET", k.Stock), "%s on %s", sku, primary.Addr)
+			assert.Equal(t, "3", primary.Do(t, "HLEN", k.Orders))
+		}
+	})
 }
 
 // 2,000 buyers race for 500 units of one SKU while CLUSTER FAILOVER moves
@@ -105,42 +110,44 @@ func TestEveryScriptOnCluster(t *testing.T) {
 // primary until the replica has caught up, so no acknowledged sale is lost
 // and sold = 500.
 func TestFaultClusterFailoverMidRace(t *testing.T) {
-	c := sharedCluster(t)
-	counting := &countingExecutor{Executor: runtime.Rueidis(c.Client(t))}
-	s := stock.New(counting)
-	ctx := context.Background()
-	sku := fresh("failover")
-	k := keysFor(sku)
-	slot := runtime.Slot(sku)
-	require.NoError(t, s.Preload(ctx))
-	require.NoError(t, stock.New(runtime.Rueidis(c.Client(t))).Preload(ctx))
-	oldPrimary, replica, err := c.PrimaryOf(slot)
-	require.NoError(t, err)
-	oldPrimary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
-	replica.Do(t, "SCRIPT", "FLUSH")
-	replica.Do(t, "CONFIG", "RESETSTAT")
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		c := sharedCluster(t)
+		counting := &countingExecutor{Executor: ex.Cluster(t, c)}
+		s := stock.New(counting)
+		ctx := context.Background()
+		sku := fresh("failover")
+		k := keysFor(sku)
+		slot := runtime.Slot(sku)
+		require.NoError(t, s.Preload(ctx))
+		require.NoError(t, stock.New(ex.Cluster(t, c)).Preload(ctx))
+		oldPrimary, replica, err := c.PrimaryOf(slot)
+		require.NoError(t, err)
+		oldPrimary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+		replica.Do(t, "SCRIPT", "FLUSH")
+		replica.Do(t, "CONFIG", "RESETSTAT")
 
-	var promoted *redistest.Server
-	res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-		scripts: func(int) *stock.Scripts { return s },
-		faultAt: 200, fault: func() error {
-			_, p, err := c.Failover(slot, 30*time.Second)
-			promoted = p
-			return err
-		}})
+		var promoted *redistest.Server
+		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
+			scripts: func(int) *stock.Scripts { return s },
+			faultAt: 200, fault: func() error {
+				_, p, err := c.Failover(slot, 30*time.Second)
+				promoted = p
+				return err
+			}})
 
-	res.requireNoErrors(t)
-	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
-	require.Equal(t, replica, promoted, "the replica now serves the SKU")
-	assert.Equal(t, faultUnits, res.sold, "sold = 500: no oversell, no lost sale")
-	// The old primary paused writes while the replica caught up, so the
-	// race could not end during the switch; buyers after it ran on the
-	// promoted replica, which had to be taught the script.
-	assert.Positive(t, commandCalls(t, promoted, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
-	r := requireReconciles(t, s, k, faultUnits)
-	requireRecords(t, s, k, res, r)
-	assert.Equal(t, strconv.Itoa(faultBuyers), promoted.Do(t, "HLEN", k.Orders), "every order is recorded on the new primary")
-	t.Logf("%d transient failures retried by runtime", counting.transient.Load())
+		res.requireNoErrors(t)
+		assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
+		require.Equal(t, replica, promoted, "the replica now serves the SKU")
+		assert.Equal(t, faultUnits, res.sold, "sold = 500: no oversell, no lost sale")
+		// The old primary paused writes while the replica caught up, so the
+		// race could not end during the switch; buyers after it ran on the
+		// promoted replica, which had to be taught the script.
+		assert.Positive(t, commandCalls(t, promoted, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
+		r := requireReconciles(t, s, k, faultUnits)
+		requireRecords(t, s, k, res, r)
+		assert.Equal(t, strconv.Itoa(faultBuyers), promoted.Do(t, "HLEN", k.Orders), "every order is recorded on the new primary")
+		t.Logf("%d transient failures retried by runtime", counting.transient.Load())
+	})
 }
 
 // The same race when the SKU's primary is killed (SIGKILL, no coordination)
@@ -153,31 +160,33 @@ func TestFaultClusterFailoverMidRace(t *testing.T) {
 // left with an error, no record for an order nobody was told was sold, and
 // stock and records agree (0 differences).
 func TestFaultClusterPrimaryKilledMidRace(t *testing.T) {
-	c := sharedCluster(t)
-	s := stock.New(runtime.Rueidis(c.Client(t)))
-	ctx := context.Background()
-	sku := fresh("killed")
-	k := keysFor(sku)
-	require.NoError(t, s.Preload(ctx))
-	primary, _, err := c.PrimaryOf(runtime.Slot(sku))
-	require.NoError(t, err)
-	primary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
-	t.Cleanup(func() { // rejoin as a replica, for whoever uses the cluster next
-		if primary.PID() == 0 {
-			assert.NoError(t, primary.Restart())
-			assert.NoError(t, c.WaitHealthy(60*time.Second))
-		}
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		c := sharedCluster(t)
+		s := stock.New(ex.Cluster(t, c))
+		ctx := context.Background()
+		sku := fresh("killed")
+		k := keysFor(sku)
+		require.NoError(t, s.Preload(ctx))
+		primary, _, err := c.PrimaryOf(runtime.Slot(sku))
+		require.NoError(t, err)
+		primary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+		t.Cleanup(func() { // rejoin as a replica, for whoever uses the cluster next
+			if primary.PID() == 0 {
+				assert.NoError(t, primary.Restart())
+				assert.NoError(t, c.WaitHealthy(60*time.Second))
+			}
+		})
+
+		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
+			scripts: func(int) *stock.Scripts { return s },
+			faultAt: 200, fault: func() error { primary.Stop(); return nil }})
+
+		res.requireNoErrors(t)
+		assert.Positive(t, res.retried, "buyers outlasted runtime's retries and tried again with their order id")
+		assert.LessOrEqual(t, res.sold, faultUnits, "no oversell")
+		r := requireReconciles(t, s, k, faultUnits)
+		assert.GreaterOrEqual(t, r.Left, int64(0))
+		assert.LessOrEqual(t, r.SoldOrders, int64(res.sold), "no record without a buyer told sold")
+		t.Logf("sold %d, recorded %d (a difference would be acknowledged sales lost with the primary)", res.sold, r.SoldOrders)
 	})
-
-	res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-		scripts: func(int) *stock.Scripts { return s },
-		faultAt: 200, fault: func() error { primary.Stop(); return nil }})
-
-	res.requireNoErrors(t)
-	assert.Positive(t, res.retried, "buyers outlasted runtime's retries and tried again with their order id")
-	assert.LessOrEqual(t, res.sold, faultUnits, "no oversell")
-	r := requireReconciles(t, s, k, faultUnits)
-	assert.GreaterOrEqual(t, r.Left, int64(0))
-	assert.LessOrEqual(t, r.SoldOrders, int64(res.sold), "no record without a buyer told sold")
-	t.Logf("sold %d, recorded %d (a difference would be acknowledged sales lost with the primary)", res.sold, r.SoldOrders)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
-	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
 )
 
@@ -20,43 +20,45 @@ const faultBuyers, faultUnits = 2000, 500
 // cache every 50 ms: every EVALSHA after a flush answers NOSCRIPT, which
 // must turn into EVAL inside runtime, never into a buyer's error.
 func TestFaultScriptFlushEvery50ms(t *testing.T) {
-	srv := redistest.Start(t)
-	s := stock.New(runtime.Rueidis(srv.Client(t)))
-	k := keysFor("flush")
-	srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		srv := redistest.Start(t)
+		s := stock.New(ex.Single(t, srv))
+		k := keysFor("flush")
+		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 
-	stop, flushed := make(chan struct{}), make(chan int)
-	go func() {
-		n := 0
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				flushed <- n
-				return
-			case <-tick.C:
-				srv.Do(t, "SCRIPT", "FLUSH")
-				n++
+		stop, flushed := make(chan struct{}), make(chan int)
+		go func() {
+			n := 0
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					flushed <- n
+					return
+				case <-tick.C:
+					srv.Do(t, "SCRIPT", "FLUSH")
+					n++
+				}
 			}
-		}
-	}()
-	// 16 buyers in flight, each 8 ms apart: about a second of buying.
-	res := race(t, raceConfig{buyers: faultBuyers, workers: 16, pace: 8 * time.Millisecond, keys: k,
-		scripts: func(int) *stock.Scripts { return s }})
-	close(stop)
-	n := <-flushed
+		}()
+		// 16 buyers in flight, each 8 ms apart: about a second of buying.
+		res := race(t, raceConfig{buyers: faultBuyers, workers: 16, pace: 8 * time.Millisecond, keys: k,
+			scripts: func(int) *stock.Scripts { return s }})
+		close(stop)
+		n := <-flushed
 
-	res.requireNoErrors(t)
-	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
-	assert.Equal(t, faultUnits, res.sold, "sold = 500")
-	assert.Equal(t, faultBuyers-faultUnits, res.refused)
-	assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
-	evals := commandCalls(t, srv, "eval")
-	assert.GreaterOrEqual(t, evals, 3, "buyers hit NOSCRIPT and fell back to EVAL")
-	t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA", n, evals, commandCalls(t, srv, "evalsha"))
-	r := requireReconciles(t, s, k, faultUnits)
-	requireRecords(t, s, k, res, r)
+		res.requireNoErrors(t)
+		assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
+		assert.Equal(t, faultUnits, res.sold, "sold = 500")
+		assert.Equal(t, faultBuyers-faultUnits, res.refused)
+		assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
+		evals := commandCalls(t, srv, "eval")
+		assert.GreaterOrEqual(t, evals, 3, "buyers hit NOSCRIPT and fell back to EVAL")
+		t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA", n, evals, commandCalls(t, srv, "evalsha"))
+		r := requireReconciles(t, s, k, faultUnits)
+		requireRecords(t, s, k, res, r)
+	})
 }
 
 // The same race while the server is killed (SIGKILL) and, 300 ms later,
@@ -69,30 +71,32 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 // initial minus the sold records, and replaying every sold order changes
 // nothing).
 func TestFaultServerRestartMidRace(t *testing.T) {
-	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-	counting := &countingExecutor{Executor: runtime.Rueidis(srv.Client(t))}
-	s := stock.New(counting)
-	k := keysFor("restart")
-	srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
-	pid := srv.PID()
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+		counting := &countingExecutor{Executor: ex.Single(t, srv)}
+		s := stock.New(counting)
+		k := keysFor("restart")
+		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+		pid := srv.PID()
 
-	res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-		scripts: func(int) *stock.Scripts { return s },
-		faultAt: 200, fault: func() error {
-			// Down for 300 ms, so buyers certainly meet a dead server.
-			srv.Stop()
-			time.Sleep(300 * time.Millisecond)
-			return srv.Restart()
-		}})
+		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
+			scripts: func(int) *stock.Scripts { return s },
+			faultAt: 200, fault: func() error {
+				// Down for 300 ms, so buyers certainly meet a dead server.
+				srv.Stop()
+				time.Sleep(300 * time.Millisecond)
+				return srv.Restart()
+			}})
 
-	res.requireNoErrors(t)
-	assert.NotEqual(t, pid, srv.PID(), "the server was restarted")
-	assert.Less(t, res.answeredAfterFault, faultBuyers, "buyers were still buying when it was back")
-	assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
-	t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
-	assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
-	r := requireReconciles(t, s, k, faultUnits)
-	requireRecords(t, s, k, res, r)
+		res.requireNoErrors(t)
+		assert.NotEqual(t, pid, srv.PID(), "the server was restarted")
+		assert.Less(t, res.answeredAfterFault, faultBuyers, "buyers were still buying when it was back")
+		assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
+		t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
+		assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
+		r := requireReconciles(t, s, k, faultUnits)
+		requireRecords(t, s, k, res, r)
+	})
 }
 
 // commandCalls reads calls=N of cmdstat_<name> from INFO commandstats.

@@ -1,6 +1,7 @@
 // Package stock benchmarks stock.Deduct on one redis-server in one run: the
-// generated wrapper, raw rueidis.Lua.Exec and go-redis Script.Run with the
-// same script and arguments, against the server's own ceiling measured
+// generated wrapper on the rueidis and on the go-redis executor, raw
+// rueidis.Lua.Exec and go-redis Script.Run with the same script and
+// arguments, against the server's own ceiling measured
 // with redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with
 // one SKU per primary. TestMain prints the table with ratios.
 package stock
@@ -24,6 +25,7 @@ import (
 
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	goredisexec "github.com/luagen/luagen/runtime/goredis"
 	"github.com/luagen/luagen/stock"
 )
 
@@ -180,6 +182,11 @@ func BenchmarkDeduct(b *testing.B) {
 		single(b)
 		parallel(b, goredisOp(env.goredis, freshSKU(b, env.rueidis)))
 	})
+	// After go-redis, whose run dials the pool's connections.
+	b.Run("wrapper-go-redis", func(b *testing.B) {
+		single(b)
+		parallel(b, wrapperOp(stock.New(goredisexec.New(env.goredis)), freshSKU(b, env.rueidis)))
+	})
 }
 
 // BenchmarkCeiling runs redis-benchmark -P 16 (16 commands per round trip
@@ -259,6 +266,7 @@ func BenchmarkRatios(b *testing.B) {
 		single(b)
 		const rounds = 5
 		s := stock.New(runtime.Rueidis(env.rueidis))
+		sg := stock.New(goredisexec.New(env.goredis))
 		for r := range rounds {
 			ceil, err := ceiling(b, 300000)
 			if err != nil {
@@ -272,7 +280,9 @@ func BenchmarkRatios(b *testing.B) {
 				{"wrapper", wrapperOp(s, freshSKU(b, env.rueidis))},
 				{"rueidis", rueidisOp(env.rueidis, freshSKU(b, env.rueidis))},
 				{"go-redis", goredisOp(env.goredis, freshSKU(b, env.rueidis))},
+				{"wrapper go-redis", wrapperOp(sg, freshSKU(b, env.rueidis))},
 			}
+			round := map[string]float64{}
 			for i := range variants { // rotate the order each round
 				v := variants[(i+r)%len(variants)]
 				ops, err := timed(1500*time.Millisecond, v.op)
@@ -280,7 +290,9 @@ func BenchmarkRatios(b *testing.B) {
 					b.Fatalf("%s: %v", v.name, err)
 				}
 				table.add(v.name, ops, ops/ceil)
+				round[v.name] = ops
 			}
+			table.add("wrapper go-redis / Script.Run", 0, round["wrapper go-redis"]/round["go-redis"])
 		}
 		c, keys := clusterSKUs(b)
 		for range 3 {
@@ -392,15 +404,32 @@ func BenchmarkAllocs(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+		sg := stock.New(goredisexec.New(env.goredis))
+		allocs.goWrapper = testing.AllocsPerRun(2000, func() {
+			n++
+			if _, err := sg.Deduct(ctx, k.Deduct(), args(n)); err != nil {
+				b.Fatal(err)
+			}
+		})
+		script := goredis.NewScript(stock.DeductScript().Body())
+		allocs.goRaw = testing.AllocsPerRun(2000, func() {
+			n++
+			a := rawArgs(n)
+			if _, err := script.Run(ctx, env.goredis, []string{k.Stock, k.Orders, k.Buyers}, a[0], a[1], a[2], a[3], a[4]).Int64(); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 	b.ReportMetric(allocs.wrapper, "wrapper-allocs/op")
 	b.ReportMetric(allocs.raw, "rueidis-allocs/op")
 	b.ReportMetric(allocs.wrapper-allocs.raw, "extra-allocs/op")
+	b.ReportMetric(allocs.goWrapper, "go-redis-wrapper-allocs/op")
+	b.ReportMetric(allocs.goRaw, "go-redis-Script.Run-allocs/op")
 }
 
 var (
 	allocsOnce sync.Once
-	allocs     struct{ wrapper, raw float64 }
+	allocs     struct{ wrapper, raw, goWrapper, goRaw float64 }
 )
 
 func median(xs []float64) float64 {
@@ -427,6 +456,7 @@ func printTable() {
 		{"wrapper", "luagen wrapper stock.Deduct, 128 goroutines, rueidis auto-pipelining"},
 		{"rueidis", "raw rueidis.Lua.Exec, same goroutines, same client"},
 		{"go-redis", "go-redis v9 Script.Run, same goroutines, pool of 128"},
+		{"wrapper go-redis", "luagen wrapper stock.Deduct on goredis.New, same go-redis client"},
 		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total)"},
 	} {
 		xs, ok := table.ops[row[0]]
@@ -446,8 +476,17 @@ func printTable() {
 	if w, r := median(table.ops["wrapper"]), median(table.ops["rueidis"]); r > 0 {
 		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of ops/s)\n", w/r)
 	}
+	if rs := table.ratios["wrapper go-redis / Script.Run"]; len(rs) > 0 {
+		per := make([]string, len(rs))
+		for i, x := range rs {
+			per[i] = strconv.FormatFloat(x, 'f', 2, 64)
+		}
+		fmt.Printf("wrapper on the go-redis executor / go-redis Script.Run: %.2f (median of per-round ratios: %s)\n", median(rs), strings.Join(per, ", "))
+	}
 	if allocs.wrapper > 0 {
 		fmt.Printf("allocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",
 			allocs.wrapper, allocs.raw, allocs.wrapper-allocs.raw)
+		fmt.Printf("allocs per call, go-redis: wrapper on goredis.New %.1f, Script.Run %.1f, extra %.1f\n",
+			allocs.goWrapper, allocs.goRaw, allocs.goWrapper-allocs.goRaw)
 	}
 }

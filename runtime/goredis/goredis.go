@@ -1,0 +1,316 @@
+// Package goredis runs luagen scripts on a go-redis v9 client: New adapts a
+// redis.UniversalClient (*redis.Client, *redis.ClusterClient, or the
+// *redis.Client of redis.NewFailoverClient) to [runtime.Executor].
+//
+//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs})
+//	s := stock.New(goredis.New(rdb))
+//
+// It lives in its own package so that a program that only uses the rueidis
+// executor (runtime.Rueidis) never compiles go-redis, and vice versa.
+//
+// # No retries
+//
+// go-redis resends a command after a connection error, a timeout and some
+// error replies (LOADING, READONLY, CLUSTERDOWN, TRYAGAIN, ...), up to
+// Options.MaxRetries times (error.go shouldRetry; redis.go
+// processWithRetry; osscluster.go ClusterClient.process). A script that may
+// have run must not be sent again: a second deduct would take the units
+// twice. The executor therefore sends EVALSHA and EVAL as commands whose
+// NoRetry method answers true, the per-command switch every go-redis retry
+// loop consults before a resend (redis.go processWithRetry: `cmd.NoRetry()
+// && !forced`; osscluster.go ClusterClient.process: `shouldRetry(...) &&
+// !cmd.NoRetry()`; ring.go likewise). The user's client and its options are
+// left as they are, and other commands keep go-redis' retries.
+//
+// go-redis still sends such a command again where it provably did not run:
+// after a MOVED or ASK redirect (the key's slot lives elsewhere), after
+// READONLY from a cluster replica (a script refused before it ran, or
+// stopped at its first write, which a replica refuses), after LOADING from a
+// replica (ClusterOptions.ReadOnly), when the connection was found broken
+// before the command was written (redis.go _process, "forced"), or when the
+// node's pool was closed. What a script with ---@idempotent may do after a
+// transient failure is [runtime.Script.Exec]'s decision, not the executor's.
+//
+// # Replies
+//
+// Error replies become *[runtime.ReplyError] (without a leading "ERR ", as
+// rueidis reports them), a nil reply a nil [runtime.Value] and no error.
+// RESP2 and RESP3 replies convert as [runtime.FromRueidis] converts them:
+// integers, strings, arrays with nil and error entries, RESP3 maps (sorted
+// by key, since go-redis returns a Go map), doubles, booleans and big
+// numbers.
+//
+// One go-redis quirk shows through: go-redis v9.23.0 reads an array reply
+// holding an error entry whose text starts with one of the codes it gives
+// a type of its own (LOADING, READONLY, MOVED, ASK, CLUSTERDOWN, TRYAGAIN,
+// MASTERDOWN, NOREPLICAS, NOAUTH, NOPERM, EXECABORT, OOM) as if the whole
+// reply were that error (internal/proto/reader.go readSlice keeps only a
+// plain proto.RedisError as an entry), and drops the connection. So a
+// script returning, say, {1, redis.pcall('SET', k, v)} under maxmemory
+// comes back as an OOM error reply although it ran; rueidis returns the
+// array with its error entry. A cluster client even resends a script whose
+// reply holds a READONLY, MOVED or ASK entry, taking it for the node's
+// answer (osscluster.go ClusterClient.process checks those before NoRetry). Entries with other codes (WRONGTYPE, ERR,
+// the script's own) arrive as they should.
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/luagen/luagen/runtime"
+)
+
+// Executor is the [runtime.Executor] for a go-redis v9 client. It is safe
+// for concurrent use; each call is one command on one of the client's pooled
+// connections.
+type Executor struct {
+	c       redis.UniversalClient
+	cluster *redis.ClusterClient // c, when it is a cluster client
+}
+
+var _ runtime.Executor = (*Executor)(nil)
+
+// New returns an Executor that runs scripts on c: a *redis.Client (one
+// server, or a Sentinel-managed primary from redis.NewFailoverClient), a
+// *redis.ClusterClient (also from redis.NewFailoverClusterClient), or
+// whatever redis.NewUniversalClient built. c's options are not changed and
+// need no particular setting: EVALSHA and EVAL are never retried by go-redis
+// (see the package documentation), whatever MaxRetries says. A
+// *redis.Ring works but is not tested, and a keyless script's EVAL may land
+// on another shard than its EVALSHA.
+func New(c redis.UniversalClient) *Executor {
+	e := &Executor{c: c}
+	e.cluster, _ = c.(*redis.ClusterClient)
+	return e
+}
+
+// Client returns the go-redis client the executor wraps.
+func (e *Executor) Client() redis.UniversalClient { return e.c }
+
+// EvalSha implements [runtime.Executor] with EVALSHA, or EVALSHA_RO for a
+// read-only script.
+func (e *Executor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	name := "evalsha"
+	if s.ReadOnly() {
+		name = "evalsha_ro"
+	}
+	return e.run(ctx, name, s.SHA1(), false, s, keys, args)
+}
+
+// Eval implements [runtime.Executor] with EVAL, or EVAL_RO for a read-only
+// script.
+func (e *Executor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	name := "eval"
+	if s.ReadOnly() {
+		name = "eval_ro"
+	}
+	return e.run(ctx, name, s.Body(), true, s, keys, args)
+}
+
+// oneShot is a command go-redis must not send a second time: it answers
+// NoRetry with true and is otherwise the *redis.Cmd it embeds. It is one
+// pointer wide, so passing it as a redis.Cmder allocates nothing.
+type oneShot struct{ *redis.Cmd }
+
+// NoRetry tells go-redis' retry loops not to resend the command.
+func (oneShot) NoRetry() bool { return true }
+
+// run sends name (EVALSHA, EVAL or their _RO forms) with payload, the SHA1
+// or, when body is set, the script text.
+func (e *Executor) run(ctx context.Context, name, payload string, body bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	a := make([]any, 3+len(keys)+len(args))
+	a[0], a[1], a[2] = name, payload, len(keys)
+	for i, k := range keys {
+		a[3+i] = k
+	}
+	for i, v := range args {
+		a[3+len(keys)+i] = v
+	}
+	cmd := oneShot{redis.NewCmd(ctx, a...)}
+	var c interface {
+		Process(context.Context, redis.Cmder) error
+	} = e.c
+	switch {
+	case len(keys) > 0:
+		cmd.SetFirstKeyPos(3) // KEYS[1] picks the cluster node
+	case e.cluster == nil:
+	case !body:
+		// A script without keys touches no key, so any node could run
+		// it; go-redis would pick a random one, replicas included, where
+		// Redis 7 refuses a script that may write. Routing by the SHA1's
+		// slot sends it to a primary, the same one for every call of one
+		// script (wherever failovers moved that slot), and spreads
+		// different scripts over the shards: what runtime.Rueidis does.
+		cmd.SetFirstKeyPos(1)
+	default:
+		// EVAL carries the body, not the SHA1, so ask the cluster for the
+		// SHA1's primary itself: the EVAL must land where the EVALSHA did
+		// (it caches the script there). No MOVED can come back, since the
+		// command has no key.
+		node, err := e.cluster.MasterForKey(ctx, s.SHA1())
+		if err != nil {
+			return runtime.Value{}, err
+		}
+		c = node
+	}
+	err := c.Process(ctx, cmd)
+	if err != nil && e.cluster != nil && !isReply(err) && ctx.Err() == nil {
+		// A connection error may mean the node is gone (a killed
+		// primary); go-redis refreshes its slot map on MOVED and READONLY
+		// but not here, since the command is not retried. Ask for a
+		// refresh so that the caller's next try reaches the new primary.
+		e.cluster.ReloadState(ctx)
+	}
+	return FromReply(cmd.Val(), err)
+}
+
+// isReply reports whether err is an error reply, or a nil reply.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// Load implements [runtime.Executor]: SCRIPT LOAD on every node go-redis
+// knows that may run s. A *redis.ClusterClient loads it on every primary
+// and replica (ForEachShard, which first reloads the slot map from CLUSTER
+// SLOTS: Redis 7.0 leaves out a replica whose replication offset is still
+// 0). A *redis.Client loads it on its one server; for a failover client
+// that is the current primary only, since go-redis exposes no replica of a
+// failover client: after a Sentinel failover the promoted replica answers
+// NOSCRIPT once and [runtime.Script.Exec] falls back to EVAL. Every node is
+// tried; the errors are joined, and a node answering another SHA1 than
+// s.SHA1() is an error.
+func (e *Executor) Load(ctx context.Context, s *runtime.Script) error {
+	load := func(ctx context.Context, c redis.Cmdable, addr string) error {
+		sha, err := c.ScriptLoad(ctx, s.Body()).Result()
+		if err != nil {
+			return fmt.Errorf("SCRIPT LOAD %s on %s: %w", s.Name(), addr, convertErr(err))
+		}
+		if sha != s.SHA1() {
+			return fmt.Errorf("SCRIPT LOAD %s on %s: server SHA1 %s, want %s", s.Name(), addr, sha, s.SHA1())
+		}
+		return nil
+	}
+	shards, ok := e.c.(interface {
+		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
+	})
+	if !ok {
+		addr := "the server"
+		if c, ok := e.c.(*redis.Client); ok {
+			addr = c.Options().Addr
+		}
+		return load(ctx, e.c, addr)
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	err := shards.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		if err := load(ctx, c, c.Options().Addr); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil // go-redis keeps only the first error; join them all
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("SCRIPT LOAD %s: %w", s.Name(), convertErr(err)))
+	}
+	return errors.Join(errs...)
+}
+
+// FromReply converts a go-redis reply (redis.Cmd's Val and Err) to a
+// [runtime.Value] as [runtime.FromRueidis] does: an error reply becomes
+// *[runtime.ReplyError] without a leading "ERR ", redis.Nil a nil Value
+// and no error, redis.ErrClosed an error that also matches
+// [runtime.ErrClientClosed]; any other error is returned unchanged.
+// A scalar reply does not allocate.
+func FromReply(v any, err error) (runtime.Value, error) {
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			return runtime.Value{}, nil
+		}
+		return runtime.Value{}, convertErr(err)
+	}
+	return fromAny(v), nil
+}
+
+func convertErr(err error) error {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re):
+		return &runtime.ReplyError{Msg: strings.TrimPrefix(re.Error(), "ERR ")}
+	case errors.Is(err, redis.ErrClosed):
+		return closedError{err}
+	}
+	return err
+}
+
+// closedError is go-redis' "client is closed", matching
+// runtime.ErrClientClosed as well.
+type closedError struct{ err error }
+
+func (e closedError) Error() string   { return e.err.Error() }
+func (e closedError) Unwrap() []error { return []error{e.err, runtime.ErrClientClosed} }
+
+// fromAny converts what go-redis' proto.Reader.ReadReply returns.
+func fromAny(v any) runtime.Value {
+	switch v := v.(type) {
+	case nil:
+		return runtime.Value{}
+	case int64:
+		return runtime.Value{Kind: runtime.KindInt, Int: v}
+	case string: // bulk, simple and verbatim strings
+		return runtime.Value{Kind: runtime.KindString, Str: v}
+	case []any: // arrays and RESP3 sets
+		if len(v) == 0 {
+			return runtime.Value{Kind: runtime.KindArray}
+		}
+		vs := make([]runtime.Value, len(v))
+		for i, e := range v {
+			vs[i] = fromAny(e)
+		}
+		return runtime.Value{Kind: runtime.KindArray, Array: vs}
+	case map[any]any:
+		// go-redis returns RESP3 maps as Go maps, so the server's pair order
+		// is lost; sort by key as runtime.FromRueidis does.
+		pairs := make([][2]runtime.Value, 0, len(v))
+		for k, e := range v {
+			pairs = append(pairs, [2]runtime.Value{fromAny(k), fromAny(e)})
+		}
+		slices.SortFunc(pairs, func(a, b [2]runtime.Value) int { return strings.Compare(sortKey(a[0]), sortKey(b[0])) })
+		vs := make([]runtime.Value, 0, 2*len(pairs))
+		for _, p := range pairs {
+			vs = append(vs, p[0], p[1])
+		}
+		return runtime.Value{Kind: runtime.KindMap, Array: vs}
+	case float64:
+		return runtime.Value{Kind: runtime.KindDouble, Float: v}
+	case bool:
+		r := runtime.Value{Kind: runtime.KindBool}
+		if v {
+			r.Int = 1
+		}
+		return r
+	case *big.Int:
+		return runtime.Value{Kind: runtime.KindBigNumber, Str: v.String()}
+	case error: // an error entry inside an array or map
+		return runtime.Value{Kind: runtime.KindError, Str: strings.TrimPrefix(v.Error(), "ERR ")}
+	}
+	return runtime.Value{Kind: runtime.KindString, Str: fmt.Sprint(v)}
+}
+
+func sortKey(v runtime.Value) string {
+	if v.Kind == runtime.KindString {
+		return v.Str
+	}
+	return v.String()
+}
