@@ -179,9 +179,9 @@ func TestWrappedBodyKeepsErrorLines(t *testing.T) {
 		t.Run(ex.name, func(t *testing.T) {
 			e, _ := ex.open(t)
 			for body, line := range map[string]int{
-				"#!lua\nlocal x = 1\nreturn nosuch.field":                    3,
-				"\n\n\n\nerror('boom')":                                      5,
-				"local t = nil\n\nreturn t.x -- no newline":                  3,
+				"#!lua\nlocal x = 1\nreturn nosuch.field":                     3,
+				"\n\n\n\nerror('boom')":                                       5,
+				"local t = nil\n\nreturn t.x -- no newline":                   3,
 				"local function f()\n  return redis.call('NOSUCH')\nend\nf()": 2,
 				"#!lua flags=no-writes\n\nreturn redis.call('SET', 'a', 'b')": 3,
 			} {

@@ -16,9 +16,9 @@ import (
 
 	"github.com/luagen/luagen/internal/evalcmd"
 	corpus "github.com/luagen/luagen/internal/luacorpus"
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/redistest"
 )
 
 type result struct {
