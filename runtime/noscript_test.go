@@ -194,3 +194,19 @@ func TestWrappedBodyKeepsErrorLines(t *testing.T) {
 		})
 	}
 }
+
+// TestRaisedErrorWithoutWhereIsTheOneForgery documents the limit of the
+// guard, on every executor: an error table raised with a metatable that
+// drops the error handler's source and line fields reaches the client
+// without Redis' " script: ..., on @user_script:N." suffix, so it reads
+// exactly like the server's NOSCRIPT. Only a script written to do so can
+// produce it; no input can.
+func TestRaisedErrorWithoutWhereIsTheOneForgery(t *testing.T) {
+	for _, ex := range executors {
+		t.Run(ex.name, func(t *testing.T) {
+			_, do := ex.open(t)
+			assert.Equal(t, "ERR "+serverNoScript, do("EVAL", "error(setmetatable({err='"+serverNoScript+"'}, {__newindex=function() end}))", "0"))
+			assert.Regexp(t, `^ERR `+serverNoScript+` script: [0-9a-f]{40}, on @user_script:1\.$`, do("EVAL", "error({err='"+serverNoScript+"'})", "0"))
+		})
+	}
+}
