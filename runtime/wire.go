@@ -64,10 +64,14 @@ const (
 // is empty either way.
 //
 // Effects a script can see: error(msg, 2) at the top level of the body now
-// names the last line of the file (the caller is the wrapper, not Redis); a
-// compile error after a misplaced "return" or a missing "end" may be worded
-// differently, at the same line; one level of the Lua parser's nesting limit
-// (200) is used by the wrapper.
+// names the epilogue's line (the caller is the wrapper, not Redis); a
+// compile error after a misplaced "return" may be worded differently ("'end'
+// expected" for "'<eof>' expected"), and one Lua reports at the end of the
+// text (an unfinished long string or comment, a missing "end") names the
+// epilogue's line instead of the file's last; the wrapper uses one level of
+// the Lua parser's nesting limit (LUAI_MAXCCALLS, 200). Locals (200 per
+// function), upvalues (60) and the reply are as in the unwrapped script:
+// Redis takes only the first result of a script, and so does the wrapper.
 func wrapBody(body string) string {
 	head, code := "", body
 	if strings.HasPrefix(body, "#!") {

@@ -33,7 +33,7 @@ type target struct {
 	counter func(t *testing.T, key string) int64
 }
 
-// FuzzGeneratedMethods calls the generated Record and Spread methods with
+// FuzzGeneratedMethods calls the generated Record, Spread and Count methods with
 // random keys (any bytes, any number, same slot or not) and random
 // arguments of every type, on a 3+3 Redis Cluster through rueidis and on
 // luatest. Every call must return without panicking; every error must be
@@ -160,6 +160,19 @@ func FuzzGeneratedMethods(f *testing.F) {
 			}
 			if err != nil || ran != wantRan || got != before+1 {
 				t.Fatalf("%s: Spread(%q): %d, %v; ran %d times", tg.name, spreadKeys, got, err, ran)
+			}
+		}
+		for _, tg := range targets {
+			got, err := tg.s.Count(ctx, fuzzscripts.CountKeys{Keys: keys.Others}, fuzzscripts.CountArgs{Args: args.Rest})
+			checkTyped(t, tg.name, err)
+			if runtime.CheckSlots("", keys.Others) != nil {
+				if !errors.Is(err, runtime.ErrCrossSlot) {
+					t.Fatalf("%s: Count(%q): %v, want ErrCrossSlot", tg.name, keys.Others, err)
+				}
+				continue
+			}
+			if err != nil || len(got) != 2 || got[0] != int64(len(keys.Others)) || got[1] != int64(len(args.Rest)) {
+				t.Fatalf("%s: Count(%d keys, %d args): %v, %v", tg.name, len(keys.Others), len(args.Rest), got, err)
 			}
 		}
 		if len(failText) == 2 && failText[0] != failText[1] {

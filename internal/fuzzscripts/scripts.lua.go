@@ -21,7 +21,7 @@ func New(e runtime.Executor) *Scripts {
 }
 
 // All lists this package's scripts in file order.
-var All = []*runtime.Script{RecordScript, SpreadScript}
+var All = []*runtime.Script{CountScript, RecordScript, SpreadScript}
 
 // Preload adds every script of this package to the script cache of every node
 // (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
