@@ -258,9 +258,10 @@ func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
 		}
 	}
 	if !ok {
-		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, luaToStr(obj))))
+		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, cString(luaToStr(obj)))))
 	}
 	msg, ok := luaIsString(L.GetField(t, "err"))
+	msg = cString(msg)
 	if !ok {
 		// Redis 7.0.15 dereferences a NULL message here and crashes
 		// (error({}) kills the server); luatest answers instead.
@@ -269,7 +270,7 @@ func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
 	source, okSource := luaIsString(L.GetField(t, "source"))
 	line, okLine := luaIsString(L.GetField(t, "line"))
 	if okSource && okLine {
-		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, source, line)
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, cString(source), cString(line))
 	}
 	return resp.ErrorReply(sanitizeLine(msg))
 }
@@ -321,12 +322,21 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 	return nil
 }
 
-func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string, bySha bool) (runtime.Value, error) {
+func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string, bySha bool) (v runtime.Value, err error) {
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		// As in Command: a bug in luatest must not panic out of a
+		// generated method. (Script errors, Go panics inside Lua
+		// included, are error replies already: gopher-lua's PCall
+		// recovers them.)
+		if p := recover(); p != nil {
+			v, err = runtime.Value{}, &runtime.ReplyError{Msg: fmt.Sprintf("luatest: internal error running %s: %v", s.Name(), p)}
+		}
+	}()
 	var sc *script
 	if bySha {
 		if sc = r.scripts[s.SHA1()]; sc == nil {
