@@ -58,8 +58,10 @@ type ScriptSpec struct {
 	// ReadOnly sends EVALSHA_RO/EVAL_RO; set when the shebang has
 	// flags=no-writes, which Redis requires for the _RO variants.
 	ReadOnly bool
-	// AllowCrossSlot skips the client-side hash-slot check; set when the
-	// shebang has flags=allow-cross-slot-keys (single-node use only).
+	// AllowCrossSlot skips Exec's hash-slot check; set when the shebang
+	// has flags=allow-cross-slot-keys. Keys of several slots then run on a
+	// single node; a cluster executor still refuses them with
+	// *[CrossSlotError] (see [Rueidis]), as Redis Cluster would.
 	AllowCrossSlot bool
 	// Idempotent lets Exec send the script again after a [Transient]
 	// failure; set when the header says ---@idempotent, i.e. running the
