@@ -221,12 +221,15 @@ func sanitizeLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
+	// Byte by byte: strings.Map would turn invalid UTF-8 into U+FFFD,
+	// and replies are bytes.
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // forEach visits t's entries in a stable order (array part, then hash keys
