@@ -39,16 +39,19 @@ const scriptReplyMark = "LUAGEN"
 // matters: Redis takes one result from a script (lua_pcall(lua,0,1,...)).
 //
 // The epilogue reads err with rawget, as luaReplyToRedisReply does, and only
-// a string err makes an error reply there (a number does not). type, rawget,
+// a string err makes an error reply there (a number does not). The first
+// byte ('N', 'E' or 'L') is tested before any pattern, so most error
+// replies (BAD_ARG ...) cost one string.byte. type, rawget,
 // rawset and string.find cannot be replaced by the body: Redis 7 makes the
 // global table and the library tables read-only.
 const (
 	wrapPrologue = "local r = (function(%s) "
 	wrapEpilogue = "end)(%s) " +
 		"if type(r) == 'table' then local e = rawget(r, 'err') " +
-		"if type(e) == 'string' and (e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
+		"if type(e) == 'string' then local b = e:byte(1) " +
+		"if (b == 78 or b == 69 or b == 76) and (e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
 		"e:find('^" + scriptReplyMark + " ') or e:find('^ERR " + scriptReplyMark + " ')) then " +
-		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end return r"
+		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end end return r"
 )
 
 // wrapBody returns body as [NewScript] sends it (see the comment above
