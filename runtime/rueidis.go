@@ -25,11 +25,12 @@ var _ Executor = (*RueidisExecutor)(nil)
 // connection error, so a script never runs twice behind the caller's back.
 //
 // On a cluster client, a call whose KEYS hash to more than one slot fails
-// with *[CrossSlotError] (OnCluster set) before anything is sent, even for a
-// script with flags=allow-cross-slot-keys: Redis Cluster refuses such a call
-// whatever the flags (getNodeByQuery in cluster.c checks the declared KEYS;
-// the flag only lets a script reach undeclared keys of other slots on the
-// node it runs on), and rueidis' command builder would panic on it.
+// with *[CrossSlotError] before anything is sent, even for a script with
+// flags=allow-cross-slot-keys (the error then has OnCluster set): Redis
+// Cluster refuses such a call whatever the flags (getNodeByQuery in
+// cluster.c checks the declared KEYS; the flag only lets a script reach
+// undeclared keys of other slots on the node it runs on), and rueidis'
+// command builder would panic on it.
 func Rueidis(c rueidis.Client) *RueidisExecutor {
 	return &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster}
 }
@@ -75,7 +76,7 @@ func (r *RueidisExecutor) checkSlots(s *Script, keys []string) error {
 	}
 	err := CheckSlots(s.name, keys)
 	if err != nil {
-		err.(*CrossSlotError).OnCluster = true
+		err.(*CrossSlotError).OnCluster = s.anySlot
 	}
 	return err
 }
