@@ -147,7 +147,7 @@ func TestWrappedBodyKeepsReplies(t *testing.T) {
 				{body: "redis.setresp(3)\nreturn {double=1.5}", want: runtime.Value{Kind: runtime.KindDouble, Float: 1.5}},
 				{body: "redis.setresp(3)\nreturn {map={a=1}}", want: runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{runtime.StringValue("a"), runtime.IntValue(1)}}},
 				{body: "--[[ long\ncomment ]] return 5 -- a comment at the end", want: runtime.IntValue(5)},
-				{body: manyLocals(199) + "return l199", want: runtime.IntValue(199)},
+				{body: manyLocals(200) + "return l200", want: runtime.IntValue(200)}, // LUAI_MAXVARS
 			} {
 				if tc.body == "return r" {
 					// r is the wrapper's local: the body must still see
