@@ -231,7 +231,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 			}
 			return resp.ErrorReply("ERR luatest: script stopped: " + ctx.Err().Error())
 		}
-		return scriptErrorReply(sc, err)
+		return scriptErrorReply(L, sc, err)
 	}
 	return luaToReply(L.Get(-1), opt.proto, run.resp)
 }
@@ -240,8 +240,10 @@ var positionRe = regexp.MustCompile(`^` + chunkName + `:(\d+): `)
 
 // scriptErrorReply is the reply for a script that raised an error
 // (luaCallFunction): the err field, then " script: <sha>, on
-// @user_script:<line>." when the error handler found a line.
-func scriptErrorReply(sc *script, err error) resp.Reply {
+// @user_script:<line>." when the error handler found a line. The fields
+// are read as luaExtractErrorInformation reads them: with lua_getfield
+// (metamethods apply) and lua_isstring (a number counts).
+func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
 	var obj lua.LValue = lua.LString(err.Error())
 	var ae *lua.ApiError
 	if errors.As(err, &ae) && ae.Object != nil {
@@ -256,24 +258,32 @@ func scriptErrorReply(sc *script, err error) resp.Reply {
 		}
 	}
 	if !ok {
-		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, luaToStr(obj))))
+		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, cString(luaToStr(obj)))))
 	}
-	msg := ""
-	if s, ok := t.RawGetString("err").(lua.LString); ok {
-		msg = string(s)
-	} else if n, ok := t.RawGetString("err").(lua.LNumber); ok {
-		msg = numberToString(float64(n))
-	} else {
+	msg, ok := luaIsString(L.GetField(t, "err"))
+	msg = cString(msg)
+	if !ok {
 		// Redis 7.0.15 dereferences a NULL message here and crashes
 		// (error({}) kills the server); luatest answers instead.
 		msg = "ERR luatest: error table without a string err field (redis-server 7.0 crashes on this)"
 	}
-	source, _ := t.RawGetString("source").(lua.LString)
-	line := t.RawGetString("line")
-	if source != "" && line != lua.LNil {
-		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, source, luaToStr(line))
+	source, okSource := luaIsString(L.GetField(t, "source"))
+	line, okLine := luaIsString(L.GetField(t, "line"))
+	if okSource && okLine {
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, cString(source), cString(line))
 	}
 	return resp.ErrorReply(sanitizeLine(msg))
+}
+
+// luaIsString is lua_isstring and lua_tostring: strings and numbers.
+func luaIsString(v lua.LValue) (string, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v), true
+	case lua.LNumber:
+		return numberToString(float64(v)), true
+	}
+	return "", false
 }
 
 func stringsTable(L *lua.LState, ss []string) *lua.LTable {
@@ -312,12 +322,21 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 	return nil
 }
 
-func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string, bySha bool) (runtime.Value, error) {
+func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string, bySha bool) (v runtime.Value, err error) {
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		// As in Command: a bug in luatest must not panic out of a
+		// generated method. (Script errors, Go panics inside Lua
+		// included, are error replies already: gopher-lua's PCall
+		// recovers them.)
+		if p := recover(); p != nil {
+			v, err = runtime.Value{}, &runtime.ReplyError{Msg: fmt.Sprintf("luatest: internal error running %s: %v", s.Name(), p)}
+		}
+	}()
 	var sc *script
 	if bySha {
 		if sc = r.scripts[s.SHA1()]; sc == nil {

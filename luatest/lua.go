@@ -292,8 +292,10 @@ func (vm *luaVM) errorHandler(L *lua.LState) int {
 	}
 	t := errorTable(L, v)
 	if line := currentLine(L); line > 0 {
-		t.RawSetString("source", lua.LString("@"+chunkName))
-		t.RawSetString("line", lua.LNumber(line))
+		// err['source'] = ...: not rawset, so a __newindex of the
+		// script's own error table applies, as in Redis.
+		L.SetField(t, "source", lua.LString("@"+chunkName))
+		L.SetField(t, "line", lua.LNumber(line))
 	}
 	L.Push(t)
 	return 1

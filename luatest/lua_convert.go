@@ -129,10 +129,10 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 		return resp.IntReply(luaNumberToInt(float64(v)))
 	case *lua.LTable:
 		if s, ok := v.RawGetString("err").(lua.LString); ok {
-			return resp.ErrorReply(sanitizeLine(string(s)))
+			return resp.ErrorReply(sanitizeLine(cString(string(s))))
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
-			return resp.StatusReply(sanitizeLine(string(s)))
+			return resp.StatusReply(sanitizeLine(cString(string(s))))
 		}
 		if n, ok := v.RawGetString("double").(lua.LNumber); ok {
 			f := float64(n)
@@ -203,18 +203,33 @@ func luaNumberToInt(f float64) int64 {
 	return int64(f)
 }
 
+// cString is s as C code sees a Lua string through lua_tostring and sdsnew:
+// up to its first NUL byte. Redis builds error and status replies that way
+// (luaReplyToRedisReply, luaExtractErrorInformation,
+// luaRedisErrorReplyCommand), so "a\x00b" in an error or status reply
+// arrives as "a".
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
 // sanitizeLine replaces CR and LF with spaces, as Redis does for status
 // and error replies a script returns (they must fit on one protocol line).
 func sanitizeLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
+	// Byte by byte: strings.Map would turn invalid UTF-8 into U+FFFD,
+	// and replies are bytes.
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // forEach visits t's entries in a stable order (array part, then hash keys

@@ -184,7 +184,7 @@ func luaErrorReplyFn(L *lua.LState) int {
 		L.Push(luaErrorReply(L, "wrong number or type of arguments"))
 		return 1
 	}
-	msg := string(s)
+	msg := cString(string(s))
 	if !strings.HasPrefix(msg, "-") {
 		msg = "-" + msg
 	}

@@ -166,3 +166,51 @@ func role(t *testing.T, n *redistest.Server) string {
 	}
 	return "replica"
 }
+
+// A script with flags=allow-cross-slot-keys and KEYS of two slots: rueidis'
+// builder panics on it ("multi key command with different key slots are not
+// allowed") and Redis Cluster would refuse it anyway, so the cluster
+// executor returns a *CrossSlotError that says so, sending nothing.
+func TestAllowCrossSlotKeysOnClusterIsAnError(t *testing.T) {
+	c := sharedCluster(t)
+	cl := c.Client(t)
+	e := runtime.Rueidis(cl)
+	ctx := context.Background()
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Cross", File: "cross.lua", AllowCrossSlot: true,
+		Body: "#!lua flags=allow-cross-slot-keys\nreturn redis.call('MSET', KEYS[1], 'a', KEYS[2], 'b')"})
+	keys := []string{"{cross-a}:k", "{cross-b}:k"}
+	require.NotEqual(t, runtime.Slot(keys[0]), runtime.Slot(keys[1]))
+	for _, call := range []func() error{
+		func() error { _, err := s.Exec(ctx, e, keys, nil); return err },
+		func() error { _, err := e.EvalSha(ctx, s, keys, nil); return err },
+		func() error { _, err := e.Eval(ctx, s, keys, nil); return err },
+	} {
+		var cse *runtime.CrossSlotError
+		err := call()
+		require.ErrorAs(t, err, &cse)
+		assert.True(t, cse.OnCluster)
+		assert.ErrorIs(t, err, runtime.ErrCrossSlot)
+		assert.Contains(t, err.Error(), "allow-cross-slot-keys does not lift this on a cluster")
+	}
+
+	// Redis Cluster itself: even on the node that serves both slots, the
+	// server answers CROSSSLOT (cluster.c getNodeByQuery checks KEYS
+	// before the script's flags are looked at).
+	var a, b string
+	for i := 0; a == "" || b == ""; i++ {
+		k := "{same-node-" + strconv.Itoa(i) + "}:k"
+		p, _, err := c.PrimaryOf(runtime.Slot(k))
+		require.NoError(t, err)
+		p0, _, err := c.PrimaryOf(runtime.Slot(keys[0]))
+		require.NoError(t, err)
+		if p == p0 && a == "" {
+			a = k
+		} else if p == p0 && runtime.Slot(k) != runtime.Slot(a) {
+			b = k
+		}
+	}
+	p, _, err := c.PrimaryOf(runtime.Slot(a))
+	require.NoError(t, err)
+	assert.Contains(t, p.Do(t, "EVAL", s.Body(), "2", a, b), "CROSSSLOT")
+	assert.Equal(t, "<nil>", p.Do(t, "GET", a), "nothing ran")
+}

@@ -3,11 +3,15 @@
 //
 //   - [Script] holds one script's body and SHA1 and runs it with EVALSHA,
 //     falling back to EVAL when the server answers NOSCRIPT (after a restart,
-//     SCRIPT FLUSH or a failover), so NOSCRIPT never reaches a caller.
+//     SCRIPT FLUSH or a failover), so NOSCRIPT never reaches a caller. The
+//     body is sent wrapped ([Script.Body]) so that an error reply the script
+//     makes itself is never taken for the server's NOSCRIPT: no script runs
+//     twice in one call.
 //   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
 //     rueidis.Client (single node, sentinel or cluster; on a cluster a
 //     script without keys goes to the primary of its SHA1's slot, never to a
-//     replica); package runtime/goredis adapts a go-redis v9 client with the
+//     replica, and keys of several slots are a [*CrossSlotError], never a
+//     panic); package runtime/goredis adapts a go-redis v9 client with the
 //     same rules, in its own package so that a program using only rueidis
 //     never compiles go-redis; luatest implements it offline.
 //   - Nothing is resent after a lost reply, except scripts declared

@@ -30,23 +30,29 @@ func (e *ReplyError) Code() string {
 	return m
 }
 
-// IsNoScript reports whether err is the server's NOSCRIPT reply to EVALSHA.
-// Some proxies and older servers prefix it with "ERR ", so that is stripped
-// first (the same rule as rueidis.IsNoScript after redis/rueidis#152).
+// IsNoScript reports whether err is the server's NOSCRIPT reply to EVALSHA
+// ("NOSCRIPT No matching script. Please use EVAL."): an error reply whose
+// code is NOSCRIPT. Some proxies and older servers prefix it with "ERR ", so
+// that is stripped first (the same rule as rueidis.IsNoScript after
+// redis/rueidis#152). A reply ending the way Redis ends an error raised
+// inside a script (" script: <sha1>, on @user_script:N.") is not NOSCRIPT,
+// whatever it starts with: the script ran. Error replies a script returns
+// are told apart by [Script.Body], which marks those that start with
+// NOSCRIPT.
 func IsNoScript(err error) bool {
 	var re *ReplyError
 	if !errors.As(err, &re) {
 		return false
 	}
-	return strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "NOSCRIPT")
+	return strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "NOSCRIPT") && !raisedSuffix(re.Msg)
 }
 
 // ScriptError is a runtime error raised while a script ran: a failed
 // redis.call, error(), or a Lua error such as indexing nil. Redis reports the
-// script line as "@user_script:N"; since generated code sends the .lua file
-// verbatim, Line is the line in File. Err is the server's reply, unchanged
-// (also through Unwrap); Error leaves out the parts of it File and Line
-// repeat.
+// script line as "@user_script:N"; since [Script.Body] keeps every line of
+// the .lua file where it is, Line is the line in File. Err is the server's
+// reply, unchanged (also through Unwrap); Error leaves out the parts of it
+// File and Line repeat.
 type ScriptError struct {
 	Script string // Go name, e.g. "stock.Deduct"
 	File   string // the .lua file, relative to the module root

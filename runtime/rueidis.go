@@ -14,7 +14,8 @@ import (
 // RueidisExecutor is the [Executor] for a rueidis.Client: single node,
 // sentinel or cluster. Concurrent calls share rueidis' auto-pipelining.
 type RueidisExecutor struct {
-	c rueidis.Client
+	c       rueidis.Client
+	cluster bool // c is a cluster client: rueidis panics on cross-slot keys
 }
 
 var _ Executor = (*RueidisExecutor)(nil)
@@ -22,13 +23,26 @@ var _ Executor = (*RueidisExecutor)(nil)
 // Rueidis returns an [Executor] that runs scripts on c. Commands are sent as
 // rueidis builds them by default: EVALSHA and EVAL are not retried after a
 // connection error, so a script never runs twice behind the caller's back.
-func Rueidis(c rueidis.Client) *RueidisExecutor { return &RueidisExecutor{c: c} }
+//
+// On a cluster client, a call whose KEYS hash to more than one slot fails
+// with *[CrossSlotError] before anything is sent, even for a script with
+// flags=allow-cross-slot-keys (the error then has OnCluster set): Redis
+// Cluster refuses such a call whatever the flags (getNodeByQuery in
+// cluster.c checks the declared KEYS; the flag only lets a script reach
+// undeclared keys of other slots on the node it runs on), and rueidis'
+// command builder would panic on it.
+func Rueidis(c rueidis.Client) *RueidisExecutor {
+	return &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster}
+}
 
 // Client returns the rueidis.Client the executor wraps.
 func (r *RueidisExecutor) Client() rueidis.Client { return r.c }
 
 // EvalSha implements [Executor] with EVALSHA or EVALSHA_RO.
 func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	if err := r.checkSlots(s, keys); err != nil {
+		return Value{}, err
+	}
 	var cmd rueidis.Completed
 	if s.readOnly {
 		cmd = r.c.B().EvalshaRo().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
@@ -40,6 +54,9 @@ func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []s
 
 // Eval implements [Executor] with EVAL or EVAL_RO.
 func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	if err := r.checkSlots(s, keys); err != nil {
+		return Value{}, err
+	}
 	var cmd rueidis.Completed
 	if s.readOnly {
 		cmd = r.c.B().EvalRo().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
@@ -47,6 +64,21 @@ func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []stri
 		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
 	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
+}
+
+// checkSlots refuses, on a cluster client, keys that hash to more than one
+// slot (see [Rueidis]). [Script.Exec] has checked them already unless the
+// script allows cross-slot keys; the check is repeated here for every call
+// because the builder's panic must be unreachable from any caller.
+func (r *RueidisExecutor) checkSlots(s *Script, keys []string) error {
+	if !r.cluster {
+		return nil
+	}
+	err := CheckSlots(s.name, keys)
+	if err != nil {
+		err.(*CrossSlotError).OnCluster = s.anySlot
+	}
+	return err
 }
 
 // route gives a call without keys a slot: the one its SHA1 hashes to.

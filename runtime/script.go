@@ -36,8 +36,9 @@ type Executor interface {
 type Script struct {
 	name     string
 	file     string
-	body     string
-	sha1     string
+	source   string // the .lua file's text
+	body     string // source as sent: wrapBody(source)
+	sha1     string // of body
 	readOnly bool
 	anySlot  bool
 	idem     bool
@@ -51,12 +52,17 @@ type Script struct {
 type ScriptSpec struct {
 	Name string // Go name with package, e.g. "stock.Deduct"
 	File string // source file, e.g. "lua/stock/deduct.lua"
-	Body string // the script text, sent verbatim
+	// Body is the text of the .lua file. NewScript sends it wrapped so that
+	// a reply the script makes is never taken for the server's NOSCRIPT;
+	// line numbers and the shebang stay (see [Script.Body]).
+	Body string
 	// ReadOnly sends EVALSHA_RO/EVAL_RO; set when the shebang has
 	// flags=no-writes, which Redis requires for the _RO variants.
 	ReadOnly bool
-	// AllowCrossSlot skips the client-side hash-slot check; set when the
-	// shebang has flags=allow-cross-slot-keys (single-node use only).
+	// AllowCrossSlot skips Exec's hash-slot check; set when the shebang
+	// has flags=allow-cross-slot-keys. Keys of several slots then run on a
+	// single node; a cluster executor still refuses them with
+	// *[CrossSlotError] (see [Rueidis]), as Redis Cluster would.
 	AllowCrossSlot bool
 	// Idempotent lets Exec send the script again after a [Transient]
 	// failure; set when the header says ---@idempotent, i.e. running the
@@ -69,15 +75,18 @@ type ScriptSpec struct {
 	Errors []*CodeError
 }
 
-// NewScript returns the Script for spec, computing its SHA1 once.
+// NewScript returns the Script for spec, wrapping its body (see
+// [Script.Body]) and computing the SHA1 of what it sends once.
 // It panics when two Errors declare the same reply: that is a generator bug,
 // never a user input (luagen check rejects such headers).
 func NewScript(spec ScriptSpec) *Script {
-	sum := sha1.Sum([]byte(spec.Body))
+	body := wrapBody(spec.Body)
+	sum := sha1.Sum([]byte(body))
 	s := &Script{
 		name:     spec.Name,
 		file:     spec.File,
-		body:     spec.Body,
+		source:   spec.Body,
+		body:     body,
 		sha1:     hex.EncodeToString(sum[:]),
 		readOnly: spec.ReadOnly,
 		anySlot:  spec.AllowCrossSlot,
@@ -117,11 +126,21 @@ func (s *Script) Name() string { return s.name }
 // File returns the script's .lua file as given to [NewScript].
 func (s *Script) File() string { return s.file }
 
-// Body returns the script text.
+// Source returns the script text as given to [NewScript]: the .lua file,
+// verbatim.
+func (s *Script) Source() string { return s.source }
+
+// Body returns the text an [Executor] sends with EVAL and SCRIPT LOAD: the
+// source with its code wrapped in a function whose result is checked before
+// it is returned, so that an error reply the script returns can never be
+// taken for the server's NOSCRIPT (a returned reply starting with NOSCRIPT
+// is sent with the code LUAGEN in front, which [Script.Exec] removes).
+// Every line of the source keeps its number, the shebang line stays first,
+// and the reply is otherwise the script's own.
 func (s *Script) Body() string { return s.body }
 
-// SHA1 returns the lowercase hex SHA1 of the body: the script's key in the
-// server's script cache, as EVALSHA and SCRIPT LOAD use it.
+// SHA1 returns the lowercase hex SHA1 of [Script.Body]: the script's key in
+// the server's script cache, as EVALSHA and SCRIPT LOAD use it.
 func (s *Script) SHA1() string { return s.sha1 }
 
 // ReadOnly reports whether the script runs with EVALSHA_RO/EVAL_RO.
@@ -139,9 +158,12 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 //
 //  1. all keys must hash to one slot, else *[CrossSlotError] and nothing is
 //     sent (unless the script opted out with flags=allow-cross-slot-keys);
-//  2. EVALSHA; on NOSCRIPT (the script cache was flushed, the server
-//     restarted or a replica was promoted) EVAL, which is safe because
-//     NOSCRIPT means the script did not run;
+//  2. EVALSHA; on the server's NOSCRIPT (the script cache was flushed, the
+//     server restarted or a replica was promoted) EVAL, which is safe
+//     because that NOSCRIPT means the script did not run. An error reply
+//     the script made itself never counts as NOSCRIPT, whatever its text
+//     (see [Script.Body] and [IsNoScript]): no script runs twice in one
+//     call;
 //  3. an error reply raised inside the script becomes *[ScriptError], one
 //     the header declared becomes its *[CodeError] sentinel (wrapped with the
 //     server's text), any other error is returned as is;
@@ -202,6 +224,9 @@ func (s *Script) classify(err error) error {
 	var re *ReplyError
 	if !errors.As(err, &re) {
 		return err
+	}
+	if u := unmark(re); u != re {
+		re, err = u, u
 	}
 	if c := s.prefixes[re.Code()]; c != nil {
 		return &codeReplyError{code: c, reply: re}

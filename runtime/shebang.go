@@ -22,7 +22,7 @@ type shebangless struct {
 }
 
 func (x *shebangless) plainScript(s *Script) *Script {
-	if !strings.HasPrefix(s.body, "#!") {
+	if !strings.HasPrefix(s.source, "#!") {
 		return s
 	}
 	if p, ok := x.plain.Load(s); ok {
@@ -31,7 +31,7 @@ func (x *shebangless) plainScript(s *Script) *Script {
 	// Only the body and SHA1 matter to the executor: Exec runs on the
 	// original script, which keeps the slot check, retries and error codes.
 	// Two first calls racing build equal copies; LoadOrStore keeps one.
-	p, _ := x.plain.LoadOrStore(s, NewScript(ScriptSpec{Name: s.name, File: s.file, Body: "--" + s.body[2:]}))
+	p, _ := x.plain.LoadOrStore(s, NewScript(ScriptSpec{Name: s.name, File: s.file, Body: "--" + s.source[2:]}))
 	return p.(*Script)
 }
 

@@ -63,14 +63,27 @@ type KeySlot struct {
 // CrossSlotError reports a call whose KEYS hash to more than one slot. It
 // names every key with its slot so the fix (a shared {hash tag}) is obvious.
 // It matches [ErrCrossSlot] with errors.Is.
+//
+// [Script.Exec] returns it for every script except those with the shebang
+// flag allow-cross-slot-keys; a cluster executor ([Rueidis] on a cluster
+// client) returns it for those too, with OnCluster set, since Redis Cluster
+// refuses KEYS of different slots in one call whatever the flags.
 type CrossSlotError struct {
 	Script string    // Go name of the script, e.g. "stock.Deduct"
 	Keys   []KeySlot // every key of the call, in KEYS order
+	// OnCluster is set when a cluster executor refused the call although
+	// the script declares flags=allow-cross-slot-keys.
+	OnCluster bool
 }
 
 func (e *CrossSlotError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: keys hash to different slots (CROSSSLOT; give them one {hash tag}):", e.Script)
+	fmt.Fprintf(&b, "%s: keys hash to different slots (CROSSSLOT; give them one {hash tag}", e.Script)
+	if e.OnCluster {
+		b.WriteString("; flags=allow-cross-slot-keys does not lift this on a cluster, which routes a script by its KEYS: " +
+			"they must share one slot there, or run the script on a single node")
+	}
+	b.WriteString("):")
 	for i, k := range e.Keys {
 		if i > 0 {
 			b.WriteByte(',')

@@ -243,8 +243,8 @@ func TestOfflineKeysCheck(t *testing.T) {
 	_, err = s.Reconcile(ctx, k.Audit(), 10)
 	require.NoError(t, err)
 
-	body := strings.Replace(stock.DeductScript().Body(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', KEYS[1] .. ':buyers',", 1)
-	require.NotEqual(t, stock.DeductScript().Body(), body)
+	body := strings.Replace(stock.DeductScript().Source(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', KEYS[1] .. ':buyers',", 1)
+	require.NotEqual(t, stock.DeductScript().Source(), body)
 	undeclared := runtime.NewScript(runtime.ScriptSpec{Name: "stock.DeductUndeclared", File: "lua/stock/deduct.lua", Body: body})
 	_, err = undeclared.Exec(ctx, r, []string{k.Stock, k.Orders, k.Buyers}, []string{"o2", "u1", "1", "0", "1"})
 	var se *runtime.ScriptError

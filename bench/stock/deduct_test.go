@@ -153,7 +153,7 @@ func wrapperOp(s *stock.Scripts, k stock.SKUKeys) func(context.Context, int64) e
 }
 
 func rueidisOp(c rueidis.Client, k stock.SKUKeys) func(context.Context, int64) error {
-	lua := rueidis.NewLuaScript(stock.DeductScript().Body())
+	lua := rueidis.NewLuaScript(stock.DeductScript().Source())
 	return func(ctx context.Context, n int64) error {
 		_, err := lua.Exec(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, rawArgs(n)).AsInt64()
 		return err
@@ -161,7 +161,7 @@ func rueidisOp(c rueidis.Client, k stock.SKUKeys) func(context.Context, int64) e
 }
 
 func goredisOp(c *goredis.Client, k stock.SKUKeys) func(context.Context, int64) error {
-	script := goredis.NewScript(stock.DeductScript().Body())
+	script := goredis.NewScript(stock.DeductScript().Source())
 	return func(ctx context.Context, n int64) error {
 		a := rawArgs(n)
 		_, err := script.Run(ctx, c, []string{k.Stock, k.Orders, k.Buyers}, a[0], a[1], a[2], a[3], a[4]).Int64()
@@ -389,7 +389,7 @@ func BenchmarkAllocs(b *testing.B) {
 	allocsOnce.Do(func() {
 		ctx := context.Background()
 		s := stock.New(runtime.Rueidis(env.rueidis))
-		lua := rueidis.NewLuaScript(stock.DeductScript().Body())
+		lua := rueidis.NewLuaScript(stock.DeductScript().Source())
 		k := freshSKU(b, env.rueidis)
 		var n int64
 		allocs.wrapper = testing.AllocsPerRun(2000, func() {

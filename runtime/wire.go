@@ -1,0 +1,121 @@
+package runtime
+
+import "strings"
+
+// The server answers EVALSHA with "NOSCRIPT No matching script. Please use
+// EVAL." when the script is not in its cache, and [Script.Exec] then sends
+// EVAL. A script can reply with the same text itself — a literal, a copy of
+// the server's text, or an ARGV echoed through redis.error_reply — and that
+// reply must not be taken for the server's, or the script runs twice in one
+// call. Two kinds of script-made error replies exist (script_lua.c, Redis
+// 7.0.15):
+//
+//   - returned: `return redis.error_reply(s)` or `return {err=s}`. The
+//     server sends s unchanged (luaReplyToRedisReply), so it can equal the
+//     server's NOSCRIPT byte for byte. NewScript wraps the body so that
+//     such a reply is marked with [scriptReplyMark] on its way out (see
+//     [wrapBody]); Exec removes the mark before the caller sees the reply.
+//   - raised: error(s), error({err=s}), a failing redis.call. Redis' error
+//     handler records the line, and luaCallFunction appends
+//     " script: <sha1>, on @user_script:<line>." to the text; [IsNoScript]
+//     rejects a text with that suffix.
+//
+// The one reply still able to pass for NOSCRIPT is an error table raised
+// with a metatable whose __newindex drops the handler's source and line
+// fields: no input can produce it, only a script written to do so.
+
+// scriptReplyMark is the error code the wrapped body puts in front of a
+// returned error reply that would otherwise read as NOSCRIPT (or that
+// already starts with the mark, so removing one mark always gives back the
+// script's own text). It shows only to a client that runs the wrapped body
+// itself, e.g. redis-cli EVALSHA.
+const scriptReplyMark = "LUAGEN"
+
+// wrapPrologue and wrapEpilogue enclose the script body in a function whose
+// result is inspected before the chunk returns it. The prologue is put on
+// the body's first code line and the epilogue on a line after its last, so
+// every line of the .lua file keeps its number in "@user_script:N". r is a
+// local of the outer chunk, invisible to the body. Only the first result
+// matters: Redis takes one result from a script (lua_pcall(lua,0,1,...)).
+//
+// The epilogue reads err with rawget, as luaReplyToRedisReply does, and only
+// a string err makes an error reply there (a number does not). The first
+// byte ('N', 'E' or 'L') is tested before any pattern, so most error
+// replies (BAD_ARG ...) cost one string.byte. type, rawget,
+// rawset and string.find cannot be replaced by the body: Redis 7 makes the
+// global table and the library tables read-only.
+const (
+	wrapPrologue = "local r = (function(%s) "
+	wrapEpilogue = "end)(%s) " +
+		"if type(r) == 'table' then local e = rawget(r, 'err') " +
+		"if type(e) == 'string' then local b = e:byte(1) " +
+		"if (b == 78 or b == 69 or b == 76) and (e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
+		"e:find('^" + scriptReplyMark + " ') or e:find('^ERR " + scriptReplyMark + " ')) then " +
+		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end end return r"
+)
+
+// wrapBody returns body as [NewScript] sends it (see the comment above
+// [scriptReplyMark]). A first line starting with "#!" is the Redis 7 shebang:
+// Redis skips it up to, not including, its line feed (luaCreateFunction), so
+// it stays first and unchanged and the prologue starts line 2. A shebang with
+// no line feed is left alone: Redis refuses it ("Invalid script shebang").
+//
+// The wrapping function takes "..." only when the body contains "...": in
+// Lua 5.1 (LUA_COMPAT_VARARG) a function(...) whose own code does not use
+// "..." builds an arg table on every call, and its hidden local arg takes one
+// of the 200 local slots. Redis calls a script with no arguments, so "..."
+// is empty either way.
+//
+// Effects a script can see: error(msg, 2) at the top level of the body now
+// names the epilogue's line (the caller is the wrapper, not Redis); a
+// compile error after a misplaced "return" may be worded differently ("'end'
+// expected" for "'<eof>' expected"), and one Lua reports at the end of the
+// text (an unfinished long string or comment, a missing "end") names the
+// epilogue's line instead of the file's last; the wrapper uses one level of
+// the Lua parser's nesting limit (LUAI_MAXCCALLS, 200). Locals (200 per
+// function), upvalues (60) and the reply are as in the unwrapped script:
+// Redis takes only the first result of a script, and so does the wrapper.
+func wrapBody(body string) string {
+	head, code := "", body
+	if strings.HasPrefix(body, "#!") {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			return body
+		}
+		head, code = body[:i+1], body[i+1:]
+	}
+	params := ""
+	if strings.Contains(code, "...") {
+		params = "..."
+	}
+	var b strings.Builder
+	b.Grow(len(body) + len(wrapPrologue) + len(wrapEpilogue) + 8)
+	b.WriteString(head)
+	b.WriteString(strings.Replace(wrapPrologue, "%s", params, 1))
+	b.WriteString(code)
+	if code != "" && !strings.HasSuffix(code, "\n") {
+		// The body may end in a comment: the epilogue needs its own line.
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Replace(wrapEpilogue, "%s", params, 1))
+	return b.String()
+}
+
+// unmark returns the script's own error reply for a reply the wrapped body
+// marked, and re unchanged otherwise. Like every executor it drops a leading
+// "ERR ", so the text equals what the unwrapped script would have produced.
+func unmark(re *ReplyError) *ReplyError {
+	m := strings.TrimPrefix(re.Msg, "ERR ")
+	rest, ok := strings.CutPrefix(m, scriptReplyMark+" ")
+	if !ok {
+		return re
+	}
+	return &ReplyError{Msg: strings.TrimPrefix(rest, "ERR ")}
+}
+
+// raisedSuffix reports whether msg ends the way luaCallFunction (script_lua.c)
+// ends an error raised inside a script: " script: <name>, on <source>:<line>.".
+func raisedSuffix(msg string) bool {
+	i := strings.LastIndex(msg, " script: ")
+	return i >= 0 && strings.HasSuffix(msg, ".") && strings.Contains(msg[i:], ", on ")
+}
