@@ -1,6 +1,9 @@
 package stock_test
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,12 +81,21 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 		k := keysFor("restart")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 		pid := srv.PID()
+		probe := keysFor("restart-probe")
+		srv.Do(t, "SET", probe.Stock, "1")
+		probeDone := make(chan chan error, 1)
 
 		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
 			scripts: func(int) *stock.Scripts { return s },
 			faultAt: 200, fault: func() error {
+				// A call certainly in flight when the server dies: a busy
+				// script holds the server, a probe Deduct (its own SKU)
+				// is written behind it, and only then the kill. Without
+				// this, whether a buyer's call is cut off depends on
+				// timing (go-redis redials a refused connection by itself,
+				// before anything is written).
+				probeDone <- probeCutOff(t, srv, s)
 				// Down for 300 ms, so buyers certainly meet a dead server.
-				srv.Stop()
 				time.Sleep(300 * time.Millisecond)
 				return srv.Restart()
 			}})
@@ -91,6 +103,8 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 		res.requireNoErrors(t)
 		assert.NotEqual(t, pid, srv.PID(), "the server was restarted")
 		assert.Less(t, res.answeredAfterFault, faultBuyers, "buyers were still buying when it was back")
+		require.NoError(t, <-<-probeDone, "the probe cut off by the kill was retried after the restart")
+		assert.Equal(t, "0", srv.Do(t, "GET", probe.Stock), "the probe deducted once")
 		assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
 		t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
 		assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
@@ -110,4 +124,27 @@ func commandCalls(t *testing.T, srv *redistest.Server, name string) int {
 		}
 	}
 	return 0
+}
+
+// probeCutOff makes sure a Deduct is in flight when srv dies: it starts a
+// script that keeps the server busy on a connection of its own, sends a
+// probe Deduct through s (written behind the busy script, so unanswered),
+// kills the server and returns the probe's outcome, which arrives once the
+// runtime's retries reach the restarted server.
+func probeCutOff(t *testing.T, srv *redistest.Server, s *stock.Scripts) chan error {
+	busy, err := net.Dial("tcp", srv.Addr)
+	require.NoError(t, err)
+	defer busy.Close()
+	const spin = "for i = 1, 1e9 do end return 1" // seconds of work; killed long before
+	_, err = fmt.Fprintf(busy, "*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n", len(spin), spin)
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // the server is inside the script
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Deduct(context.Background(), keysFor("restart-probe").Deduct(), order("probe", "p", 1))
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the probe is written and waits behind the script
+	srv.Stop()
+	return done
 }
