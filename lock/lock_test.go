@@ -32,12 +32,12 @@ import (
 const slack = 750 * time.Millisecond
 
 // 1. Mutual exclusion: 32 goroutines on each of 3 clients (separate
-// connections), 200 critical sections each, on one lock. Inside, a
+// connections), 80 critical sections each, on one lock. Inside, a
 // non-atomic GET/SET increment of a Redis counter and an in-process
 // occupancy check.
 func TestMutualExclusion(t *testing.T) {
 	srv := redistest.Start(t)
-	const clients, goroutines, sections = 3, 32, 200
+	const clients, goroutines, sections = 3, 32, 80
 	const counter = "mx:{counter}"
 	var occupancy, maxOccupancy, errs atomic.Int64
 	var wg sync.WaitGroup

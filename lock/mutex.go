@@ -45,6 +45,7 @@ type Mutex struct {
 	mu     sync.Mutex
 	holds  int64 // the owner's hold count as the server last reported it
 	token  int64 // fencing token of the current hold
+	newest int64 // the largest token of any hold so far: a handoff message with no larger one is stale
 	hold   *hold // the current hold's context and watchdog; nil when none runs
 	undo   int   // rollbacks (Abandon) in flight
 	undone chan struct{}
@@ -207,8 +208,10 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		sent := time.Now()
 		res, err := m.tryAcquire(actx, seq, queue)
 		switch {
-		case err != nil && ctx.Err() == nil && actx.Err() != nil:
-			return m.timedOut(start, n) // TryLock's wait is over; the attempt was abandoned
+		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
+			// TryLock's wait and grace are over (rueidis may report it a
+			// moment before actx does); the attempt was abandoned.
+			return m.timedOut(start, n)
 		case err != nil:
 			return m.failed(ctx, start, n, err)
 		case res.Acquired:
@@ -248,7 +251,10 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		select {
 		case token := <-m.wake:
 			t.Stop()
-			if token == 0 { // a resubscription: a handoff may have been missed
+			if token <= m.newestToken() {
+				// 0: a resubscription, a handoff may have been missed. Else
+				// the late message of a handoff this Mutex has already
+				// claimed with an attempt, and given back since.
 				trigger = TriggerNotified
 				continue
 			}
@@ -306,6 +312,7 @@ func (m *Mutex) won(ctx context.Context, start time.Time, n int, trigger Trigger
 	m.holds = count
 	if token != 0 {
 		m.token = token
+		m.newest = max(m.newest, token)
 	}
 	var held context.Context
 	if h := m.hold; h != nil {
@@ -375,6 +382,13 @@ func (m *Mutex) begin(ctx context.Context) error {
 }
 
 func (m *Mutex) end() { <-m.op }
+
+// newestToken returns the largest fencing token of any hold so far.
+func (m *Mutex) newestToken() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.newest
+}
 
 // holding reports whether this Mutex counts a hold.
 func (m *Mutex) holding() bool {
