@@ -474,3 +474,50 @@ func printTable() {
 		fmt.Printf("| %s | %s | %s |\n", row, strings.Join(cells, " | "), ratio)
 	}
 }
+
+// BenchmarkServerTime: the server's own time per uncontended
+// acquire+release (all commands, from INFO commandstats after CONFIG
+// RESETSTAT), 2000 sections per library. Lower is better; it does not
+// depend on the machine's load as much as the rates do.
+func BenchmarkServerTime(b *testing.B) {
+	ctx := context.Background()
+	admin := goredislib.NewClient(&goredislib.Options{Addr: addr})
+	defer admin.Close()
+	round(b, "server-µs/op", func(b *testing.B, lib library) float64 {
+		newMutex, closeLib := lib.open(b)
+		defer closeLib()
+		m := newMutex("bench:server:" + lib.name)
+		const sections = 2000
+		if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+		for range sections {
+			if err := m.lock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		info, err := admin.Info(ctx, "commandstats").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		usec := 0.0
+		for _, line := range strings.Split(info, "\n") {
+			name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_config" || name == "cmdstat_info" {
+				continue
+			}
+			for _, kv := range strings.Split(stats, ",") {
+				if v, ok := strings.CutPrefix(kv, "usec="); ok {
+					f, _ := strconv.ParseFloat(v, 64)
+					usec += f
+				}
+			}
+		}
+		perOp := usec / sections
+		record("server µs per uncontended acquire+release (lower is better)", lib.name, perOp)
+		return perOp
+	})
+}
