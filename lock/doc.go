@@ -139,4 +139,3 @@
 // through a runtime.Executor, which tests replace with one that injects
 // faults (WithExecutor).
 package lock
-

@@ -25,7 +25,9 @@ package lock
 //     without limit.
 //   - rueidislock (rueidis v1.0.79): KeyMajority 1, one key instead of its
 //     default three, so it pays one script per acquire like the others;
-//     waiters wake on client-side caching invalidations.
+//     waiters wake on client-side caching invalidations, and ask again
+//     after 200 ms without the lock (a missed wake-up otherwise hangs the
+//     cross-client benchmark).
 //   - luagen lock: defaults (watchdog lease 30 s, FIFO queue on the
 //     server, a release hands the lock to the first waiter).
 //
@@ -189,9 +191,27 @@ type rueidislockMutex struct {
 	cancel context.CancelFunc
 }
 
-func (r *rueidislockMutex) lock(ctx context.Context) (err error) {
-	_, r.cancel, err = r.l.WithContext(ctx, r.name)
-	return err
+// lock asks again after 200 ms without the lock: with a Locker per
+// goroutine (contended across clients) a waiter of rueidislock v1.0.79 can
+// miss its wake-up and wait forever (seen in this benchmark: stuck in
+// WithContext's select with the lock free).
+func (r *rueidislockMutex) lock(ctx context.Context) error {
+	for {
+		c, cancel := context.WithCancel(ctx)
+		t := time.AfterFunc(200*time.Millisecond, cancel)
+		_, unlock, err := r.l.WithContext(c, r.name)
+		if err == nil && t.Stop() {
+			r.cancel = func() { unlock(); cancel() }
+			return nil
+		}
+		if err == nil {
+			unlock()
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 }
 func (r *rueidislockMutex) unlock(context.Context) error { r.cancel(); return nil }
 
