@@ -4,7 +4,8 @@ package lock
 //
 //	go test -run '^$' -bench . -count 5 ./lock/
 //
-// One redis-server serves every benchmark of the run: the one at
+// LUAGEN_BENCH_LIBS=luagen,redislock runs only the libraries named (for a
+// profile of one of them). One redis-server serves every benchmark of the run: the one at
 // $LUAGEN_BENCH_REDIS (host:port) or, by default, a redis-server this test
 // starts on a free loopback port with redistest. After the
 // benchmarks a table of the results with luagen's ratio to the best peer is
@@ -78,6 +79,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+	if only := os.Getenv("LUAGEN_BENCH_LIBS"); only != "" {
+		libraries = slices.DeleteFunc(libraries, func(l library) bool { return !slices.Contains(strings.Split(only, ","), l.name) })
 	}
 	code := m.Run()
 	printTable()
