@@ -25,6 +25,7 @@ import (
 // hold, until the last Unlock. 10 goroutines × 2000 sections, under -race:
 // not one spurious loss.
 func TestSharedMutexIsOneHold(t *testing.T) {
+	t.Parallel() // latency-bound: it overlaps the other long tests
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Client(t))
 	m := newMutex(t, c, "shared-mutex")

@@ -36,6 +36,7 @@ const slack = 750 * time.Millisecond
 // non-atomic GET/SET increment of a Redis counter and an in-process
 // occupancy check.
 func TestMutualExclusion(t *testing.T) {
+	t.Parallel() // latency-bound: it overlaps the other long tests
 	srv := redistest.Start(t)
 	const clients, goroutines, sections = 3, 32, 80
 	const counter = "mx:{counter}"
