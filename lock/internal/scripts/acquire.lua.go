@@ -192,7 +192,8 @@ if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
 -- write, so an error reply means nothing was written.
-local held = redis.call('HGET', KEYS[1], owner)
+local holders = redis.call('HLEN', KEYS[1])
+local held = holders > 0 and redis.call('HGET', KEYS[1], owner)
 if held then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
@@ -214,7 +215,7 @@ if head and head ~= owner then
   end
 end
 
-if (not head or head == owner) and redis.call('EXISTS', KEYS[1]) == 0 then
+if (not head or head == owner) and holders == 0 then
   if head then
     redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], owner)
