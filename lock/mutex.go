@@ -173,7 +173,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return m.failed(ctx, start, 0, err)
 	}
 	if m.holding() {
-		if held, err, done := m.reenter(ctx, start); done {
+		if held, err, done := m.reenter(ctx, actx, start); done {
 			return held, err == nil, err
 		}
 	}
@@ -279,13 +279,14 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 	}
 }
 
-// reenter raises the hold count of a Mutex that holds the lock. done is
+// reenter raises the hold count of a Mutex that holds the lock, with one
+// call under actx (TryLock's bound); the hold stays under ctx. done is
 // false when the server no longer counts a hold of this owner: the hold
 // is then over (ErrLost) and the caller acquires anew.
-func (m *Mutex) reenter(ctx context.Context, start time.Time) (held context.Context, err error, done bool) {
+func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held context.Context, err error, done bool) {
 	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
 	sent := time.Now()
-	res, err := m.acquireAgain(ctx)
+	res, err := m.acquireAgain(actx)
 	if err != nil {
 		held, _, err = m.failed(ctx, start, 1, err)
 		return held, err, true
