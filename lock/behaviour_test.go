@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/redistest"
 )
 
 func TestInvalidOptionsAreRejected(t *testing.T) {
@@ -31,7 +31,8 @@ func TestInvalidOptionsAreRejected(t *testing.T) {
 		"zero retry window":     lock.WithRetryWindow(0),
 		"zero fence TTL":        lock.WithFenceTTL(0),
 		"negative MinPoll":      lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: -1}),
-		"MinPoll above MaxPoll": lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: time.Second, MaxPoll: time.Millisecond}),
+		"tiny QueueTTL":         lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: time.Millisecond}),
+		"negative QueueTTL":     lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: -time.Second}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := lock.New(c, "x", opt)
@@ -73,36 +74,36 @@ func TestLostRepliesAreRetriedOnce(t *testing.T) {
 		return n
 	}
 
-	fx.inject("lock.Acquire", lostReply)
+	fx.inject("scripts.Acquire", lostReply)
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, holds(), "the retried acquire counted one hold")
-	assert.Equal(t, 2, fx.count("lock.Acquire"))
+	assert.Equal(t, 2, fx.count("scripts.Acquire"))
 	assert.NotZero(t, m.Token(), "the retry returned the first call's token")
 
 	_, err = m.Lock(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, holds())
-	fx.inject("lock.Release", lostReply)
+	fx.inject("scripts.Release", lostReply)
 	require.NoError(t, m.Unlock(ctx))
 	assert.EqualValues(t, 1, holds(), "the retried release released one hold")
 	assert.NoError(t, held.Err())
 
-	fx.inject("lock.Release", unsent, lostReply)
+	fx.inject("scripts.Release", unsent, lostReply)
 	require.NoError(t, m.Unlock(ctx))
 	assert.EqualValues(t, 0, holds())
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
 	assert.ErrorIs(t, context.Cause(held), lock.ErrUnlocked)
 
-	// Each call's latch is deleted by the next call of the Mutex: at rest
-	// at most one is left.
+	// Only the reentrant acquire and the release that left a hold wrote a
+	// latch; first acquires and last releases write none.
 	for range 20 {
 		_, err := m.Lock(ctx)
 		require.NoError(t, err)
 		require.NoError(t, m.Unlock(ctx))
 	}
 	latches := srv.Do(t, "KEYS", m.Key()+":latch:*")
-	assert.Equal(t, 1, strings.Count(latches, ":latch:"), "latches left: %s", latches)
+	assert.Equal(t, 2, strings.Count(latches, ":latch:"), "latches left: %s", latches)
 }
 
 // A failed renewal is retried while the lease lasts; renewals that keep
@@ -118,7 +119,7 @@ func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	m := newMutex(t, c, "flaky")
 	ctx := context.Background()
 
-	fx.inject("lock.Renew", unsent)
+	fx.inject("scripts.Renew", unsent)
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	time.Sleep(2 * lease)
@@ -128,7 +129,7 @@ func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()))
 
 	for range 1000 { // the server is unreachable from now on
-		fx.inject("lock.Renew", unsent)
+		fx.inject("scripts.Renew", unsent)
 	}
 	failing := time.Now()
 	select {
@@ -151,8 +152,9 @@ func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	require.Len(t, ev.of(lock.EventLost), 1)
 }
 
-// All waiters of one Client share one subscription per lock; each unlock
-// wakes one of them, and the subscription ends after the last one leaves.
+// All waiters of one Client share one subscription per lock (the Client's
+// wake channel); each release hands the lock to one of them, and the
+// subscription ends after the last one leaves.
 func TestWaitersShareOneSubscription(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -164,8 +166,10 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 	c := newClient(t, srv.Client(t))
 	var ev events
 	var wg sync.WaitGroup
+	var channel string
 	for range waiters {
 		m := newMutex(t, c, "shared", lock.WithHook(ev.hook))
+		channel = wakeChannel(m)
 		wg.Go(func() {
 			if _, err := m.Lock(ctx); err != nil {
 				t.Error(err)
@@ -177,7 +181,6 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 			}
 		})
 	}
-	channel := holder.Key() + ":unlock"
 	// Each waiter attempts once, and again once subscribed unless the
 	// shared subscription was confirmed before its first attempt: wait
 	// until they have all gone to sleep.
@@ -192,6 +195,9 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 	require.NoError(t, holder.Unlock(ctx))
 	wg.Wait()
 	require.Len(t, ev.of(lock.EventAcquired), waiters)
+	for _, e := range ev.of(lock.EventAcquired) {
+		assert.Equal(t, lock.TriggerHandoff, e.Trigger, "handed over by a release")
+	}
 	polls := 0
 	for _, e := range ev.of(lock.EventAttempt) {
 		if e.Trigger == lock.TriggerPoll {
@@ -220,7 +226,7 @@ func TestExplicitLease(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(held), lock.ErrLeaseExpired)
 	assert.GreaterOrEqual(t, took, lease-lease/100-5*time.Millisecond)
 	assert.LessOrEqual(t, took, lease+slack)
-	assert.Zero(t, fx.count("lock.Renew"))
+	assert.Zero(t, fx.count("scripts.Renew"))
 	require.Eventually(t, func() bool { return srv.Do(t, "EXISTS", m.Key()) == "0" }, time.Second, 5*time.Millisecond)
 }
 
@@ -239,9 +245,9 @@ func TestContextEndStopsWatchdog(t *testing.T) {
 	cancel()
 	<-held.Done()
 	assert.ErrorIs(t, context.Cause(held), context.Canceled)
-	renews := fx.count("lock.Renew")
+	renews := fx.count("scripts.Renew")
 	time.Sleep(lease / 2)
-	assert.Equal(t, renews, fx.count("lock.Renew"))
+	assert.Equal(t, renews, fx.count("scripts.Renew"))
 	assert.NotZero(t, m.Token(), "still held on the server")
 	require.NoError(t, m.Unlock(ctx), "Unlock with the ended context still releases")
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
@@ -297,8 +303,7 @@ func TestForceUnlock(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, deleted)
 	assert.True(t, <-result)
-	attempts := ev.of(lock.EventAttempt)
-	assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger, "ForceUnlock wakes waiters")
+	assert.Equal(t, lock.TriggerHandoff, ev.of(lock.EventAcquired)[0].Trigger, "ForceUnlock hands the lock to the waiter")
 	select {
 	case <-held.Done():
 		assert.ErrorIs(t, context.Cause(held), lock.ErrLost)
@@ -357,7 +362,7 @@ func TestQueries(t *testing.T) {
 func TestPollOnly(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	c := newClient(t, srv.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, MaxPoll: 20 * time.Millisecond}))
+	c := newClient(t, srv.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, QueueTTL: 60 * time.Millisecond}))
 	holder := newMutex(t, c, "polled", lock.WithLease(time.Minute))
 	_, err := holder.Lock(ctx)
 	require.NoError(t, err)
@@ -369,7 +374,7 @@ func TestPollOnly(t *testing.T) {
 		result <- err
 	}()
 	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) >= 3 }, 5*time.Second, 5*time.Millisecond)
-	channel := holder.Key() + ":unlock"
+	channel := wakeChannel(w)
 	assert.Equal(t, "["+channel+" 0]", srv.Do(t, "PUBSUB", "NUMSUB", channel))
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, <-result)

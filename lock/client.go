@@ -2,7 +2,9 @@ package lock
 
 import (
 	"context"
+	crand "crypto/rand"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 
@@ -10,41 +12,37 @@ import (
 )
 
 // Client is the shared part of every Mutex made from it: the rueidis client
-// the scripts run on, the unlock subscriptions (one per lock name that has
-// waiters, shared by all of them, on rueidis' shared pub/sub connection),
-// the Mutexes waiting for each lock, to which a release of another of its
-// Mutexes hands the lock over (WaitStrategy.MaxHandoffs), and default
-// options. Create one per rueidis client with NewClient, share it between
-// the goroutines that lock the same names (handoffs happen only within a
-// Client), and Close it when done; it is safe for concurrent use.
+// the scripts run on, its wake channels (one subscription per lock name that
+// has waiters, shared by all of them, on rueidis' shared pub/sub
+// connection), and default options. Create one per rueidis client with
+// NewClient (one per process is typical), and Close it when done; it is
+// safe for concurrent use.
 type Client struct {
-	rc       rueidis.Client // nil: no notifications, waiters poll
+	rc       rueidis.Client // nil: no wake messages, waiters poll
 	sharded  bool           // SPUBLISH/SSUBSCRIBE instead of PUBLISH/SUBSCRIBE
+	id       string         // random; the first part of every owner token, and of wake channels
+	seq      atomic.Uint64  // numbers the Client's Mutexes
 	defaults []Option
 	base     config
 
-	hmu   sync.Mutex
-	heirs map[string]*heirQueue // by lock key: Mutexes a release may hand the lock to
-
-	mu     sync.Mutex
-	subs   map[string]*subscription // by channel
-	holds  map[*hold]struct{}       // running holds, ended by Close
-	closed bool
-	ctx    context.Context // cancelled by Close
-	stop   context.CancelFunc
-	done   <-chan struct{} // ctx.Done()
-	wg     sync.WaitGroup  // every goroutine the Client started
+	mu      sync.Mutex
+	subs    map[string]*subscription // by channel
+	waiters map[string]chan int64    // by owner: the Mutexes waiting for a handoff
+	holds   map[*hold]struct{}       // running holds, ended by Close
+	closed  bool
+	ctx     context.Context // cancelled by Close
+	stop    context.CancelFunc
+	done    <-chan struct{} // ctx.Done()
+	wg      sync.WaitGroup  // every goroutine the Client started
 }
 
 // NewClient returns a Client running lock scripts on rc. opts are the
 // default options of every Mutex made with New (each may override them).
 //
-// On a Redis Cluster client (rc.Mode() == rueidis.ClientModeCluster)
-// unlock notifications use sharded pub/sub: the scripts SPUBLISH and waiters
-// SSUBSCRIBE, so a message travels only within the lock's shard instead of
-// being broadcast over the cluster bus to every node as PUBLISH is. On a
-// single server or Sentinel they use PUBLISH/SUBSCRIBE, which every Redis
-// version has (SPUBLISH needs 7.0) and which costs the same there.
+// On a Redis Cluster client (rc.Mode() == rueidis.ClientModeCluster) wake
+// messages use sharded pub/sub: the scripts SPUBLISH and waiters
+// SSUBSCRIBE, so a message travels only within the lock's shard. On a
+// single server or Sentinel they use PUBLISH/SUBSCRIBE.
 //
 // rc may be nil only together with WithExecutor: waiters then poll. The
 // Client does not close rc. NewClient fails with an error matching
@@ -52,10 +50,11 @@ type Client struct {
 func NewClient(rc rueidis.Client, opts ...Option) (*Client, error) {
 	c := &Client{
 		rc:       rc,
+		id:       crand.Text(),
 		defaults: opts,
 		base:     defaultConfig(),
 		subs:     map[string]*subscription{},
-		heirs:    map[string]*heirQueue{},
+		waiters:  map[string]chan int64{},
 		holds:    map[*hold]struct{}{},
 	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
@@ -83,9 +82,11 @@ func (c *Client) executor(cfg *config) runtime.Executor {
 
 // Close stops the Client: waiters return ErrClosed, watchdogs stop (held
 // contexts are cancelled with cause ErrClosed; the locks themselves are not
-// released and expire when their lease runs out), and every unlock
-// subscription is unsubscribed. Close waits for the Client's goroutines to
-// finish and is idempotent. It does not close the rueidis client.
+// released and expire when their lease runs out), later calls of its
+// Mutexes, Unlock included, return ErrClosed, and every wake subscription
+// is unsubscribed. Close waits for the Client's goroutines to finish (a
+// rollback in flight is cut short) and is idempotent. It does not close
+// the rueidis client.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if c.closed {
@@ -152,4 +153,45 @@ func (c *Client) track() bool {
 	}
 	c.wg.Add(1)
 	return true
+}
+
+// await registers owner's wake channel, so that a handoff to owner is
+// delivered to ch (its fencing token; 0 means "attempt again").
+func (c *Client) await(owner string, ch chan int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waiters[owner] = ch
+}
+
+// unawait forgets owner's wake channel.
+func (c *Client) unawait(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.waiters, owner)
+}
+
+// deliver passes a wake message to the waiting owner, if it still waits.
+func (c *Client) deliver(owner string, token int64) {
+	c.mu.Lock()
+	ch := c.waiters[owner]
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- token:
+		default:
+		}
+	}
+}
+
+// nudge asks every waiter of the Client to attempt again: a wake message
+// may have been lost while a subscription was down.
+func (c *Client) nudge() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.waiters {
+		select {
+		case ch <- 0:
+		default:
+		}
+	}
 }

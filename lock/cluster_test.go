@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -40,7 +40,7 @@ func TestCluster(t *testing.T) {
 		}()
 		primary, _, err := cl.PrimaryOf(runtime.Slot(w.Key()))
 		require.NoError(t, err)
-		channel := w.Key() + ":unlock"
+		channel := wakeChannel(w)
 		require.Eventually(t, func() bool {
 			return primary.Do(t, "PUBSUB", "SHARDNUMSUB", channel) == "["+channel+" 1]" && len(ev.of(lock.EventAttempt)) == 2
 		}, 10*time.Second, 5*time.Millisecond, "the waiter subscribes with SSUBSCRIBE on the slot's primary")
@@ -53,8 +53,7 @@ func TestCluster(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the waiter did not get the lock")
 		}
-		attempts := ev.of(lock.EventAttempt)
-		assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger)
+		assert.Equal(t, lock.TriggerHandoff, ev.of(lock.EventAcquired)[0].Trigger, "handed over, woken by SPUBLISH")
 		require.NoError(t, w.Unlock(ctx))
 	})
 
@@ -86,10 +85,9 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("Handoff", func(t *testing.T) {
-		// a hands the lock to b (same Client); b's release is past
-		// MaxHandoffs 1, so it frees the lock and SPUBLISHes, which wakes
-		// r on another Client.
-		local := newClient(t, cl.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{MaxHandoffs: 1}))
+		// a hands the lock to b, the first in the queue, and b to r on
+		// another Client: FIFO, whatever the Client.
+		local := newClient(t, cl.Client(t))
 		var bev, rev events
 		a := newMutex(t, local, "c-given")
 		b := newMutex(t, local, "c-given", lock.WithHook(bev.hook))
@@ -97,8 +95,9 @@ func TestCluster(t *testing.T) {
 		_, err := a.Lock(ctx)
 		require.NoError(t, err)
 		token := a.Token()
-		bResult, rResult := goLock(ctx, b, 0), goLock(ctx, r, 0)
+		bResult := goLock(ctx, b, 0)
 		asleep(t, &bev, 2)
+		rResult := goLock(ctx, r, 0)
 		asleep(t, &rev, 2)
 		require.NoError(t, a.Unlock(ctx))
 		require.NoError(t, await(t, bResult).err)
@@ -112,7 +111,7 @@ func TestCluster(t *testing.T) {
 		}
 		require.NoError(t, b.Unlock(ctx))
 		require.NoError(t, await(t, rResult).err)
-		assert.Equal(t, lock.TriggerNotified, rev.of(lock.EventAcquired)[0].Trigger, "woken by SPUBLISH")
+		assert.Equal(t, lock.TriggerHandoff, rev.of(lock.EventAcquired)[0].Trigger, "woken by SPUBLISH")
 		assert.Greater(t, r.Token(), b.Token())
 		require.NoError(t, r.Unlock(ctx))
 	})
@@ -169,7 +168,7 @@ func TestCluster(t *testing.T) {
 		// The waiter is still subscribed within the slot's shard (on the
 		// new primary, or on the old one, now its replica, which receives
 		// the shard's messages too): the hand-off still goes by notification.
-		channel := w.Key() + ":unlock"
+		channel := wakeChannel(w)
 		subs := oldPrimary.Do(t, "PUBSUB", "SHARDNUMSUB", channel) + " " + newPrimary.Do(t, "PUBSUB", "SHARDNUMSUB", channel)
 		t.Logf("SHARDNUMSUB on the old and the new primary: %s", subs)
 		assert.Equal(t, 1, strings.Count(subs, channel+" 1]"), "one subscription, within the shard")
@@ -182,9 +181,8 @@ func TestCluster(t *testing.T) {
 			t.Fatal("the waiter did not get the lock")
 		}
 		assert.Greater(t, acquiredAt.Load(), int64(unlocked)-int64(time.Millisecond))
-		attempts := ev.of(lock.EventAttempt)
-		assert.Equal(t, lock.TriggerNotified, attempts[len(attempts)-1].Trigger,
-			"woken by the notification on the new primary, not by polling")
+		assert.Equal(t, lock.TriggerHandoff, ev.of(lock.EventAcquired)[0].Trigger,
+			"handed over and woken on the new primary, not by polling")
 		require.NoError(t, w.Unlock(ctx))
 	})
 }

@@ -1,8 +1,8 @@
 // Package lock is a reentrant Redis lock with Redisson's RLock semantics
 // and Go idioms: a watchdog that renews the lease while the lock is held, a
-// context that is cancelled when the lock is lost, waiters woken by the
-// holder's unlock notification, fencing tokens, and retries that are safe
-// for non-idempotent scripts.
+// context that is cancelled when the lock is lost, a fair queue of waiters
+// on the server to which a release hands the lock directly, fencing
+// tokens, and retries that are safe for non-idempotent scripts.
 //
 //	c, err := lock.NewClient(rc) // rc: any rueidis.Client, single node or cluster
 //	defer c.Close()
@@ -14,11 +14,11 @@
 //
 // # Semantics
 //
-// A Mutex is one owner (a random 128-bit token) of one named lock. The lock
-// is a Redis hash owner → hold count with a PEXPIRE lease: acquiring again
-// through the same Mutex raises the hold count, each Unlock lowers it, and
-// the last Unlock deletes the key and publishes an unlock message (or
-// hands the lock to a waiting Mutex of the same Client: see Handoffs).
+// A Mutex is one owner (a token with 128 random bits) of one named lock.
+// The lock is a Redis hash owner → hold count with a PEXPIRE lease:
+// acquiring again through the same Mutex raises the hold count, each
+// Unlock lowers it, and the last Unlock deletes the key, or hands the lock
+// to the first waiter (see Waiting and handoff).
 // Another owner is refused and told the holder's remaining lease (PTTL).
 // An Unlock by an owner that does not hold the lock changes nothing and
 // returns ErrNotHeld.
@@ -36,61 +36,67 @@
 // holder that was paused (GC, SIGSTOP, a VM migration) learns of the loss as
 // soon as it runs again.
 //
-// Lock waits without a bound (ctx ends it), TryLock at most a given wait.
-// A waiter first tries once; when refused it subscribes to the lock's
-// unlock channel, tries again (the lock may have been released while it
-// subscribed; not needed when its Client's subscription was confirmed
-// before the first try) and then sleeps until a notification or a fallback
-// poll after the holder's remaining lease less a jitter (see WaitStrategy).
-// All waiters of one Client share one subscription per lock name, on
-// rueidis' shared pub/sub connection; each message wakes one of them. A
-// lost message costs at most one lease, never a hang, and nobody spins.
+// Lock waits without a bound (ctx ends it), TryLock at most a given wait
+// plus WaitGrace, even when the server is stalled or gone.
 //
-// # Handoffs
+// # Waiting and handoff
 //
-// Within one Client the lock passes without an unlock message: a Mutex that
-// sleeps waiting for a lock enlists with its Client, and the release of the
-// last hold of another Mutex of that Client gives the lock to the
-// longest-waiting one in the release's own script (Handoff), then wakes it
-// in-process. The heir holds one hold, with its own lease, a new fencing
-// token and its watchdog started from when the Handoff was sent, and a
-// contended section costs one round trip instead of two plus a pub/sub hop.
-// A Mutex that finds another Mutex of its Client holding the lock waits
-// for it without an attempt the server would refuse.
+// Waiters queue on the server, in FIFO order across every process: a
+// refused attempt puts its owner at the end of the lock's queue (a list)
+// with a deadline (QueueTTL from now, renewed by each later attempt). The
+// release of the last hold does not free the lock when someone is waiting:
+// in the same script it hands the lock to the first waiter whose deadline
+// has not passed, with that waiter's lease and a new fencing token, and
+// publishes one message ("owner token") on the channel of that waiter's
+// Client only. The waiter's Mutex is woken in-process and holds the lock
+// without a round trip of its own, so a contended lock costs about one
+// round trip per section, and nobody waits behind a newcomer. Waiters in
+// this process and in others are served by this one mechanism.
 //
-// The grant is recorded in a latch of the heir's as the answer of an
-// Acquire call of the heir, so it is never lost: a retried Handoff returns
-// it; when the releaser never learns the outcome, the heir's next attempt
-// runs under that latch, sealed, and gets the grant if there was one (and
-// nothing later can grant it); an heir whose context ends, or whose Client
-// closes, while a Handoff to it is under way gives the grant back (Abandon)
-// and its next Lock waits for that. The worst case, a Handoff that never
-// ran and a releaser that never learned it, is the releaser's hold running
-// out its lease, as for any release whose outcome is unknown.
+// A waiter subscribes to its Client's wake channel after its first refusal
+// (one subscription per Client and lock, shared by its waiters) and
+// attempts again once subscribed, unless the subscription was ready
+// before; an attempt that finds the lock already handed to its owner takes
+// it. A lost message costs a fallback poll, at most QueueTTL/3 later. A
+// message that arrives after its grant was taken is recognised by its
+// token and ignored.
 //
-// After WaitStrategy.MaxHandoffs handoffs in a row (DefaultMaxHandoffs), the
-// next release frees the lock and publishes as usual, so waiters of other
-// Clients (other processes) get their turn: they compete for it on the same
-// terms as before handoffs existed, at least once every MaxHandoffs + 1
-// sections. A negative MaxHandoffs turns handoffs off.
+// A waiter that gives up (ctx ends, TryLock's wait passes, Close) leaves
+// the queue with the Abandon script, which also gives back a lock handed
+// to it meanwhile. A waiter that died without leaving keeps its place for
+// at most QueueTTL (DefaultQueueTTL, 3 s); a lock handed to it in that time
+// holds for min(watchdog lease, QueueTTL) (the heir's watchdog extends it
+// to the full lease at once), so a dead waiter stalls the lock at most
+// 2 × QueueTTL. With WithLease(d) the grant is d.
+//
+// # Concurrency
+//
+// A Mutex is one owner. Its Lock, TryLock and Unlock run one at a time;
+// goroutines sharing a Mutex all hold the lock while any of them does
+// (each Lock raises the hold count, each Unlock lowers it), see one Token,
+// and their held contexts end together with the last Unlock.
 //
 // # Retries and latches
 //
 // A script call whose reply is lost (connection reset, timeout below the
 // caller's context, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, READONLY) is
-// retried for up to the retry window (DefaultRetryWindow, WithRetryWindow).
-// Acquire and Release are not idempotent, so each call carries a latch key
-// of its own in which the script records its answer: a retry returns the
-// first answer rather than counting or releasing a hold twice (the bug of
-// Redisson issues 4871 and 7367, fixed there the same way). The next call
-// of the same Mutex deletes the latches of calls whose replies arrived, so
-// at rest a Mutex leaves at most one latch (living 2 × the retry window).
+// retried for up to the retry window (DefaultRetryWindow, WithRetryWindow),
+// and no try outlasts the window, so Lock on a dead server fails within it.
+// A first acquire needs no latch: a retry that finds its owner holding the
+// lock takes that hold as it is. A last release needs none: a retry that
+// finds the hold gone reports it released. The two calls that are not
+// idempotent otherwise, a reentrant acquire and a release that leaves
+// holds, record their answer in a latch key of their own (living 2 × the
+// retry window), so a retry returns the first answer rather than counting
+// or releasing a hold twice (Redisson issues 4871 and 7367).
 //
-// An acquire whose outcome is unknown because ctx ended mid-call, or
-// because the retry window ran out, is rolled back in the background by
-// the Abandon script: if it ran, its hold is given back; if it has not run
-// yet, its latch is marked so that it does nothing when it arrives. A
-// cancelled acquire is never renewed.
+// An acquire whose outcome is unknown (ctx ended mid-call, TryLock's grace
+// passed, the retry window ran out) is rolled back in the background by
+// Abandon: every attempt of the owner up to it is marked dead in a tomb
+// key, so one that arrives later does nothing; a hold it took is given
+// back. A cancelled acquire is never renewed. Should the rollback itself
+// not get through, the owner's place in the queue expires with QueueTTL
+// and a hold it took with its lease.
 //
 // # Fencing
 //
@@ -104,13 +110,17 @@
 //
 // For a lock called name and the prefix p (DefaultKeyPrefix "lock:"):
 //
-//	p{name}                        hash owner → hold count, PEXPIRE lease
-//	p{name}:fence                  fencing counter (string), expires WithFenceTTL after the last first acquire
-//	p{name}:latch:<owner>.<n>      one script call's answer (or a handoff's grant), expires after 2 × the retry window
-//	p{name}:unlock                 pub/sub channel of unlock messages (not a key)
+//	p{name}                      hash owner → hold count, PEXPIRE lease
+//	p{name}:fence                fencing counter (string), expires WithFenceTTL after the last first acquire
+//	p{name}:queue                list of waiting owners, oldest first; expires QueueTTL after the last attempt
+//	p{name}:waits                hash owner → "deadline grantLease" (server ms), beside queue
+//	p{name}:tomb:<owner>         the owner's highest abandoned attempt, expires after 2 × the retry window
+//	p{name}:latch:<owner>.<n>    a reentrant acquire's or a partial release's answer, expires likewise
+//	p{name}:wake:<client>        pub/sub channel of a Client's handoff messages (not a key)
 //
+// An owner token is its Client's random 128-bit id, a dot and a number.
 // All share the {name} hash tag, so on Redis Cluster every script touches
-// one slot, and the unlock messages travel with sharded pub/sub (SPUBLISH
+// one slot, and the wake messages travel with sharded pub/sub (SPUBLISH
 // and SSUBSCRIBE) within the lock's shard. On a single server or Sentinel
 // they use PUBLISH and SUBSCRIBE, which every Redis version supports.
 //
@@ -123,11 +133,9 @@
 //
 // # Scripts
 //
-// The scripts live in lua/lock and are wrapped by generated code
-// (NewScripts and the methods of Scripts: Acquire, Release, Handoff,
-// Renew, Abandon, ForceUnlock and Inspect); Mutex and Client are written by hand
-// on top of them and run them through a runtime.Executor, which tests
-// replace with one that injects faults (WithExecutor).
+// The scripts live in lua/lock; their generated wrappers are in the
+// internal package lock/internal/scripts, so that only this package runs
+// them. Mutex and Client are written by hand on top of them and run them
+// through a runtime.Executor, which tests replace with one that injects
+// faults (WithExecutor).
 package lock
-
-//go:generate go tool luagen generate -new NewScripts ../lua/lock

@@ -1,15 +1,25 @@
 package lock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
 
-// Causes of a held context's cancellation, as context.Cause reports them,
-// and errors of the Client. ErrNotHeld, the error of an Unlock by a
-// non-owner or of a lock that is gone, is declared by lua/lock/release.lua
-// and generated into release.lua.go; test for all of them with errors.Is.
+// The errors of this package; test for them with errors.Is. Lock, TryLock
+// and Unlock return them as they are; a Redis error is returned wrapped
+// with the lock's name ("lock \"order:42\": ...").
 var (
+	// ErrNotHeld is returned by Unlock when this Mutex does not hold the
+	// lock: never acquired, already released, expired, or taken over by
+	// another owner. Nothing was changed.
+	ErrNotHeld = errors.New("lock: not held")
+	// ErrNotAcquired is the cause of the context that Lock and TryLock
+	// return when they do not acquire the lock: it is cancelled from the
+	// start, so using it by mistake stops the work it guards.
+	ErrNotAcquired = errors.New("lock: not acquired")
+	// ErrNilContext is returned for a nil context.
+	ErrNilContext = errors.New("lock: nil context")
 	// ErrLost is the cause when the holder learns that the lock is no
 	// longer its own: a renewal found the lock gone (expired while the
 	// holder was paused, deleted by ForceUnlock or by hand, taken over after
@@ -21,7 +31,7 @@ var (
 	// same time; nothing renews it.
 	ErrLeaseExpired = errors.New("lock: lease expired")
 	// ErrUnlocked is the cause when the owner released its last hold.
-	ErrUnlocked = errors.New("lock: unlocked by its owner")
+	ErrUnlocked = errors.New("lock: unlocked")
 	// ErrClosed is returned by calls on a closed Client and is the cause
 	// of held contexts cancelled by Client.Close.
 	ErrClosed = errors.New("lock: client closed")
@@ -29,6 +39,17 @@ var (
 	// for an invalid option or lock name.
 	ErrBadOption = errors.New("lock: invalid option")
 )
+
+// wrap returns this package's errors and context errors as they are, and
+// wraps any other with the lock's name, keeping it matchable.
+func (m *Mutex) wrap(err error) error {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, ErrClosed), errors.Is(err, ErrNotHeld), errors.Is(err, ErrNilContext):
+		return err
+	}
+	return nameError(m.name, err)
+}
 
 // nameError wraps err with the lock's name, keeping it matchable with
 // errors.Is.

@@ -25,9 +25,8 @@ const (
 	// call began, Attempt the attempts it took, HoldCount the owner's
 	// holds after it (above 1 for a reentrant acquire), Token the hold's
 	// fencing token, Trigger what woke the winning attempt (TriggerHandoff:
-	// a release of the same Client handed the lock over; Attempt is then
-	// the attempts made before, 0 when the waiter found the lock held by a
-	// Mutex of its Client and waited without one).
+	// a release handed the lock over; Attempt is then the attempts made
+	// before).
 	EventAcquired
 	// EventTimedOut: TryLock's wait passed while another owner held the
 	// lock. Wait and Attempt as for EventAcquired.
@@ -37,8 +36,7 @@ const (
 	EventAcquireFailed
 	// EventReleased: Unlock released one hold; HoldCount is what is left.
 	// At 0 the hold is over and Hold is how long it was held; the lock is
-	// free, or with Trigger TriggerHandoff went straight to a waiting Mutex
-	// of the same Client.
+	// free or went to the first waiter.
 	EventReleased
 	// EventRenewed: the watchdog extended the lease.
 	EventRenewed
@@ -66,16 +64,12 @@ type Trigger uint8
 // The reasons for an attempt.
 const (
 	TriggerFirst      Trigger = iota + 1 // the first attempt of a Lock/TryLock call
-	TriggerSubscribed                    // the unlock subscription is ready; retry in case the lock was released meanwhile
-	TriggerNotified                      // an unlock notification arrived
-	TriggerPoll                          // the fallback poll fired (no notification within the holder's TTL)
+	TriggerSubscribed                    // the wake subscription is ready; attempt in case the lock was handed over meanwhile
+	TriggerNotified                      // the wake subscription was restored, or a stale message came: attempt in case a handoff was missed
+	TriggerPoll                          // the fallback poll fired (no handoff within the poll interval)
 	TriggerDeadline                      // TryLock's wait ran out: the last attempt
-	// TriggerHandoff: another Mutex of the same Client is involved. On
-	// EventAcquired: its release handed the lock over, without an attempt
-	// of this waiter's own. On EventAttempt: its release tried to, and the
-	// outcome was not learned or was no handoff (or it learned it had lost
-	// the lock); the attempt settles it. On EventReleased: the lock went to
-	// a waiter of the same Client instead of being freed.
+	// TriggerHandoff: on EventAcquired, a release handed the lock to this
+	// waiter, which sent no attempt after the release.
 	TriggerHandoff
 )
 

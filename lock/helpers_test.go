@@ -12,8 +12,8 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
 
-	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -84,7 +84,7 @@ type faultExecutor struct {
 	runtime.Executor
 
 	mu     sync.Mutex
-	calls  map[string]int // by script name, e.g. "lock.Renew"
+	calls  map[string]int // by script name, e.g. "scripts.Renew"
 	faults map[string][]fault
 	gates  map[string][]*gate
 	onDone func(script string, v runtime.Value, err error)

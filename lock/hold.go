@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/luagen/luagen/lock/internal/scripts"
 )
 
 // hold is one period during which a Mutex holds its lock: from a first
@@ -67,7 +69,9 @@ func (h *hold) launch() {
 	// wakes an idle thread to watch it, so arming the later one first
 	// would cost two wake-ups per Lock instead of one.
 	if !m.cfg.leaseSet {
-		h.renew = time.AfterFunc(m.cfg.renewEvery(), h.renewTick)
+		// A handoff grants a shorter lease (see WaitStrategy.QueueTTL):
+		// the first renewal comes soon enough to extend it.
+		h.renew = time.AfterFunc(min(m.cfg.renewEvery(), time.Until(h.validUntil)/2), h.renewTick)
 	}
 	h.valid = time.AfterFunc(time.Until(h.validUntil), h.expire)
 	if h.parent.Done() != nil { // else it never ends: nothing to watch
@@ -167,7 +171,6 @@ func (h *hold) over(cause error, lost bool) {
 	m.mu.Unlock()
 	h.cancel(cause)
 	if lost {
-		m.c.lost(m)
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
 }
@@ -235,7 +238,7 @@ func (h *hold) send(until time.Time) (next time.Duration, gone bool) {
 	defer cancel()
 	defer context.AfterFunc(m.c.ctx, cancel)()
 	sent := time.Now()
-	ok, err := m.scripts.Renew(ctx, RenewKeys{Lock: m.keys.lock}, RenewArgs{Owner: m.owner, Lease: lease})
+	ok, err := m.scripts.Renew(ctx, scripts.RenewKeys{Lock: m.keys.lock}, scripts.RenewArgs{Owner: m.owner, Lease: lease})
 	switch {
 	case err == nil && ok:
 		h.mu.Lock()

@@ -2,53 +2,64 @@ package lock
 
 import (
 	"context"
-	crand "crypto/rand"
 	"errors"
-	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/luagen/luagen/lock/internal/scripts"
 	"github.com/luagen/luagen/runtime"
 )
 
+// WaitGrace bounds how far TryLock may overrun its wait: an attempt still
+// in flight then (a slow or stalled server) is abandoned and rolled back
+// in the background, and TryLock reports false.
+const WaitGrace = 250 * time.Millisecond
+
 // Mutex is one owner of one named lock: a reentrant Redis lock with
-// Redisson's RLock semantics. The owner is a random token (crypto/rand,
-// 128 bits) drawn by New; every hold taken through the Mutex belongs to it,
-// so reentrancy follows the Mutex, not goroutines. Goroutines that must
-// exclude each other need a Mutex each (New is cheap: no round trip).
+// Redisson's RLock semantics. The owner is a token drawn by New (the
+// Client's 128-bit random id and a sequence number); every hold taken
+// through the Mutex belongs to it, so reentrancy follows the Mutex, not
+// goroutines. Goroutines that must exclude each other need a Mutex each
+// (New is cheap: no round trip).
 //
-// The methods are safe for concurrent use, but concurrent Lock calls on one
-// Mutex both succeed: they are the same owner.
+// A Mutex is safe for concurrent use, with one contract: its Lock, TryLock
+// and Unlock calls run one at a time (a call waits, within its ctx, for
+// the one in progress), so every goroutine sharing a Mutex sees one hold.
+// Goroutines that Lock the same Mutex all hold it at once (they are one
+// owner; each Lock raises the hold count); while any of them holds it,
+// Token returns the hold's token and every held context stays live, until
+// the last Unlock ends the hold for all of them.
 type Mutex struct {
 	c       *Client
 	cfg     config
-	scripts *Scripts
+	scripts *scripts.Scripts
 	name    string
 	owner   string
 	keys    keys
-	seq     atomic.Uint64 // numbers latches
-	// execKey tells Mutexes whose scripts run on the same executor, the
-	// only ones that may hand the lock to each other.
-	execKey any
+	seq     atomic.Uint64 // numbers acquire attempts and latches
+	op      chan struct{} // capacity 1: taken by the Lock, TryLock or Unlock in progress
+	wake    chan int64    // handoffs to this Mutex (the token), from the Client
 
 	mu     sync.Mutex
 	holds  int64 // the owner's hold count as the server last reported it
 	token  int64 // fencing token of the current hold
+	newest int64 // the largest token of any hold so far: a handoff message with no larger one is stale
 	hold   *hold // the current hold's context and watchdog; nil when none runs
-	acks   []string
-	undo   int           // rollbacks (Abandon) in flight or expected
-	undone chan struct{} // closed when undo drops to 0
+	undo   int   // rollbacks (Abandon) in flight
+	undone chan struct{}
 }
 
 // keys are a lock's key and channel names; see the package documentation.
 type keys struct {
-	lock    string // prefix{name}: the hash owner → hold count
-	fence   string // prefix{name}:fence
-	channel string // prefix{name}:unlock
-	latch   string // prefix{name}:latch:<owner>. + a sequence number
+	lock  string // prefix{name}: the hash owner → hold count
+	fence string // prefix{name}:fence
+	queue string // prefix{name}:queue: waiting owners, oldest first
+	waits string // prefix{name}:waits: owner → "deadline grantLease"
+	wake  string // prefix{name}:wake: + a Client's id: its wake channel
+	tomb  string // prefix{name}:tomb: + owner: its highest abandoned attempt
+	latch string // prefix{name}:latch: + owner + "." + a sequence number
 }
 
 // New returns a Mutex for the lock called name, with a new owner token.
@@ -68,19 +79,21 @@ func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nameError(name, err)
 	}
-	m := &Mutex{c: c, cfg: cfg, name: name, owner: crand.Text()}
+	m := &Mutex{
+		c: c, cfg: cfg, name: name,
+		owner: c.id + "." + strconv.FormatUint(c.seq.Add(1), 10),
+		op:    make(chan struct{}, 1),
+		wake:  make(chan int64, 1),
+	}
 	base := cfg.prefix + "{" + name + "}"
-	m.keys = keys{lock: base, fence: base + ":fence", channel: base + ":unlock", latch: base + ":latch:" + m.owner + "."}
-	if err := runtime.CheckSlots("lock.New", []string{m.keys.lock, m.keys.fence, m.keys.channel, m.keys.latch}); err != nil {
+	m.keys = keys{
+		lock: base, fence: base + ":fence", queue: base + ":queue", waits: base + ":waits",
+		wake: base + ":wake:", tomb: base + ":tomb:" + m.owner, latch: base + ":latch:" + m.owner + ".",
+	}
+	if err := runtime.CheckSlots("lock.New", []string{m.keys.lock, m.keys.fence, m.keys.wake, m.keys.tomb}); err != nil {
 		return nil, nameError(name, optionError("%v", err))
 	}
-	m.scripts = NewScripts(c.executor(&cfg))
-	m.execKey = m
-	if cfg.exec == nil {
-		m.execKey = nil // the Client's rueidis client
-	} else if reflect.ValueOf(cfg.exec).Comparable() {
-		m.execKey = cfg.exec
-	}
+	m.scripts = scripts.New(c.executor(&cfg))
 	return m, nil
 }
 
@@ -91,13 +104,8 @@ func (m *Mutex) Name() string { return m.name }
 // holds its hold count.
 func (m *Mutex) Owner() string { return m.owner }
 
-// Key returns the lock's key, prefix{name}.
+// Key returns the Redis key of the lock hash, e.g. "lock:{order:42}".
 func (m *Mutex) Key() string { return m.keys.lock }
-
-// ErrNotAcquired is the cause of the context that Lock and TryLock return
-// when they do not acquire the lock: it is cancelled from the start, so
-// using it by mistake stops the work it guards.
-var ErrNotAcquired = errors.New("lock: not acquired")
 
 var notHeld = func() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -116,154 +124,224 @@ var notHeld = func() context.Context {
 // expires within one lease unless Unlock releases it first. To bound only
 // the wait, use TryLock.
 //
-// Acquiring a lock the owner already holds succeeds at once and raises the
-// hold count; the returned context is then also cancelled when the first
-// hold ends. While another owner holds the lock, Lock waits for its unlock
-// notification, polling after the holder's remaining lease should the
-// notification be lost (see WaitStrategy). When that owner is another
-// Mutex of the same Client, its release hands the lock straight over
-// instead (see WaitStrategy.MaxHandoffs), and when this Client knows that
-// one of its Mutexes holds the lock, Lock waits for that without an
-// attempt the server would refuse.
+// Acquiring a lock the owner already holds raises the hold count (one
+// round trip); the returned context then also ends when the hold ends.
+// While another owner holds the lock, Lock queues on the server behind the
+// waiters already there (FIFO, across processes) and sleeps until a
+// release hands it the lock (see WaitStrategy).
 //
 // On failure it returns an already cancelled context and ctx's error, a
-// Redis error, or ErrClosed. When ctx ends while an attempt is in flight,
-// that attempt is rolled back in the background (Abandon) and never renewed.
+// Redis error (after the retry window, WithRetryWindow, when the server
+// does not answer), ErrClosed, or ErrNilContext. When ctx ends while an
+// attempt is in flight, or after a release handed the lock over, the
+// attempt is rolled back in the background (Abandon) and never renewed;
+// until the rollback is done this Mutex's next Lock waits for it.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	held, _, err := m.acquire(ctx, 0, false)
 	return held, err
 }
 
-// TryLock is Lock with a bounded wait: it waits at most wait for another
-// owner to release the lock (0 or less: one attempt, no waiting) and reports
-// false, with a nil error, when the lock was still held by then. It returns
-// within wait plus the round trip of its last attempt, or of a handoff to
-// it that is under way when wait ends (it then holds the lock). ctx
-// bounds the hold as for Lock.
+// TryLock is Lock with a bounded wait: it waits at most wait for the lock
+// (0 or less: one attempt, no queueing) and reports false, with a nil
+// error, when it did not get it by then. It returns within wait plus
+// WaitGrace even when the server is stalled or unreachable: an attempt
+// still in flight then is abandoned and rolled back as for a cancelled
+// Lock. ctx bounds the hold as for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (context.Context, bool, error) {
+	if ctx == nil {
+		return notHeld, false, ErrNilContext
+	}
 	start := time.Now()
+	actx := ctx // the context of attempts: TryLock's ends after wait + WaitGrace
+	if bounded {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithDeadline(ctx, start.Add(wait+WaitGrace))
+		defer cancel()
+	}
+	if err := m.begin(actx); err != nil {
+		return m.failed(ctx, start, 0, err)
+	}
+	defer m.end()
+	if m.c.isClosed() {
+		return m.failed(ctx, start, 0, ErrClosed)
+	}
+	if err := m.waitUndo(actx); err != nil {
+		return m.failed(ctx, start, 0, err)
+	}
+	if m.holding() {
+		if held, err, done := m.reenter(ctx, actx, start); done {
+			return held, err == nil, err
+		}
+	}
+	return m.await(ctx, actx, start, wait, bounded)
+}
+
+// await is a first acquire: attempts, with sleeps in the queue between
+// them, until the lock is acquired or handed over, the wait ends, or
+// something fails.
+func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Duration, bounded bool) (context.Context, bool, error) {
+	queue := !bounded || wait > 0
 	deadline := start.Add(wait)
-	attempt := 0
+	if queue {
+		select { // a handoff left over from an earlier wait
+		case <-m.wake:
+		default:
+		}
+		m.c.await(m.owner, m.wake)
+		defer m.c.unawait(m.owner)
+	}
 	var sub *subscription
 	defer func() {
 		if sub != nil {
 			sub.leave()
 		}
 	}()
-	fail := func(err error, trigger Trigger) (context.Context, bool, error) {
-		if trigger == TriggerNotified {
-			sub.notify() // pass the unused permit on
-		}
-		m.emit(Event{Kind: EventAcquireFailed, Attempt: attempt, Wait: time.Since(start), Err: err})
-		return notHeld, false, nameError(m.name, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(err, 0)
-	}
-	if m.c.isClosed() {
-		return fail(ErrClosed, 0)
-	}
-	if err := m.waitUndo(ctx); err != nil {
-		return fail(err, 0)
-	}
+	var refused time.Time // when the last refused attempt was sent: a handoff came later
 	trigger := TriggerFirst
-	var w *heir     // enlisted: a release of this Client may hand the lock over
-	var grant *heir // the heir whose unknown handoff the next attempt settles
-	var queued bool // sleep before the next attempt
-	var sleep time.Duration
-	next := TriggerPoll
-	if !bounded || wait > 0 {
-		// Another Mutex of this Client holds the lock: wait for its
-		// release rather than send an attempt that would be refused.
-		w, sub, sleep = m.c.queueBehind(m)
-		queued = w != nil
-	}
-	for {
-		if queued {
-			if rem := time.Until(deadline); bounded && rem <= sleep {
-				sleep, next = rem, TriggerDeadline
-			}
-			var v *verdict
-			var err error
-			if trigger, v, err = m.pause(ctx, sub, w, sleep, next); err != nil {
-				return fail(err, 0)
-			}
-			switch {
-			case v == nil:
-			case v.granted:
-				return m.handed(ctx, sub, w, *v, start, attempt)
-			case v.unknown:
-				grant = w
-			}
-		}
-		attempt++
-		m.emit(Event{Kind: EventAttempt, Attempt: attempt, Trigger: trigger, Wait: time.Since(start)})
+	for n := 1; ; n++ {
+		m.emit(Event{Kind: EventAttempt, Attempt: n, Trigger: trigger, Wait: time.Since(start)})
+		seq := int64(m.seq.Add(1))
 		sent := time.Now()
-		res, err := m.tryAcquire(ctx, grant)
-		handed := grant != nil
-		grant = nil
-		if err != nil {
-			return fail(err, trigger)
-		}
-		if res.Acquired {
-			if sub != nil {
-				sub.drain()
+		res, err := m.tryAcquire(actx, seq, queue)
+		switch {
+		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
+			// TryLock's wait and grace are over (rueidis may report it a
+			// moment before actx does); the attempt was abandoned.
+			return m.timedOut(start, n)
+		case err != nil:
+			return m.failed(ctx, start, n, err)
+		case res.Acquired:
+			validUntil := sent.Add(m.cfg.leaseFor())
+			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
+		case !queue || (bounded && !time.Now().Before(deadline)):
+			if queue {
+				m.abandon(seq) // leave the queue
 			}
-			// A first acquire outside a handoff found the lock free.
-			m.c.acquired(m, sent, res.Token != 0 && !handed)
-			held := m.held(ctx, res, sent)
-			m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: trigger, Wait: time.Since(start), HoldCount: res.HoldCount, Token: m.Token()})
-			return held, true, nil
+			return m.timedOut(start, n)
 		}
-		if bounded && !time.Now().Before(deadline) {
-			m.emit(Event{Kind: EventTimedOut, Attempt: attempt, Wait: time.Since(start)})
-			return notHeld, false, nil
-		}
+		refused = sent
+
 		if sub == nil && m.notifies() {
-			if sub, err = m.c.subscribe(m.keys.channel); err != nil {
-				return fail(err, 0)
+			if sub, err = m.c.subscribe(m.keys.wake + m.c.id); err != nil {
+				m.abandon(seq)
+				return m.failed(ctx, start, n, err)
 			}
-			// Unless another waiter of this Client had the channel
-			// subscribed before the refused attempt was sent, attempt again
-			// once subscribed: an unlock between the refusal and the
-			// subscription would be missed.
+			// Unless the wake channel was subscribed before the refused
+			// attempt was sent, attempt again once it is: a handoff in
+			// between would have gone unheard (the attempt claims it).
 			if !sub.readyBefore(sent) {
 				if err := m.settle(ctx, sub, deadline, bounded); err != nil {
-					return fail(err, 0)
+					m.abandon(seq)
+					return m.failed(ctx, start, n, err)
 				}
-				trigger, queued = TriggerSubscribed, false
+				trigger = TriggerSubscribed
 				continue
 			}
 		}
-		sleep, next = m.cfg.wait.poll(res.TTL), TriggerPoll
-		w, queued = m.c.enlist(m), true
+
+		sleep, next := m.cfg.poll(res.TTL), TriggerPoll
+		if rem := time.Until(deadline); bounded && rem <= sleep {
+			sleep, next = max(rem, 0), TriggerDeadline
+		}
+		t := time.NewTimer(sleep)
+		select {
+		case token := <-m.wake:
+			t.Stop()
+			if token <= m.newestToken() {
+				// 0: a resubscription, a handoff may have been missed. Else
+				// the late message of a handoff this Mutex has already
+				// claimed with an attempt, and given back since.
+				trigger = TriggerNotified
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				m.abandon(seq) // gives the lock back
+				return m.failed(ctx, start, n, err)
+			}
+			// The grant's lease began after the refused attempt was sent.
+			validUntil := refused.Add(m.cfg.grantLease())
+			return m.won(ctx, start, n, TriggerHandoff, 1, token, validUntil)
+		case <-t.C:
+			trigger = next
+		case <-ctx.Done():
+			t.Stop()
+			m.abandon(seq)
+			return m.failed(ctx, start, n, ctx.Err())
+		case <-m.c.done:
+			t.Stop()
+			m.abandon(seq)
+			return m.failed(ctx, start, n, ErrClosed)
+		}
 	}
 }
 
-// handed finishes an acquire with the lock a release handed to w: the
-// hold starts from when the Handoff was sent. A grant that comes as ctx
-// ends is given back rather than held with nothing renewing it.
-func (m *Mutex) handed(ctx context.Context, sub *subscription, w *heir, v verdict, start time.Time, attempt int) (context.Context, bool, error) {
-	if err := ctx.Err(); err != nil {
-		m.c.released(m, nil, verdict{})
-		m.abandon(w.latch)
-		m.emit(Event{Kind: EventAcquireFailed, Attempt: attempt, Wait: time.Since(start), Err: err})
-		return notHeld, false, nameError(m.name, err)
+// reenter raises the hold count of a Mutex that holds the lock, with one
+// call under actx (TryLock's bound); the hold stays under ctx. done is
+// false when the server no longer counts a hold of this owner: the hold
+// is then over (ErrLost) and the caller acquires anew.
+func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held context.Context, err error, done bool) {
+	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
+	sent := time.Now()
+	res, err := m.acquireAgain(actx)
+	if err != nil {
+		held, _, err = m.failed(ctx, start, 1, err)
+		return held, err, true
 	}
-	m.addAcks(w.latch)
-	if sub != nil {
-		sub.drain()
+	if !res.Acquired {
+		m.mu.Lock()
+		h := m.hold
+		m.holds, m.token, m.hold = 0, 0, nil
+		m.mu.Unlock()
+		if h != nil {
+			h.end(ErrLost)
+			m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
+		}
+		return nil, nil, false
 	}
-	held := m.held(ctx, AcquireResult{Acquired: true, HoldCount: 1, Token: v.token}, v.sent)
-	m.emit(Event{Kind: EventAcquired, Attempt: attempt, Trigger: TriggerHandoff, Wait: time.Since(start), HoldCount: 1, Token: v.token})
+	held, _, err = m.won(ctx, start, 1, TriggerFirst, res.HoldCount, 0, sent.Add(m.cfg.leaseFor()))
+	return held, err, true
+}
+
+// won records a successful acquire, valid until validUntil on this
+// process' clock, and returns the caller's context.
+func (m *Mutex) won(ctx context.Context, start time.Time, n int, trigger Trigger, count, token int64, validUntil time.Time) (context.Context, bool, error) {
+	m.mu.Lock()
+	m.holds = count
+	if token != 0 {
+		m.token = token
+		m.newest = max(m.newest, token)
+	}
+	var held context.Context
+	if h := m.hold; h != nil {
+		h.extend(validUntil)
+		held = h.child(ctx)
+	} else {
+		held = m.startHold(ctx, validUntil).ctx
+	}
+	token = m.token
+	m.mu.Unlock()
+	m.emit(Event{Kind: EventAcquired, Attempt: n, Trigger: trigger, Wait: time.Since(start), HoldCount: count, Token: token})
 	return held, true, nil
 }
 
-// notifies reports whether waiters subscribe to unlock notifications.
+func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (context.Context, bool, error) {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = ctx.Err()
+	}
+	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: time.Since(start), Err: err})
+	return notHeld, false, m.wrap(err)
+}
+
+func (m *Mutex) timedOut(start time.Time, n int) (context.Context, bool, error) {
+	m.emit(Event{Kind: EventTimedOut, Attempt: n, Wait: time.Since(start)})
+	return notHeld, false, nil
+}
+
+// notifies reports whether waiters subscribe to wake messages.
 func (m *Mutex) notifies() bool { return !m.cfg.wait.PollOnly && m.c.rc != nil }
 
 // settle waits until the subscription is confirmed (or has failed, then
@@ -287,218 +365,139 @@ func (m *Mutex) settle(ctx context.Context, sub *subscription, deadline time.Tim
 	}
 }
 
-// pause sleeps until a notification (when subscribed), a release's
-// verdict (when w is enlisted), d, ctx's end or Close, and says what ended
-// it. A verdict means TriggerHandoff. When something else wakes an heir
-// that a release has already claimed, the verdict is still awaited: the
-// release may have handed the lock over.
-func (m *Mutex) pause(ctx context.Context, sub *subscription, w *heir, d time.Duration, onTimer Trigger) (Trigger, *verdict, error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	var wake chan struct{}
-	if sub != nil {
-		wake = sub.wake
-	}
-	var verdicts chan verdict
-	if w != nil {
-		verdicts = w.ch
-	}
-	var trigger Trigger
+// begin waits for the Lock, TryLock or Unlock in progress on this Mutex.
+func (m *Mutex) begin(ctx context.Context) error {
 	select {
-	case v := <-verdicts:
-		return TriggerHandoff, &v, nil
-	case <-wake:
-		if err := ctx.Err(); err != nil {
-			sub.notify()
-			w.leave()
-			return 0, nil, err
-		}
-		trigger = TriggerNotified
-	case <-t.C:
-		trigger = onTimer
-	case <-ctx.Done():
-		w.leave()
-		return 0, nil, ctx.Err()
-	case <-m.c.done:
-		w.leave()
-		return 0, nil, ErrClosed
-	}
-	if w == nil || w.withdraw() {
-		return trigger, nil, nil
-	}
-	if trigger == TriggerNotified {
-		sub.notify() // the verdict decides; pass the permit on
+	case m.op <- struct{}{}:
+		return nil
+	default:
 	}
 	select {
-	case v := <-verdicts:
-		return TriggerHandoff, &v, nil
+	case m.op <- struct{}{}:
+		return nil
 	case <-ctx.Done():
-		w.leave()
-		return 0, nil, ctx.Err()
+		return ctx.Err()
 	case <-m.c.done:
-		w.leave()
-		return 0, nil, ErrClosed
+		return ErrClosed
 	}
 }
 
-// poll is the fallback sleep after an attempt refused with the holder's
-// remaining lease ttl (negative: -1 ms no expiry, -2 ms no lock).
-func (w WaitStrategy) poll(ttl time.Duration) time.Duration {
-	var d time.Duration
-	switch {
-	case ttl == -time.Millisecond:
-		d = w.MaxPoll
-		if d == 0 {
-			d = noExpiryPoll
-		}
-	case ttl > 0:
-		d = ttl - rand.N(ttl/4+1)
-	}
-	if w.MaxPoll > 0 && d > w.MaxPoll {
-		d = w.MaxPoll
-	}
-	minPoll := w.MinPoll
-	if minPoll == 0 {
-		minPoll = defaultMinPoll
-	}
-	return max(d, minPoll)
-}
+func (m *Mutex) end() { <-m.op }
 
-// held records a successful acquire sent at sent and returns the caller's
-// context.
-func (m *Mutex) held(ctx context.Context, res AcquireResult, sent time.Time) context.Context {
+// newestToken returns the largest fencing token of any hold so far.
+func (m *Mutex) newestToken() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.holds = res.HoldCount
-	h := m.hold
-	if h != nil && res.Token != 0 {
-		// A first acquire while a hold still ran: the server had lost the
-		// old hold before its watchdog noticed.
-		h.end(ErrLost)
-		h = nil
-	}
-	if res.Token != 0 {
-		m.token = res.Token
-	}
-	validUntil := sent.Add(m.cfg.leaseFor())
-	if h == nil {
-		h = m.startHold(ctx, validUntil)
-		return h.ctx
-	}
-	h.extend(validUntil)
-	return h.child(ctx)
+	return m.newest
+}
+
+// holding reports whether this Mutex counts a hold.
+func (m *Mutex) holding() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds > 0
 }
 
 // Unlock releases one hold: the hold count drops by one, and the last
-// release deletes the lock, wakes waiters, stops the watchdog and cancels
-// the held context (cause ErrUnlocked). When another Mutex of the same
-// Client is waiting for the lock, the last release instead gives the lock
-// to the one that has waited longest, in the same round trip (at most
-// WaitStrategy.MaxHandoffs times in a row; see there), after this hold's
-// context is cancelled.
+// release stops the watchdog, cancels the held context (cause ErrUnlocked)
+// and frees the lock, or hands it to the first live waiter in the queue in
+// the same script (see WaitStrategy).
 //
-// Only the owner can release: when this Mutex does not hold the lock (never
-// acquired, already released, expired, or taken over by another owner)
-// Unlock changes nothing and returns an error matching ErrNotHeld; a held
-// context that was still live is then cancelled with cause ErrLost.
+// Only the owner can release: when this Mutex holds no lock as far as it
+// knows, Unlock returns ErrNotHeld without asking the server; when the
+// server says the hold is gone (expired, or taken over by another owner)
+// Unlock changes nothing, returns an error matching ErrNotHeld, and a held
+// context that was still live is cancelled with cause ErrLost. After
+// Client.Close it returns ErrClosed and sends nothing (the lock expires
+// with its lease).
 //
 // A release whose reply was lost is retried within the retry window and
-// returns the first answer (a per-call latch key), so it never releases two
-// holds. Since the common "defer m.Unlock(ctx)" may run after ctx has
-// ended, an already ended ctx is replaced by context.WithoutCancel(ctx)
-// bounded by the retry window: a release that is never sent would keep
-// everyone else waiting for a whole lease.
+// never releases two holds. Since the common "defer m.Unlock(ctx)" may run
+// after ctx has ended, an already ended ctx is replaced by
+// context.WithoutCancel(ctx) bounded by the retry window: a release that
+// is never sent would keep everyone else waiting for a whole lease.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), m.cfg.retryWindow)
 		defer cancel()
 	}
+	if err := m.begin(ctx); err != nil {
+		return m.wrap(err)
+	}
+	defer m.end()
+	if m.c.isClosed() {
+		return ErrClosed
+	}
 	m.mu.Lock()
-	h := m.hold
-	holds := m.holds
+	h, holds := m.hold, m.holds
 	m.mu.Unlock()
-	last := holds <= 1
+	if holds == 0 {
+		return ErrNotHeld
+	}
+	last := holds == 1
 	if h != nil && last {
 		// Stop renewing before the release is sent, so that no renewal
 		// reaches the server after it.
 		if err := h.halt(ctx); err != nil {
-			return nameError(m.name, err)
+			return m.wrap(err)
 		}
-	}
-	var w *heir
-	if holds == 1 {
-		w = m.c.claim(m)
-	}
-	var left int64
-	var v verdict
-	var err error
-	if w != nil {
-		left, v, err = m.handoff(ctx, w)
-	} else {
-		left, err = m.release(ctx)
 	}
 
-	var ev *Event
+	left, err := m.release(ctx, last)
+
 	m.mu.Lock()
-	ended := func(cause error) {
-		if h != nil {
-			if m.hold == h {
-				m.hold = nil
-			}
-			h.end(cause)
-		}
-	}
+	ev := Event{Kind: EventReleased, HoldCount: left}
+	var cause error
 	switch {
 	case err == nil && left == 0:
 		m.holds, m.token = 0, 0
-		ev = &Event{Kind: EventReleased}
-		if v.granted {
-			ev.Trigger = TriggerHandoff
-		}
-		if h != nil {
-			ev.Hold = time.Since(h.start)
-		}
-		ended(ErrUnlocked)
+		cause = ErrUnlocked
 	case err == nil:
 		m.holds = left
 		if h != nil && last {
 			h.launch() // the server counted more holds than this Mutex did
 		}
-		ev = &Event{Kind: EventReleased, HoldCount: left}
 	case errors.Is(err, ErrNotHeld):
 		m.holds, m.token = 0, 0
-		if h != nil && h.ctx.Err() == nil {
-			ev = &Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost}
-		}
-		ended(ErrLost)
-	case h != nil && last:
+		cause = ErrLost
+		ev = Event{Kind: EventLost, Err: ErrLost}
+	case last:
 		// The release may or may not have happened. With the watchdog
 		// stopped, the lock expires within one lease either way.
-		ended(err)
+		m.holds, m.token = 0, 0
+		cause = err
+	}
+	var ended *hold // nil when no hold runs, or one ended already (lost, ctx)
+	if cause != nil && h != nil && m.hold == h {
+		m.hold, ended = nil, h
+		ev.Hold = time.Since(h.start)
 	}
 	m.mu.Unlock()
-	// After this hold's context is cancelled, so that an heir's begins
-	// after it.
-	if err == nil && left > 0 {
-		m.c.settle(w, v)
-	} else {
-		m.c.released(m, w, v)
+	if ended != nil {
+		if ended.ctx.Err() != nil && ev.Kind == EventLost {
+			ev.Kind = 0 // the holder knew already
+		}
+		ended.end(cause)
 	}
-	if ev != nil {
-		m.emit(*ev)
+	if err != nil && !errors.Is(err, ErrNotHeld) {
+		return m.wrap(err)
 	}
-	if err != nil {
-		return nameError(m.name, err)
+	if ev.Kind != 0 {
+		m.emit(ev)
 	}
-	return nil
+	return err
 }
 
 // Token returns the fencing token of the current hold: a number drawn by
-// the first acquire of each hold, larger than every token drawn before it
-// for this lock, so a downstream store can refuse writes carrying a token
-// lower than one it has seen (Kleppmann's fencing). It is 0 when this Mutex
-// holds no lock as far as it knows.
+// the first acquire of each hold (or by the release that handed the lock
+// over), larger than every token drawn before it for this lock, so a
+// downstream store can refuse writes carrying a token lower than one it
+// has seen (Kleppmann's fencing). It is 0 when this Mutex holds no lock as
+// far as it knows.
 //
 // Tokens are max(previous + 1, server time in µs): they rise across holders
 // and across a loss of the counter key (restart without persistence, a
@@ -551,34 +550,35 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 	return in.TTL, nil
 }
 
-func (m *Mutex) inspect(ctx context.Context) (Inspection, error) {
-	var in Inspection
+func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
+	if ctx == nil {
+		return scripts.Inspection{}, ErrNilContext
+	}
+	var in scripts.Inspection
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
-		in, err = m.scripts.Inspect(ctx, InspectKeys{Lock: m.keys.lock}, InspectArgs{Owner: m.owner})
+		in, err = m.scripts.Inspect(ctx, scripts.InspectKeys{Lock: m.keys.lock}, scripts.InspectArgs{Owner: m.owner})
 		return err
 	})
-	if err != nil {
-		return Inspection{}, nameError(m.name, err)
-	}
-	return in, nil
+	return in, m.wrap(err)
 }
 
-// ForceUnlock deletes the lock whoever holds it and wakes its waiters, and
-// reports whether there was a lock to delete. It is for operators: a
-// holder that will never come back, or a key left by a crashed deployment.
-// The holder learns of it at its next renewal (its held context is
-// cancelled with ErrLost). Redisson: forceUnlock.
+// ForceUnlock deletes the lock whoever holds it and hands it to the first
+// live waiter, and reports whether there was a lock to delete. It is for
+// operators: a holder that will never come back, or a key left by a
+// crashed deployment. The holder learns of it at its next renewal (its
+// held context is cancelled with ErrLost). Redisson: forceUnlock.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if ctx == nil {
+		return false, ErrNilContext
+	}
 	var deleted bool
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
-		deleted, err = m.scripts.ForceUnlock(ctx, ForceUnlockKeys{Lock: m.keys.lock, Channel: m.keys.channel},
-			ForceUnlockArgs{Sharded: m.c.sharded})
+		deleted, err = m.scripts.ForceUnlock(ctx,
+			scripts.ForceUnlockKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Wake: m.keys.wake},
+			scripts.ForceUnlockArgs{FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})
 		return err
 	})
-	if err != nil {
-		return false, nameError(m.name, err)
-	}
-	return deleted, nil
+	return deleted, m.wrap(err)
 }
 
 // newLatch names a latch key for one script call.

@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,18 +23,15 @@ const (
 	resubscribeMax     = 2 * time.Second
 )
 
-// subscription is one unlock channel's subscription, shared by every waiter
-// of the Client for that lock. A goroutine holds it open with rueidis'
-// Client.Receive on rueidis' shared pub/sub connection (SSUBSCRIBE to the
-// slot's node on a cluster) and resubscribes when the server drops it (a
-// failover, a slot migration, a broken connection).
+// subscription is the Client's wake channel for one lock, shared by every
+// waiter of the Client for that lock. A goroutine holds it open with
+// rueidis' Client.Receive on rueidis' shared pub/sub connection
+// (SSUBSCRIBE to the slot's node on a cluster) and resubscribes when the
+// server drops it (a failover, a slot migration, a broken connection).
 //
-// Each message leaves one permit in wake: an unlock frees the lock for one
-// owner, so one waiter wakes per message instead of all of them storming
-// the server (Redisson's LockPubSub releases one semaphore permit the same
-// way). A permit that arrives while every waiter is busy with an attempt
-// waits for the next one to sleep, so a message is never lost between a
-// refused attempt and the sleep after it.
+// Each message names the one owner a release handed the lock to, and its
+// fencing token; it goes to that owner's Mutex only (Client.deliver), and
+// only the heir's Client receives it: the channel is the Client's own.
 type subscription struct {
 	c       *Client
 	channel string
@@ -43,7 +42,6 @@ type subscription struct {
 	linger   *time.Timer // runs expire once the last waiter has left
 	stopping bool
 
-	wake    chan struct{} // one permit per notification, capacity 1
 	settled chan struct{} // closed at the first confirmation or failure
 	settle  sync.Once
 	ready   atomic.Bool  // confirmed at least once
@@ -56,8 +54,7 @@ var epoch = time.Now()
 // readyBefore reports whether the subscription was confirmed before t:
 // the server had then subscribed the channel, so every unlock it runs
 // after a command sent at t reaches the subscription (a message published
-// while a resubscription is under way is made up for by a permit, see
-// run).
+// while a resubscription is under way is made up for by a nudge, see run).
 func (s *subscription) readyBefore(t time.Time) bool {
 	at := s.readyAt.Load()
 	return at != 0 && at < int64(t.Sub(epoch))
@@ -78,7 +75,6 @@ func (c *Client) subscribe(channel string) (*subscription, error) {
 			c:       c,
 			channel: channel,
 			cancel:  cancel,
-			wake:    make(chan struct{}, 1),
 			settled: make(chan struct{}),
 		}
 		c.subs[channel] = s
@@ -87,20 +83,6 @@ func (c *Client) subscribe(channel string) (*subscription, error) {
 	}
 	s.join()
 	return s, nil
-}
-
-// subscribed is subscribe for a waiter that will not attempt before it
-// sleeps: it returns the subscription to channel only when one exists that
-// was confirmed before t, else nil.
-func (c *Client) subscribed(channel string, t time.Time) *subscription {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.subs[channel]
-	if c.closed || s == nil || s.stopping || !s.readyBefore(t) {
-		return nil
-	}
-	s.join()
-	return s
 }
 
 // join counts one more waiter; c.mu must be held.
@@ -194,9 +176,9 @@ func (s *subscription) run(ctx context.Context) {
 			return
 		}
 		if s.ready.Swap(true) {
-			// A resubscription: an unlock may have been published while the
-			// channel was not subscribed, so let one waiter try now.
-			s.notify()
+			// A resubscription: a handoff may have been published while the
+			// channel was not subscribed, so let every waiter try now.
+			s.c.nudge()
 		} else {
 			s.readyAt.Store(max(int64(time.Since(epoch)), 1))
 		}
@@ -210,7 +192,12 @@ func (s *subscription) run(ctx context.Context) {
 		} else {
 			cmd = rc.B().Subscribe().Channel(s.channel).Build()
 		}
-		err := rc.Receive(hooked, cmd, func(rueidis.PubSubMessage) { s.notify() })
+		err := rc.Receive(hooked, cmd, func(msg rueidis.PubSubMessage) {
+			owner, token, ok := strings.Cut(msg.Message, " ")
+			if n, err := strconv.ParseInt(token, 10, 64); ok && err == nil && n > 0 {
+				s.c.deliver(owner, n)
+			}
+		})
 		if s.stopped(ctx) || errors.Is(err, rueidis.ErrClosing) {
 			return
 		}
@@ -236,20 +223,3 @@ func (s *subscription) run(ctx context.Context) {
 }
 
 func (s *subscription) markSettled() { s.settle.Do(func() { close(s.settled) }) }
-
-// notify leaves one permit for one waiter.
-func (s *subscription) notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// drain drops a pending permit: called by a waiter that got the lock, for
-// whom any unlock before that is spent.
-func (s *subscription) drain() {
-	select {
-	case <-s.wake:
-	default:
-	}
-}

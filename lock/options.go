@@ -76,11 +76,11 @@ func WithHook(h func(Event)) Option {
 // WithRetryWindow sets how long a script call whose reply was lost (a
 // connection error, a server busy or loading) is retried, counted on the
 // monotonic clock from its first send (default DefaultRetryWindow).
-// Acquire and Release record their answers in per-call latch keys that
-// live 2*d, so a retry returns the first answer instead of counting or
-// releasing a hold twice. d must be between 1 ms and MaxLease; longer
-// windows keep more latches in Redis (one per owner, see the package
-// documentation).
+// A reentrant acquire and a release that leaves holds record their answers
+// in per-call latch keys that live 2*d, so a retry returns the first answer
+// instead of counting or releasing a hold twice. Lock on a server that does
+// not answer fails within d (plus one backoff of at most 250 ms). d must be
+// between 1 ms and MaxLease.
 func WithRetryWindow(d time.Duration) Option {
 	return func(c *config) { c.retryWindow = d }
 }
@@ -97,49 +97,46 @@ func WithFenceTTL(d time.Duration) Option {
 
 // WithExecutor runs the lock's scripts on e instead of the Client's
 // rueidis client: for fault injection in tests (wrap runtime.Rueidis(rc)
-// and fail chosen calls) or an offline executor. Unlock notifications still
+// and fail chosen calls) or an offline executor. Wake messages still
 // use the Client's rueidis client. A nil e restores the default.
 func WithExecutor(e runtime.Executor) Option {
 	return func(c *config) { c.exec = e }
 }
 
 // WaitStrategy says how a waiter waits for a lock another owner holds. The
-// zero value is the default: wake on the holder's unlock notification, and
-// fall back to polling after the holder's remaining lease.
+// zero value is the default.
 //
-// After a refused attempt a waiter sleeps until the unlock notification
-// arrives or until a fallback poll fires, whichever is first. The poll
-// sleeps for the holder's remaining lease (the TTL the refused attempt
-// returned) less a random 0–25 % so waiters do not poll in step, and at
-// least MinPoll so nobody spins; a lost notification therefore costs at
-// most one TTL and never a hang.
+// A waiter whose attempt is refused joins the lock's queue on the server
+// (FIFO, shared by every process) and sleeps. The release of the last hold
+// hands the lock to the first live waiter in the queue and publishes one
+// message on that waiter's Client's wake channel; the waiter then holds
+// the lock without a round trip of its own. Should the message be lost, or
+// the holder die, the waiter attempts again after a fallback poll: the
+// holder's remaining lease, at most QueueTTL/3 (and at most a third of
+// the waiter's own grant lease, see QueueTTL), at least MinPoll. Each
+// attempt also renews the waiter's place in the queue.
 type WaitStrategy struct {
-	// PollOnly turns unlock notifications off, for deployments where
-	// pub/sub is unavailable (some proxies). Waiters then rely on the
-	// fallback poll alone; set MaxPoll, or hand-offs wait for the holder's
-	// lease to be reported as over.
+	// PollOnly turns wake messages off, for deployments where pub/sub is
+	// unavailable (some proxies): waiters keep their place in the queue
+	// and learn of a handoff at their next poll.
 	PollOnly bool
+	// QueueTTL is how long a waiter's place in the queue lives without a
+	// renewal (default DefaultQueueTTL): a waiter that died is skipped
+	// after at most QueueTTL. A release may hand the lock to a waiter that
+	// died less than QueueTTL ago; under the watchdog (no WithLease) the
+	// lease it grants is min(watchdog lease, QueueTTL), renewed to the
+	// full watchdog lease by the heir's watchdog, so a dead waiter stalls
+	// the lock at most 2 × QueueTTL. With WithLease(d) the grant is d.
+	QueueTTL time.Duration
 	// MinPoll is the shortest fallback sleep, default 5 ms.
 	MinPoll time.Duration
-	// MaxPoll caps the fallback sleep; 0 means no cap beyond the holder's
-	// remaining lease. A lock key without expiry (not one this package
-	// wrote) is polled every MaxPoll, or every second when MaxPoll is 0.
-	MaxPoll time.Duration
-	// MaxHandoffs bounds the handoffs in a row: a release of a Mutex's
-	// last hold gives the lock straight to the longest-waiting Mutex of
-	// the same Client for the same lock, in the release's own script, and
-	// wakes it in-process, so the lock passes in one round trip instead of
-	// an unlock message and an acquire. After MaxHandoffs handoffs in a row
-	// the next release frees the lock and notifies every waiter, so waiters
-	// in other processes (or on other Clients) get their turn. 0 means
-	// DefaultMaxHandoffs; negative turns handoffs off. Both the releasing
-	// and the waiting Mutex must allow them.
-	MaxHandoffs int
 }
+
+// DefaultQueueTTL is the default WaitStrategy.QueueTTL.
+const DefaultQueueTTL = 3 * time.Second
 
 const (
 	defaultMinPoll   = 5 * time.Millisecond
-	noExpiryPoll     = time.Second
 	minWatchdogLease = 3 * time.Millisecond
 )
 
@@ -189,11 +186,13 @@ func (c *config) validate() error {
 		return err
 	}
 	w := c.wait
-	if w.MinPoll < 0 || w.MaxPoll < 0 || w.MinPoll > MaxLease || w.MaxPoll > MaxLease {
-		return optionError("wait strategy polls must be between 0 and %v, got MinPoll %v, MaxPoll %v", MaxLease, w.MinPoll, w.MaxPoll)
+	if w.MinPoll < 0 || w.MinPoll > MaxLease {
+		return optionError("wait strategy MinPoll must be between 0 and %v, got %v", MaxLease, w.MinPoll)
 	}
-	if w.MaxPoll > 0 && w.MinPoll > w.MaxPoll {
-		return optionError("wait strategy MinPoll %v is above MaxPoll %v", w.MinPoll, w.MaxPoll)
+	if w.QueueTTL != 0 {
+		if err := checkDuration("wait strategy QueueTTL", w.QueueTTL, 3*time.Millisecond); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -222,14 +221,36 @@ func (c *config) leaseFor() time.Duration {
 // even when it reaches the server late.
 func (c *config) latchTTL() time.Duration { return 2 * c.retryWindow }
 
-// maxHandoffs is the resolved WaitStrategy.MaxHandoffs; 0: none.
-func (c *config) maxHandoffs() int {
-	switch n := c.wait.MaxHandoffs; {
-	case n < 0:
-		return 0
-	case n == 0:
-		return DefaultMaxHandoffs
-	default:
-		return n
+// queueTTL is the resolved WaitStrategy.QueueTTL.
+func (c *config) queueTTL() time.Duration {
+	if c.wait.QueueTTL == 0 {
+		return DefaultQueueTTL
 	}
+	return c.wait.QueueTTL
+}
+
+// grantLease is the lease a release gives this Mutex when it hands the
+// lock over: the explicit lease, else the watchdog's lease capped at the
+// queue TTL, so that a waiter that died cannot hold the lock long.
+func (c *config) grantLease() time.Duration {
+	if c.leaseSet {
+		return c.lease
+	}
+	return min(c.watchdog, c.queueTTL())
+}
+
+// poll is the fallback sleep after an attempt refused with the holder's
+// remaining lease ttl (negative: none, or free with others queued first):
+// soon enough to renew the place in the queue and to learn of a lost
+// wake message well within the grant lease.
+func (c *config) poll(ttl time.Duration) time.Duration {
+	d := min(c.queueTTL(), c.grantLease()) / 3
+	if ttl > 0 && ttl < d {
+		d = ttl
+	}
+	minPoll := c.wait.MinPoll
+	if minPoll == 0 {
+		minPoll = defaultMinPoll
+	}
+	return max(d, minPoll)
 }

@@ -108,3 +108,58 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// RetryPolicy says how [Retry] spaces and bounds the tries of a call.
+type RetryPolicy struct {
+	// Attempts caps the tries in all; 0 means no cap but Window and ctx.
+	Attempts int
+	// Window bounds the whole retry, counted on the monotonic clock from
+	// the first try: every try runs under a context that ends then, so a
+	// try stuck on a dead or stalled server cannot overrun it either.
+	// 0 means no bound but Attempts and ctx.
+	Window time.Duration
+	// MinBackoff is the wait before the first retry; it doubles up to
+	// MaxBackoff, the upper half of each wait drawn at random. Zero values
+	// mean RetryMinBackoff and RetryMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// Retryable says whether a failure is worth another try; nil means
+	// [Transient].
+	Retryable func(error) bool
+}
+
+// Retry runs call until it succeeds, fails in a way p.Retryable rejects,
+// ctx ends, or p's attempts or window are spent, and returns the last
+// error. It is the one retry loop of the module: [Script.Exec] retries
+// idempotent scripts with its policy (RetryAttempts tries), and package
+// lock retries its latch-guarded scripts within a time window.
+func Retry(ctx context.Context, p RetryPolicy, call func(context.Context) error) error {
+	if p.Window > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Window)
+		defer cancel()
+	}
+	retryable := p.Retryable
+	if retryable == nil {
+		retryable = Transient
+	}
+	lo, hi := p.MinBackoff, p.MaxBackoff
+	if lo <= 0 {
+		lo = RetryMinBackoff
+	}
+	if hi < lo {
+		hi = max(lo, RetryMaxBackoff)
+	}
+	for n := 1; ; n++ {
+		err := call(ctx)
+		if err == nil || ctx.Err() != nil || !retryable(err) || (p.Attempts > 0 && n >= p.Attempts) {
+			return err
+		}
+		d := hi
+		if n < 16 {
+			d = min(lo<<(n-1), hi)
+		}
+		if !sleep(ctx, d/2+rand.N(d/2+1)) {
+			return err
+		}
+	}
+}

@@ -1,38 +1,71 @@
 #!lua
---- Abandon undoes an Acquire call whose outcome the caller never learned
---- (its context ended, or its reply was lost and could not be retried), so a
---- cancelled acquire is rolled back instead of being held until its lease
---- runs out. latch is that Acquire call's latch:
+--- Abandon is how a waiter gives up: its Acquire call attempt (and every
+--- earlier one) is cancelled, whether it ran, runs later or never arrives,
+--- so a cancelled or timed-out acquire is rolled back instead of being held
+--- until its lease runs out.
 ---
----   - the call ran and took a hold that still exists: the hold is given
----     back (the last one deletes the lock and notifies waiters);
----   - the call has not run (it may still be in flight): nothing to undo.
+---   - tomb is raised to attempt: an Acquire of owner numbered at or below
+---     it that arrives later does nothing;
+---   - owner leaves the queue;
+---   - when owner holds the lock (the call ran, or a release handed the lock
+---     to owner meanwhile) the lock is released as by Release, and goes to
+---     the next live waiter. The caller must not hold the lock otherwise:
+---     Abandon is for a Mutex that holds nothing.
 ---
---- Either way latch becomes "X" for latchTTL, so an Acquire arriving late
---- does nothing, and a second Abandon does nothing.
+--- When the lock is free with waiters queued, the first live one is handed
+--- the lock too, so nobody waits behind an owner that left.
 ---@script Abandon
 ---@key lock      the lock hash: owner → hold count
----@key channel   unlock channel; must share lock's {hash tag}
----@key latch     the abandoned Acquire call's latch; must share lock's {hash tag}
+---@key fence     fencing counter (string); must share lock's {hash tag}
+---@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
+---@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+---@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
+---@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
 ---@arg owner     string            owner token of the caller
----@arg latchTTL  time.Duration ms  lifetime of the "X" latch, whole ms >= 1
----@arg sharded   bool              notify with SPUBLISH instead of PUBLISH
----@return bool                     true when a hold taken by the call was given back
+---@arg attempt   int64             the abandoned call's number
+---@arg tombTTL   time.Duration ms  lifetime of tomb, whole ms >= 1
+---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
+---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@return bool                     true when a hold of owner was given back
 
-local latched = redis.call('GET', KEYS[3])
-redis.call('SET', KEYS[3], 'X', 'PX', ARGV[2])
-if not latched or latched == 'X' then
-  return 0
+if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  return 0
-end
-if redis.call('HINCRBY', KEYS[1], ARGV[1], -1) <= 0 then
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+local held = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if held then
   redis.call('DEL', KEYS[1])
-  if ARGV[3] == '1' then
-    redis.call('SPUBLISH', KEYS[2], 'abandoned')
-  else
-    redis.call('PUBLISH', KEYS[2], 'abandoned')
+elseif redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+
+local heir = redis.call('LPOP', KEYS[3])
+if heir then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  while heir do
+    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    redis.call('HDEL', KEYS[4], heir)
+    if deadline and tonumber(deadline) >= now then
+      local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1,
+        tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      redis.call('HSET', KEYS[1], heir, 1)
+      redis.call('PEXPIRE', KEYS[1], lease)
+      redis.call('SET', KEYS[2], token, 'PX', ARGV[4])
+      local channel = KEYS[5] .. string.match(heir, '^[^.]*')
+      local msg = heir .. ' ' .. string.format('%.0f', token)
+      if ARGV[5] == '1' then
+        redis.call('SPUBLISH', channel, msg)
+      else
+        redis.call('PUBLISH', channel, msg)
+      end
+      break
+    end
+    heir = redis.call('LPOP', KEYS[3])
   end
 end
-return 1
+if held then
+  return 1
+end
+return 0

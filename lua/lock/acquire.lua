@@ -1,87 +1,116 @@
 #!lua
---- Acquire takes the reentrant lock for owner, or raises owner's hold count
---- when owner already holds it; either way the lease is set to lease from
---- now. The lock is a hash of owner → hold count under a PEXPIRE lease
---- (Redisson's RLock layout). When another owner holds it nothing changes
---- and the reply carries the holder's remaining lease, so a waiter knows how
---- long it may have to wait.
+--- Acquire is one attempt of owner to take the lock, or to raise its hold
+--- count when it holds the lock already (the reentrant form, named by a
+--- latch). The lock is a hash owner → hold count under a PEXPIRE lease
+--- (Redisson's RLock layout); every success sets the lease from now.
 ---
---- A first acquire (the lock was free) draws a fencing token:
---- max(last token + 1, server time in µs), kept in fence for fenceTTL. The
---- counter alone would go back to 1 when fence is lost (a restart without
---- persistence, a failover that missed the last write) or expires; the clock
---- floor keeps tokens rising across both, and the counter keeps them rising
---- should the clock step back while fence lives.
+--- Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
+--- waits maps each to "deadline grantLease" (server ms; the lease a release
+--- gives it). A first acquire takes the lock only when it is free and
+--- nobody live is ahead in queue; entries past their deadline are dropped
+--- from the head. A refused attempt with queueTTL > 0 joins the queue (or
+--- renews its entry) until now + queueTTL, so a waiter that died stops
+--- holding its place after queueTTL. Release hands the lock to the head of
+--- queue directly; a waiter that finds itself holding the lock without a
+--- hold of its own (the grant of a release, or an earlier try of this very
+--- call whose reply was lost) takes that hold as it is, token from fence.
 ---
---- Every call names a latch of its own. A successful acquire records its
---- answer there for latchTTL, so a retry after a lost reply returns that
---- answer instead of counting a second hold; an Abandon that ran first leaves
---- "X" there and the late acquire does nothing. acks are latches of the same
---- owner's earlier calls whose replies arrived; they are deleted, so a busy
---- lock leaves at most one latch per owner behind.
+--- A first acquire draws a fencing token, max(last + 1, server time in µs),
+--- kept in fence for fenceTTL: the clock floor keeps tokens rising when
+--- fence is lost, the counter when the clock steps back.
 ---
---- A Handoff may name latch as its heir's latch: it then records a grant
---- there, and the grant is this call's answer. seal closes that door when
---- the call is refused: "X" is left in latch, so a Handoff that has not run
---- yet grants nothing to it.
+--- attempt numbers owner's calls: a tomb at or above it (Abandon wrote it)
+--- means this call was given up and does nothing. The reentrant form is
+--- not idempotent, so it records its answer in latch for latchTTL and a
+--- retry returns it; a first acquire needs no latch (see above).
 ---@script Acquire
 ---@key lock      the lock hash: owner → hold count
 ---@key fence     fencing counter (string); must share lock's {hash tag}
----@key latch     this call's latch; must share lock's {hash tag}
----@key ...acks   latches of earlier calls to delete; must share lock's {hash tag}
----@arg owner     string            owner token of the caller
----@arg lease     time.Duration ms  lease to set on success, whole ms >= 1
----@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
----@arg fenceTTL  time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
----@arg seal      bool              when refused, leave "X" in latch
----@return tuple AcquireResult      outcome of one attempt
+---@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
+---@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+---@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
+---@key ...latch  reentrant form only: this call's latch (one key); must share lock's {hash tag}
+---@arg owner       string            owner token of the caller
+---@arg attempt     int64             this call's number, >= 1, rising per owner
+---@arg lease       time.Duration ms  lease to set on success, whole ms >= 1
+---@arg fenceTTL    time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@arg queueTTL    time.Duration ms  when refused, queue until now + queueTTL; 0: do not queue
+---@arg grantLease  time.Duration ms  lease a release grants owner when it hands the lock over
+---@arg latchTTL    time.Duration ms  lifetime of the reentrant form's latch, whole ms >= 1
+---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
----@field ttl       time.Duration ms  when refused: the holder's remaining lease (-1: none, -2: no lock)
----@field token     int64             fencing token drawn by a first acquire; 0 otherwise
+---@field ttl       time.Duration ms  when refused: the holder's remaining lease (-1: none, -2: free but others queue first)
+---@field token     int64             fencing token of the hold; 0 for the reentrant form
 
-for i = 4, #KEYS do
-  redis.call('DEL', KEYS[i])
+local owner = ARGV[1]
+if KEYS[6] then
+  local latched = redis.call('GET', KEYS[6])
+  if latched then
+    return {1, tonumber(latched), 0, 0}
+  end
+  if redis.call('HEXISTS', KEYS[1], owner) == 0 then
+    return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- the hold is gone
+  end
+  local count = redis.call('HINCRBY', KEYS[1], owner, 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('SET', KEYS[6], count, 'PX', ARGV[7])
+  return {1, count, 0, 0}
 end
 
-local latched = redis.call('GET', KEYS[3])
-if latched then
-  -- A retry of a call that already ran (or was abandoned), or a Handoff's
-  -- grant (the token alone: one hold). Repeat its answer only while the
-  -- hold it took still exists.
-  local count, token = string.match(latched, '^(%d+) (%d+)$')
-  if not count and tonumber(latched) then
-    count, token = 1, latched
-  end
-  if count and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-    return {1, tonumber(count), 0, tonumber(token)}
-  end
-  return {0, 0, redis.call('PTTL', KEYS[1]), 0}
+if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
+  return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- abandoned
 end
-
--- Test "is the lock free", not only "is my field there": a script that only
--- checks HEXISTS lock owner writes a second owner into a held lock hash and
--- hands both of them the lock.
 -- Every read that can fail (a key of the wrong type) comes before the first
--- write, so an error reply means that no hold was taken: Redis does not roll
--- a script back.
-local count
-local token = 0
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-elseif redis.call('EXISTS', KEYS[1]) == 0 then
-  local now = redis.call('TIME')
-  local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-  token = math.max(last + 1, floor)
-  count = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('SET', KEYS[2], token, 'PX', ARGV[4]) -- below 2^53: written exactly
-else
-  if ARGV[5] == '1' then
-    redis.call('SET', KEYS[3], 'X', 'PX', ARGV[3])
-  end
-  return {0, 0, redis.call('PTTL', KEYS[1]), 0}
+-- write, so an error reply means nothing was written.
+local holders = redis.call('HLEN', KEYS[1])
+local held = holders > 0 and redis.call('HGET', KEYS[1], owner)
+if held then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[3], string.format('%d %.0f', count, token), 'PX', ARGV[3])
-return {1, count, 0, token}
+
+local head = redis.call('LINDEX', KEYS[3], 0)
+local now
+if head and head ~= owner then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  while head and head ~= owner do
+    local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
+    if deadline and deadline >= now then
+      break
+    end
+    redis.call('LPOP', KEYS[3])
+    redis.call('HDEL', KEYS[4], head)
+    head = redis.call('LINDEX', KEYS[3], 0)
+  end
+end
+
+if (not head or head == owner) and holders == 0 then
+  if head then
+    redis.call('LPOP', KEYS[3])
+    redis.call('HDEL', KEYS[4], owner)
+  end
+  local t = redis.call('TIME')
+  local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1, floor)
+  redis.call('HSET', KEYS[1], owner, 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('SET', KEYS[2], token, 'PX', ARGV[4]) -- below 2^53: written exactly
+  return {1, 1, 0, token}
+end
+
+local ttl = redis.call('PTTL', KEYS[1])
+if ARGV[5] ~= '0' then
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local entry = string.format('%d %s', now + tonumber(ARGV[5]), ARGV[6])
+  if redis.call('HSET', KEYS[4], owner, entry) == 1 then
+    redis.call('RPUSH', KEYS[3], owner)
+  end
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  redis.call('PEXPIRE', KEYS[4], ARGV[5])
+end
+return {0, 0, ttl, 0}

@@ -1,51 +1,81 @@
 #!lua
---- Release lowers owner's hold count by one. At zero the lock key is deleted
---- and an unlock message goes to channel, so waiters try again at once; while
---- holds remain the lease is left as it is (the watchdog or the explicit
---- lease governs it). A caller that does not hold the lock changes nothing.
+--- Release lowers owner's hold count by one. The last hold goes to the
+--- first live waiter in queue, in this script (a handoff): it gets hold
+--- count 1, the lease it asked for (its grantLease) and a fencing token
+--- drawn as by a first acquire, and one message "owner token" on its
+--- Client's wake channel (wake .. the owner's text before its first ".")
+--- tells it so, so that a contended lock passes in one round trip. Entries
+--- past their deadline are dropped on the way. With nobody waiting the
+--- lock key is deleted and nothing is published. While holds remain the
+--- lease is left as it is. A caller that does not hold the lock changes
+--- nothing.
 ---
---- The answer is recorded in latch for latchTTL: a retry after a lost reply
---- returns the first answer instead of releasing a second hold (Redisson
---- issues 4871 and 7367). acks are latches of the same owner's earlier calls
---- whose replies arrived; they are deleted.
+--- Only a release that leaves holds names a latch: it records its answer
+--- there for latchTTL, so a retry after a lost reply returns the first
+--- answer instead of releasing a second hold (Redisson issues 4871 and
+--- 7367). The last release needs none: a retry finds the hold gone.
 ---
---- channel is sent in KEYS so that the client's slot check covers it; it is
---- a pub/sub channel, never a key. sharded picks SPUBLISH (Redis Cluster:
---- the message stays in the lock's shard) over PUBLISH (one server; works on
---- every Redis version).
+--- wake is sent in KEYS so that the client's slot check covers it; it is
+--- the prefix of pub/sub channels, never a key. sharded picks SPUBLISH
+--- (Redis Cluster: the message stays in the lock's shard) over PUBLISH.
 ---@script Release
 ---@key lock      the lock hash: owner → hold count
----@key channel   unlock channel; must share lock's {hash tag}
----@key latch     this call's latch; must share lock's {hash tag}
----@key ...acks   latches of earlier calls to delete; must share lock's {hash tag}
+---@key fence     fencing counter (string); must share lock's {hash tag}
+---@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
+---@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+---@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
+---@key ...latch  a release that leaves holds: this call's latch (one key); must share lock's {hash tag}
 ---@arg owner     string            owner token of the caller
+---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
----@arg sharded   bool              notify with SPUBLISH instead of PUBLISH
----@return int64                    holds left; 0 when the lock was released
----@status 0 Released               the last hold was released and waiters were notified
+---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@return int64                    holds left; 0 when the lock was released or handed over
+---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
 
-for i = 4, #KEYS do
-  redis.call('DEL', KEYS[i])
-end
-
-local latched = redis.call('GET', KEYS[3])
-if latched then
-  return tonumber(latched)
-end
-
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  return nil
-end
-local count = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if count <= 0 then
-  count = 0
-  redis.call('DEL', KEYS[1])
-  if ARGV[3] == '1' then
-    redis.call('SPUBLISH', KEYS[2], 'released')
-  else
-    redis.call('PUBLISH', KEYS[2], 'released')
+if KEYS[6] then
+  local latched = redis.call('GET', KEYS[6])
+  if latched then
+    return tonumber(latched)
   end
 end
-redis.call('SET', KEYS[3], count, 'PX', ARGV[2])
-return count
+local count = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
+if count <= 0 then
+  return nil
+end
+if count > 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+  if KEYS[6] then
+    redis.call('SET', KEYS[6], count - 1, 'PX', ARGV[3])
+  end
+  return count - 1
+end
+
+redis.call('DEL', KEYS[1])
+local heir = redis.call('LPOP', KEYS[3])
+if not heir then
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+while heir do
+  local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+  redis.call('HDEL', KEYS[4], heir)
+  if deadline and tonumber(deadline) >= now then
+    local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1,
+      tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    redis.call('HSET', KEYS[1], heir, 1)
+    redis.call('PEXPIRE', KEYS[1], lease)
+    redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
+    local channel = KEYS[5] .. string.match(heir, '^[^.]*')
+    local msg = heir .. ' ' .. string.format('%.0f', token)
+    if ARGV[4] == '1' then
+      redis.call('SPUBLISH', channel, msg)
+    else
+      redis.call('PUBLISH', channel, msg)
+    end
+    return 0
+  end
+  heir = redis.call('LPOP', KEYS[3])
+end
+return 0

@@ -1,0 +1,180 @@
+package scripts_test
+
+// Offline tests of the lock scripts on luatest, with a virtual clock: the
+// queue's order and deadlines, handoffs and their messages, tombs, and the
+// latches of the two calls that need one. The Mutex on a real
+// redis-server is tested in package lock.
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/lock/internal/scripts"
+	"github.com/luagen/luagen/luatest"
+)
+
+var offlineNow = time.UnixMilli(1_700_000_000_123)
+
+const (
+	lk       = "lock:{o}"
+	fence    = "lock:{o}:fence"
+	queue    = "lock:{o}:queue"
+	waits    = "lock:{o}:waits"
+	wake     = "lock:{o}:wake:"
+	lease    = 30 * time.Second
+	queueTTL = 3 * time.Second
+	grant    = 3 * time.Second
+)
+
+func offline(t *testing.T) (*luatest.Redis, *scripts.Scripts) {
+	r := luatest.New(t, luatest.WithTime(offlineNow))
+	return r, scripts.New(r)
+}
+
+func acquire(t *testing.T, s *scripts.Scripts, owner string, attempt int64, latch ...string) scripts.AcquireResult {
+	t.Helper()
+	res, err := s.Acquire(context.Background(),
+		scripts.AcquireKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Tomb: "lock:{o}:tomb:" + owner, Latch: latch},
+		scripts.AcquireArgs{Owner: owner, Attempt: attempt, Lease: lease, FenceTTL: time.Hour, QueueTTL: queueTTL, GrantLease: grant, LatchTTL: 10 * time.Second})
+	require.NoError(t, err)
+	return res
+}
+
+func release(s *scripts.Scripts, owner string, latch ...string) (scripts.ReleaseReply, error) {
+	return s.Release(context.Background(),
+		scripts.ReleaseKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Wake: wake, Latch: latch},
+		scripts.ReleaseArgs{Owner: owner, FenceTTL: time.Hour, LatchTTL: 10 * time.Second})
+}
+
+func abandon(t *testing.T, s *scripts.Scripts, owner string, attempt int64) bool {
+	t.Helper()
+	gave, err := s.Abandon(context.Background(),
+		scripts.AbandonKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Wake: wake, Tomb: "lock:{o}:tomb:" + owner},
+		scripts.AbandonArgs{Owner: owner, Attempt: attempt, TombTTL: 10 * time.Second, FenceTTL: time.Hour})
+	require.NoError(t, err)
+	return gave
+}
+
+// A release hands the lock to the first waiter: one hold, the grant lease,
+// a larger token, and one message on the heir's Client's channel only.
+func TestReleaseHandsOverInOrder(t *testing.T) {
+	r, s := offline(t)
+	a := acquire(t, s, "A.1", 1)
+	require.True(t, a.Acquired)
+	assert.Equal(t, offlineNow.UnixMicro(), a.Token, "the first token is the server clock in µs")
+	b := acquire(t, s, "B.1", 1)
+	assert.False(t, b.Acquired)
+	assert.Equal(t, lease, b.TTL, "a waiter learns the holder's lease")
+	assert.False(t, acquire(t, s, "C.7", 1).Acquired)
+	assert.Equal(t, []string{"B.1", "C.7"}, r.List(queue))
+	assert.False(t, acquire(t, s, "B.1", 2).Acquired, "a later attempt keeps its place")
+	assert.Equal(t, []string{"B.1", "C.7"}, r.List(queue))
+
+	r.Advance(time.Millisecond)
+	left, err := release(s, "A.1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, left)
+	assert.Equal(t, map[string]string{"B.1": "1"}, r.HGetAll(lk))
+	ttl, _ := r.PTTL(lk)
+	assert.Equal(t, grant, ttl)
+	token := a.Token + 1000
+	ev := r.Events()
+	require.Len(t, ev, 1)
+	assert.Equal(t, wake+"B", ev[0].Channel)
+	assert.Equal(t, "B.1 "+strconv.FormatInt(token, 10), ev[0].Message)
+	assert.Equal(t, []string{"C.7"}, r.List(queue))
+
+	// B learns of it by an attempt too (a lost message): the same hold and
+	// token, the lease set in full.
+	got := acquire(t, s, "B.1", 3)
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 1, Token: token}, got)
+	ttl, _ = r.PTTL(lk)
+	assert.Equal(t, lease, ttl)
+	_, err = release(s, "B.1")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"C.7": "1"}, r.HGetAll(lk))
+	_, err = release(s, "C.7")
+	require.NoError(t, err)
+	assert.False(t, r.Exists(lk))
+	assert.Len(t, r.Events(), 2, "no message when nobody waits")
+}
+
+// A waiter whose place has expired is skipped; a newcomer cannot pass a
+// live waiter even when the lock is free.
+func TestDeadWaitersAreSkipped(t *testing.T) {
+	r, s := offline(t)
+	require.True(t, acquire(t, s, "A.1", 1).Acquired)
+	require.False(t, acquire(t, s, "DEAD.1", 1).Acquired)
+	r.Advance(2 * time.Second)
+	require.False(t, acquire(t, s, "B.1", 1).Acquired)
+	r.Advance(queueTTL - time.Second) // DEAD's place is over, B's is not
+	_, err := release(s, "A.1")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"B.1": "1"}, r.HGetAll(lk))
+	assert.Empty(t, r.List(queue))
+
+	// The lock expires with B's grant; C queued behind nobody takes it,
+	// but not while a live waiter is ahead.
+	r.Advance(500 * time.Millisecond)
+	require.False(t, acquire(t, s, "C.1", 1).Acquired)
+	r.Advance(grant - 499*time.Millisecond) // B's grant is over, C's place is not
+	assert.False(t, r.Exists(lk))
+	res := acquire(t, s, "D.1", 1)
+	assert.False(t, res.Acquired, "C is ahead")
+	assert.Equal(t, -2*time.Millisecond, res.TTL)
+	assert.True(t, acquire(t, s, "C.1", 2).Acquired)
+}
+
+// Abandon raises the tomb: the abandoned attempt and earlier ones do
+// nothing when they arrive late; the owner leaves the queue, and a lock
+// handed to it goes to the next waiter.
+func TestAbandon(t *testing.T) {
+	r, s := offline(t)
+	assert.False(t, abandon(t, s, "A.1", 4), "nothing held")
+	res := acquire(t, s, "A.1", 4)
+	assert.False(t, res.Acquired, "the abandoned attempt arrives late")
+	assert.False(t, r.Exists(lk))
+	assert.True(t, acquire(t, s, "A.1", 5).Acquired, "a later attempt works")
+
+	require.False(t, acquire(t, s, "B.1", 1).Acquired)
+	require.False(t, acquire(t, s, "C.1", 1).Acquired)
+	_, err := release(s, "A.1") // to B
+	require.NoError(t, err)
+	assert.True(t, abandon(t, s, "B.1", 1), "B gave up as the lock came: given back")
+	assert.Equal(t, map[string]string{"C.1": "1"}, r.HGetAll(lk), "and handed on")
+	assert.Len(t, r.Events(), 2)
+
+	require.False(t, acquire(t, s, "D.1", 1).Acquired)
+	assert.False(t, abandon(t, s, "D.1", 1))
+	assert.Empty(t, r.List(queue))
+	assert.Empty(t, r.HGetAll(waits))
+}
+
+// Only the reentrant acquire and the release that leaves holds write a
+// latch; a retry under it returns the first answer.
+func TestLatches(t *testing.T) {
+	r, s := offline(t)
+	require.True(t, acquire(t, s, "A.1", 1).Acquired)
+	assert.ElementsMatch(t, []string{lk, fence}, r.Keys(), "a first acquire writes no latch")
+	l1 := "lock:{o}:latch:A.1.1"
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1))
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1), "a retry")
+	assert.Equal(t, map[string]string{"A.1": "2"}, r.HGetAll(lk))
+	l2 := "lock:{o}:latch:A.1.2"
+	left, err := release(s, "A.1", l2)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, left)
+	left, err = release(s, "A.1", l2)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, left, "a retry")
+	left, err = release(s, "A.1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, left)
+	_, err = release(s, "A.1")
+	assert.ErrorIs(t, err, scripts.ErrNotHeld)
+}
