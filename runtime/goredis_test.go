@@ -210,7 +210,10 @@ func TestGoRedisFailoverClient(t *testing.T) {
 	v, err := s.Exec(ctx, e, []string{"n"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), v.Int)
-	require.Equal(t, "1", primary.Do(t, "WAIT", "1", "5000"), "the replica has the increment")
+	// A loaded machine may still be syncing the replica: wait for its ack
+	// as long as the failover below may take, not a fixed 5 s.
+	require.Eventually(t, func() bool { return primary.Do(t, "WAIT", "1", "1000") == "1" },
+		30*time.Second, 10*time.Millisecond, "the replica has the increment")
 
 	// SENTINEL FAILOVER needs the sentinel to have seen the replica.
 	require.Eventually(t, func() bool {
