@@ -37,8 +37,7 @@ const chunkName = "user_script"
 
 // librariesLoaded lists the global libraries a script sees, as Redis 7.0
 // loads them (luaLoadLibraries): base, table, string, math, coroutine (Lua
-// 5.1's base library opens it), cjson and bit. struct and cmsgpack are not
-// available (see the README).
+// 5.1's base library opens it), cjson, bit, struct and cmsgpack.
 func newLuaVM(r *Redis) *luaVM {
 	// Lua 5.1 allows 20,000 nested Lua calls (LUAI_MAXCALLS) before "stack
 	// overflow"; gopher-lua defaults to 256 and a fixed register file. The
@@ -86,9 +85,11 @@ func newLuaVM(r *Redis) *luaVM {
 	vm.patchLibraries(r)
 	g.RawSetString("cjson", newCjson(L))
 	g.RawSetString("bit", newBit(L))
+	g.RawSetString("struct", newStruct(L))
+	g.RawSetString("cmsgpack", newCmsgpack(L))
 	g.RawSetString("redis", newRedisLib(L, r))
 
-	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "redis"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "struct", "cmsgpack", "redis"} {
 		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
 	}
 	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
