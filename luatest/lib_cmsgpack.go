@@ -46,7 +46,7 @@ func mpOptInteger(L *lua.LState, n int, df int64) int64 {
 	if df != math.MinInt64 && L.Get(n) == lua.LNil {
 		return df
 	}
-	return cToInt64(structCheckNumber(L, n))
+	return cToInt64(checkNumber51(L, n))
 }
 
 func mpPack(L *lua.LState) int {
@@ -202,7 +202,7 @@ func (c *mpCursor) need(n int) bool {
 // mpUnpackFull is mp_unpack_full: decode up to limit objects from offset
 // (limit 0 and offset 0 decode everything and return no offset).
 func mpUnpackFull(L *lua.LState, limit, offset int64) int {
-	s := structCheckString(L, 1)
+	s := checkString51(L, 1)
 	decodeAll := limit == 0 && offset == 0
 	if offset < 0 || limit < 0 {
 		// lua_cmsgpack.c prints the input length as the limit.

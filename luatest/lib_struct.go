@@ -121,8 +121,8 @@ func (f *structFormat) control(opt byte, h *structHeader) {
 	}
 }
 
-// structCheckNumber is luaL_checknumber: numbers and numeric strings.
-func structCheckNumber(L *lua.LState, n int) float64 {
+// checkNumber51 is luaL_checknumber: numbers and numeric strings.
+func checkNumber51(L *lua.LState, n int) float64 {
 	switch v := L.Get(n).(type) {
 	case lua.LNumber:
 		return float64(v)
@@ -135,8 +135,8 @@ func structCheckNumber(L *lua.LState, n int) float64 {
 	return 0
 }
 
-// structCheckString is luaL_checklstring: strings, and numbers as "%.14g".
-func structCheckString(L *lua.LState, n int) string {
+// checkString51 is luaL_checklstring: strings, and numbers as "%.14g".
+func checkString51(L *lua.LState, n int) string {
 	switch v := L.Get(n).(type) {
 	case lua.LString:
 		return string(v)
@@ -169,7 +169,7 @@ func cToInt64(d float64) int64 {
 }
 
 func structPack(L *lua.LState) int {
-	f := &structFormat{L: L, fmt: structCheckString(L, 1)}
+	f := &structFormat{L: L, fmt: checkString51(L, 1)}
 	// b_pack pushes a nil above its arguments, so the first missing one
 	// is "got nil" rather than "got no value".
 	L.Push(lua.LNil)
@@ -187,7 +187,7 @@ func structPack(L *lua.LState) int {
 		}
 		switch opt {
 		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
-			v := cToUint64(structCheckNumber(L, arg))
+			v := cToUint64(checkNumber51(L, arg))
 			arg++
 			buf := make([]byte, size)
 			for i := 0; i < size && i < 8; i++ {
@@ -202,7 +202,7 @@ func structPack(L *lua.LState) int {
 		case 'x':
 			b.WriteByte(0)
 		case 'f':
-			bits := math.Float32bits(float32(structCheckNumber(L, arg)))
+			bits := math.Float32bits(float32(checkNumber51(L, arg)))
 			arg++
 			var buf [4]byte
 			if h.little {
@@ -212,7 +212,7 @@ func structPack(L *lua.LState) int {
 			}
 			b.Write(buf[:])
 		case 'd':
-			bits := math.Float64bits(structCheckNumber(L, arg))
+			bits := math.Float64bits(checkNumber51(L, arg))
 			arg++
 			var buf [8]byte
 			if h.little {
@@ -222,7 +222,7 @@ func structPack(L *lua.LState) int {
 			}
 			b.Write(buf[:])
 		case 'c', 's':
-			s := structCheckString(L, arg)
+			s := checkString51(L, arg)
 			arg++
 			if size == 0 {
 				size = len(s)
@@ -246,11 +246,11 @@ func structPack(L *lua.LState) int {
 }
 
 func structUnpack(L *lua.LState) int {
-	f := &structFormat{L: L, fmt: structCheckString(L, 1)}
-	data := structCheckString(L, 2)
+	f := &structFormat{L: L, fmt: checkString51(L, 1)}
+	data := checkString51(L, 2)
 	pos := 1
 	if L.Get(3) != lua.LNil {
-		pos = int(cToInt64(structCheckNumber(L, 3)))
+		pos = int(cToInt64(checkNumber51(L, 3)))
 	}
 	if pos <= 0 {
 		cArgError(L, 3, "offset must be 1 or greater")
@@ -306,7 +306,7 @@ func structUnpack(L *lua.LState) int {
 				if !ok {
 					cError(L, "format 'c0' needs a previous size")
 				}
-				sz := structCheckNumber(L, L.GetTop())
+				sz := checkNumber51(L, L.GetTop())
 				L.Pop(1)
 				n--
 				size = int(cToInt64(sz))
@@ -358,7 +358,7 @@ func structGetInteger(b string, little, signed bool, size int) float64 {
 }
 
 func structSize(L *lua.LState) int {
-	f := &structFormat{L: L, fmt: structCheckString(L, 1)}
+	f := &structFormat{L: L, fmt: checkString51(L, 1)}
 	h := defaultStructHeader()
 	pos := 0
 	for f.more() {
