@@ -78,6 +78,7 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
 	g.RawSetString("pcall", L.NewFunction(vm.pcall))
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
+	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString("error", L.NewFunction(luaBaseError))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))
@@ -300,8 +301,17 @@ func lua51Message(s string) string {
 	if strings.Contains(s, "bad argument #") {
 		s = gopherArgError.ReplaceAllString(s, "bad argument #$1 to '$2' (")
 	}
+	if strings.Contains(s, "for statement ") {
+		s = forMessages.Replace(s)
+	}
 	return s
 }
+
+// forMessages are the numeric for loop's errors (lvm.c OP_FORPREP).
+var forMessages = strings.NewReplacer(
+	"for statement init must be a number", "'for' initial value must be a number",
+	"for statement limit must be a number", "'for' limit must be a number",
+	"for statement step must be a number", "'for' step must be a number")
 
 // errorHandler is Redis' __redis__err__handler: it turns the error value
 // into a table {err=..., source=..., line=...}, where a non-table error

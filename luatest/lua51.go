@@ -153,10 +153,10 @@ func (rw *rewriter) stmt(s *scope, st ast.Stmt) *scope {
 		rw.block(&scope{fn: s.fn, parent: s}, st.Then)
 		rw.block(&scope{fn: s.fn, parent: s}, st.Else)
 	case *ast.NumberForStmt:
-		st.Init = rw.expr(s, st.Init)
-		st.Limit = rw.expr(s, st.Limit)
+		st.Init = forNumber(rw.expr(s, st.Init))
+		st.Limit = forNumber(rw.expr(s, st.Limit))
 		if st.Step != nil {
-			st.Step = rw.expr(s, st.Step)
+			st.Step = forNumber(rw.expr(s, st.Step))
 		}
 		rw.block(&scope{fn: s.fn, locals: []string{st.Name}, parent: s}, st.Stmts)
 	case *ast.GenericForStmt:
@@ -259,6 +259,42 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 		return rw.concat(s, e)
 	}
 	return e
+}
+
+// forNumber wraps a numeric for's init, limit or step in a call of
+// forNumberHelper unless it is a number literal: Lua 5.1 (OP_FORPREP)
+// accepts numeric strings there, gopher-lua does not.
+func forNumber(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.NumberExpr:
+		return e
+	case *ast.UnaryMinusOpExpr:
+		if _, ok := e.Expr.(*ast.NumberExpr); ok {
+			return e
+		}
+	}
+	fn := &ast.IdentExpr{Value: forNumberHelperName}
+	fn.SetLine(e.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}, AdjustRet: true}
+	call.SetLine(e.Line())
+	call.SetLastLine(e.LastLine())
+	return call
+}
+
+// forNumberHelperName is the global forNumber calls.
+const forNumberHelperName = "__luatest_fornum"
+
+// forNumberHelper converts a numeric string to its number (luaV_tonumber)
+// and returns anything else as it is, for the loop to refuse.
+func forNumberHelper(L *lua.LState) int {
+	v := L.Get(1)
+	if s, ok := v.(lua.LString); ok {
+		if f, ok := str2d(string(s)); ok {
+			v = lua.LNumber(f)
+		}
+	}
+	L.Push(v)
+	return 1
 }
 
 var arithEvent = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
@@ -651,7 +687,6 @@ func (vm *luaVM) registerChunk(proto *lua.FunctionProto, info *chunkInfo) {
 		vm.registerChunk(p, info)
 	}
 }
-
 
 // Argument coercion of Lua 5.1's libraries: luaL_checknumber and friends
 // accept numeric strings (strtod), luaL_checklstring accepts numbers and
