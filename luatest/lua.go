@@ -137,6 +137,14 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 	str.RawSetString("format", L.NewFunction(strFormat))
 	tbl := vm.globals.RawGetString("table").(*lua.LTable)
 	tbl.RawSetString("concat", L.NewFunction(tableConcat))
+	insert := tbl.RawGetString("insert").(*lua.LFunction).GFunction
+	tbl.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		// tinsert: two or three arguments, else this error.
+		if _, ok := L.Get(1).(*lua.LTable); ok && L.GetTop() != 2 && L.GetTop() != 3 {
+			cError(L, "wrong number of arguments to 'insert'")
+		}
+		return insert(L)
+	}))
 	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
 	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
@@ -179,6 +187,15 @@ func (vm *luaVM) setmetatable(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if vm.isProxy(L.Get(1)) {
 			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		}
+		// luaB_setmetatable's checks, which gopher-lua's lacks.
+		if _, ok := L.Get(1).(*lua.LTable); !ok {
+			cTypeError(L, 1, "table")
+		}
+		switch L.Get(2).(type) {
+		case *lua.LNilType, *lua.LTable:
+		default:
+			cArgError(L, 2, "nil or table expected")
 		}
 		return orig(L)
 	}

@@ -693,17 +693,27 @@ func (vm *luaVM) registerChunk(proto *lua.FunctionProto, info *chunkInfo) {
 // converts them with "%.14g". gopher-lua's libraries refuse the first
 // (CheckInt) and convert with Go's formatting; coerceArgs wraps a library
 // function so it sees what Lua 5.1's would. sig has one letter per
-// argument: 's' string, 'n' number, '-' untouched; a trailing '*' repeats
-// the last letter.
+// argument: 's' string, 'n' number, '-' untouched, upper case when the
+// argument is required (a missing one is "got no value", as luaL_check*
+// says); a trailing '*' repeats the last letter, optional.
 func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		for i := 1; i <= L.GetTop(); i++ {
+		top := L.GetTop()
+		for i := top + 1; i <= len(sig); i++ {
+			switch sig[i-1] {
+			case 'S':
+				cTypeError(L, i, "string")
+			case 'N':
+				cTypeError(L, i, "number")
+			}
+		}
+		for i := 1; i <= top; i++ {
 			c := byte('-')
 			switch {
 			case i <= len(sig) && sig[i-1] != '*':
-				c = sig[i-1]
+				c = sig[i-1] | 0x20 // lower case
 			case strings.HasSuffix(sig, "*") && len(sig) >= 2:
-				c = sig[len(sig)-2]
+				c = sig[len(sig)-2] | 0x20
 			}
 			switch v := L.Get(i).(type) {
 			case lua.LNumber:
@@ -724,9 +734,16 @@ func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
 
 // stringSignatures are the argument kinds of the string library (lstrlib.c).
 var stringSignatures = map[string]string{
-	"byte": "snn", "char": "n*", "find": "ssn-",
-	"gsub": "sssn", "len": "s", "lower": "s", "match": "ssn", "rep": "sn",
-	"reverse": "s", "sub": "snn", "upper": "s",
+	"byte": "Snn", "char": "n*", "find": "SSn-", "gsub": "SSsn", "len": "S",
+	"lower": "S", "match": "SSn", "rep": "SN", "reverse": "S", "sub": "SNn",
+	"upper": "S",
+}
+
+// mathSignatures are the argument kinds of the math library (lmathlib.c);
+// functions not listed take one required number.
+var mathSignatures = map[string]string{
+	"atan2": "NN", "fmod": "NN", "mod": "NN", "ldexp": "NN", "pow": "NN",
+	"max": "Nn*", "min": "Nn*", "random": "nn", "randomseed": "N",
 }
 
 // patchCoercion wraps the string and math libraries with coerceArgs.
@@ -741,7 +758,11 @@ func (vm *luaVM) patchCoercion() {
 	math := vm.globals.RawGetString("math").(*lua.LTable)
 	math.ForEach(func(k, v lua.LValue) {
 		if f, ok := v.(*lua.LFunction); ok && f.IsG {
-			math.RawSet(k, L.NewFunction(coerceArgs("n*", f.GFunction)))
+			sig, ok := mathSignatures[lua.LVAsString(k)]
+			if !ok {
+				sig = "N"
+			}
+			math.RawSet(k, L.NewFunction(coerceArgs(sig, f.GFunction)))
 		}
 	})
 	str.RawSetString("dump", L.NewFunction(stringDump))
