@@ -77,6 +77,7 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString("tostring", L.NewFunction(luaToString(origToString)))
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
 	g.RawSetString("pcall", L.NewFunction(vm.pcall))
+	g.RawSetString("xpcall", L.NewFunction(vm.xpcall))
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString("error", L.NewFunction(luaBaseError))
@@ -380,6 +381,36 @@ func currentLine(L *lua.LState) int {
 			return dbg.CurrentLine
 		}
 	}
+}
+
+// xpcall is Lua 5.1's xpcall(f, handler) with the handler seeing error
+// texts in Lua 5.1's words (gopher-lua's xpcall passes its own).
+func (vm *luaVM) xpcall(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	h := L.CheckFunction(2)
+	top := L.GetTop()
+	handler := L.NewFunction(func(L *lua.LState) int {
+		v := L.Get(1)
+		if s, ok := v.(lua.LString); ok {
+			v = lua.LString(vm.rename(L, lua51Message(string(s))))
+		}
+		L.Push(h)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	})
+	L.Push(fn)
+	if err := L.PCall(0, lua.MultRet, handler); err != nil {
+		L.Push(lua.LFalse)
+		if aerr, ok := err.(*lua.ApiError); ok {
+			L.Push(aerr.Object)
+		} else {
+			L.Push(lua.LString(err.Error()))
+		}
+		return 2
+	}
+	L.Insert(lua.LTrue, top+1)
+	return L.GetTop() - top
 }
 
 // pcall is Redis' replacement for pcall (script_lua.c): when the
