@@ -354,8 +354,12 @@ func strNum(v lua.LValue) string {
 // numbers (numbers as "%.14g") are joined; any other pair goes to a
 // __concat metamethod or fails naming the operand as Lua 5.1 does.
 func concatHelper(L *lua.LState) int {
-	descs := strings.Split(L.CheckString(1), "\x00")
 	n := L.GetTop() - 1
+	if n < 0 {
+		n = 0
+	}
+	descs := make([]string, n)
+	copy(descs, strings.Split(L.CheckString(1), "\x00"))
 	vals := make([]lua.LValue, n)
 	for i := range vals {
 		vals[i] = L.Get(i + 2)
