@@ -42,8 +42,8 @@ const (
 )
 
 // opSite is one operation of a chunk: its line, what Lua 5.1 calls its
-// operand ("local 'x'", "field 'k'", "" when unnamed) and, for the
-// operand, the expression and the function scope to evaluate it in.
+// operand ("local 'x'", "field 'k'", "" when unnamed) and the operand's
+// expression, which luaVM.evalAt reads in the erroring frame.
 type opSite struct {
 	kind opKind
 	line int
@@ -69,10 +69,14 @@ type scope struct {
 	parent *scope // enclosing block of the same function
 }
 
+// funcScope is one function of the chunk: a name found in an enclosing
+// function's blocks is an upvalue.
 type funcScope struct {
 	outer *scope // the block the function is defined in
 }
 
+// lookup says what Lua 5.1 calls name here: "local", "upvalue" or
+// "global".
 func (s *scope) lookup(name string) string {
 	kind := "local"
 	for s != nil {
