@@ -32,6 +32,7 @@ type script struct {
 	body  string
 	flags scriptFlags
 	proto *lua.FunctionProto
+	info  *chunkInfo // for Lua 5.1 error texts
 }
 
 // runCtx is the state of the script running now.
@@ -69,12 +70,12 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 		e := resp.ErrorReply("ERR " + msg)
 		return nil, &e
 	}
-	proto, err := compileScript(body[n:])
+	proto, info, err := compileScript(body[n:])
 	if err != nil {
 		e := resp.ErrorReply("ERR Error compiling script (new function): " + compileErrorText(err))
 		return nil, &e
 	}
-	sc := &script{sha: sha, body: body, flags: flags, proto: proto}
+	sc := &script{sha: sha, body: body, flags: flags, proto: proto, info: info}
 	r.scripts[sha] = sc
 	return sc, nil
 }
@@ -168,6 +169,9 @@ func cmdScript(c *cmdCtx, args []string) resp.Reply {
 			}
 		}
 		clear(c.r.scripts)
+		if c.r.vm != nil {
+			clear(c.r.vm.chunks)
+		}
 		return resp.OK
 	}
 	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SCRIPT HELP.", args[0]))
@@ -190,6 +194,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		r.vm = newLuaVM(r)
 	}
 	vm := r.vm
+	vm.registerChunk(sc.proto, sc.info)
 	L := vm.L
 	run := &runCtx{sc: sc, file: opt.file, keyList: keys, resp: 2,
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0}

@@ -29,6 +29,10 @@ type luaVM struct {
 	// has the metatable that raises on unknown names.
 	globalsMeta *lua.LTable
 	handler     *lua.LFunction // the error handler every script runs under
+	renamer     *lua.LFunction // pcall's error handler: Lua 5.1 texts
+	// chunks maps every function prototype of the scripts run so far to
+	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
+	chunks map[*lua.FunctionProto]*chunkInfo
 }
 
 // chunkName is what Redis 7.0 loads every EVAL script as ("@user_script");
@@ -37,8 +41,7 @@ const chunkName = "user_script"
 
 // librariesLoaded lists the global libraries a script sees, as Redis 7.0
 // loads them (luaLoadLibraries): base, table, string, math, coroutine (Lua
-// 5.1's base library opens it), cjson and bit. struct and cmsgpack are not
-// available (see the README).
+// 5.1's base library opens it), cjson, bit, struct and cmsgpack.
 func newLuaVM(r *Redis) *luaVM {
 	// Lua 5.1 allows 20,000 nested Lua calls (LUAI_MAXCALLS) before "stack
 	// overflow"; gopher-lua defaults to 256 and a fixed register file. The
@@ -61,7 +64,8 @@ func newLuaVM(r *Redis) *luaVM {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	vm := &luaVM{L: L, globals: L.G.Global, proxies: map[*lua.LTable]bool{}}
+	vm := &luaVM{L: L, globals: L.G.Global, proxies: map[*lua.LTable]bool{},
+		chunks: map[*lua.FunctionProto]*chunkInfo{}}
 	g := vm.globals
 
 	// Globals Redis removes or never loads.
@@ -72,7 +76,10 @@ func newLuaVM(r *Redis) *luaVM {
 	origToString := L.GetGlobal("tostring").(*lua.LFunction).GFunction
 	g.RawSetString("tostring", L.NewFunction(luaToString(origToString)))
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
-	g.RawSetString("pcall", L.NewFunction(luaRedisPcall))
+	g.RawSetString("pcall", L.NewFunction(vm.pcall))
+	g.RawSetString("xpcall", L.NewFunction(vm.xpcall))
+	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
+	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString("error", L.NewFunction(luaBaseError))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))
@@ -84,11 +91,14 @@ func newLuaVM(r *Redis) *luaVM {
 	}))
 
 	vm.patchLibraries(r)
+	vm.patchCoercion()
 	g.RawSetString("cjson", newCjson(L))
 	g.RawSetString("bit", newBit(L))
+	g.RawSetString("struct", newStruct(L))
+	g.RawSetString("cmsgpack", newCmsgpack(L))
 	g.RawSetString("redis", newRedisLib(L, r))
 
-	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "redis"} {
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "struct", "cmsgpack", "redis"} {
 		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
 	}
 	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
@@ -101,6 +111,14 @@ func newLuaVM(r *Redis) *luaVM {
 	vm.globalsMeta = vm.protect(g.Metatable.(*lua.LTable))
 	g.RawSetString("_G", vm.env)
 	vm.handler = L.NewFunction(vm.errorHandler)
+	vm.renamer = L.NewFunction(func(L *lua.LState) int {
+		v := L.Get(1)
+		if s, ok := v.(lua.LString); ok {
+			v = lua.LString(vm.rename(L, lua51Message(string(s))))
+		}
+		L.Push(v)
+		return 1
+	})
 	return vm
 }
 
@@ -112,13 +130,22 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 	math.RawSetString("huge", lua.LNumber(posInf)) // gopher-lua sets MaxFloat64
 	math.RawSetString("random", L.NewFunction(func(L *lua.LState) int { return mathRandom(L, &r.rand) }))
 	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
-		r.rand.seed(int32(L.CheckInt(1)))
+		// luaL_checkint: a number or numeric string, cast to long then int.
+		r.rand.seed(int32(cToInt64(checkNumber51(L, 1))))
 		return 0
 	}))
 	str := vm.globals.RawGetString("string").(*lua.LTable)
 	str.RawSetString("format", L.NewFunction(strFormat))
 	tbl := vm.globals.RawGetString("table").(*lua.LTable)
 	tbl.RawSetString("concat", L.NewFunction(tableConcat))
+	insert := tbl.RawGetString("insert").(*lua.LFunction).GFunction
+	tbl.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		// tinsert: two or three arguments, else this error.
+		if _, ok := L.Get(1).(*lua.LTable); ok && L.GetTop() != 2 && L.GetTop() != 3 {
+			cError(L, "wrong number of arguments to 'insert'")
+		}
+		return insert(L)
+	}))
 	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
 	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
@@ -162,6 +189,15 @@ func (vm *luaVM) setmetatable(orig lua.LGFunction) lua.LGFunction {
 		if vm.isProxy(L.Get(1)) {
 			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
 		}
+		// luaB_setmetatable's checks, which gopher-lua's lacks.
+		if _, ok := L.Get(1).(*lua.LTable); !ok {
+			cTypeError(L, 1, "table")
+		}
+		switch L.Get(2).(type) {
+		case *lua.LNilType, *lua.LTable:
+		default:
+			cArgError(L, 2, "nil or table expected")
+		}
 		return orig(L)
 	}
 }
@@ -181,26 +217,31 @@ func (vm *luaVM) getmetatable(orig lua.LGFunction) lua.LGFunction {
 }
 
 // compile parses and compiles body (the shebang line already blanked) as
-// the "@user_script" chunk.
-func compileScript(body string) (*lua.FunctionProto, error) {
-	chunk, err := parse.Parse(strings.NewReader(body), chunkName)
+// the "@user_script" chunk, rewritten for Lua 5.1's semantics (lua51.go).
+func compileScript(body string) (*lua.FunctionProto, *chunkInfo, error) {
+	return compileChunk(body, chunkName)
+}
+
+func compileChunk(body, name string) (*lua.FunctionProto, *chunkInfo, error) {
+	chunk, err := parse.Parse(strings.NewReader(body), name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if line, label := findGoto(reflect.ValueOf(chunk)); line > 0 {
 		// goto and labels are Lua 5.2; Lua 5.1 reads "goto x" as a
 		// statement that lacks its '='.
-		return nil, fmt.Errorf("%s:%d: '=' expected near '%s'", chunkName, line, label)
+		return nil, nil, fmt.Errorf("%s:%d: '=' expected near '%s'", name, line, label)
 	}
-	proto, err := lua.Compile(chunk, chunkName)
+	info := rewriteChunk(chunk)
+	proto, err := lua.Compile(chunk, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Lua 5.1 gives a main chunk "..." but no implicit "arg" table
 	// (luaY_parser sets VARARG_ISVARARG only); gopher-lua builds one on
 	// every call, which also costs an allocation-heavy table per script run.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	return proto, nil
+	return proto, info, nil
 }
 
 // findGoto returns the line and label of the first goto or label
@@ -278,8 +319,17 @@ func lua51Message(s string) string {
 	if strings.Contains(s, "bad argument #") {
 		s = gopherArgError.ReplaceAllString(s, "bad argument #$1 to '$2' (")
 	}
+	if strings.Contains(s, "for statement ") {
+		s = forMessages.Replace(s)
+	}
 	return s
 }
+
+// forMessages are the numeric for loop's errors (lvm.c OP_FORPREP).
+var forMessages = strings.NewReplacer(
+	"for statement init must be a number", "'for' initial value must be a number",
+	"for statement limit must be a number", "'for' limit must be a number",
+	"for statement step must be a number", "'for' step must be a number")
 
 // errorHandler is Redis' __redis__err__handler: it turns the error value
 // into a table {err=..., source=..., line=...}, where a non-table error
@@ -288,7 +338,7 @@ func lua51Message(s string) string {
 func (vm *luaVM) errorHandler(L *lua.LState) int {
 	v := L.Get(1)
 	if s, ok := v.(lua.LString); ok {
-		v = lua.LString(lua51Message(string(s)))
+		v = lua.LString(vm.rename(L, lua51Message(string(s))))
 	}
 	t := errorTable(L, v)
 	if line := currentLine(L); line > 0 {
@@ -335,14 +385,46 @@ func currentLine(L *lua.LState) int {
 	}
 }
 
-// luaRedisPcall is Redis' replacement for pcall (script_lua.c): when the
+// xpcall is Lua 5.1's xpcall(f, handler) with the handler seeing error
+// texts in Lua 5.1's words (gopher-lua's xpcall passes its own).
+func (vm *luaVM) xpcall(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	h := L.CheckFunction(2)
+	top := L.GetTop()
+	handler := L.NewFunction(func(L *lua.LState) int {
+		v := L.Get(1)
+		if s, ok := v.(lua.LString); ok {
+			v = lua.LString(vm.rename(L, lua51Message(string(s))))
+		}
+		L.Push(h)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	})
+	L.Push(fn)
+	if err := L.PCall(0, lua.MultRet, handler); err != nil {
+		L.Push(lua.LFalse)
+		if aerr, ok := err.(*lua.ApiError); ok {
+			L.Push(aerr.Object)
+		} else {
+			L.Push(lua.LString(err.Error()))
+		}
+		return 2
+	}
+	L.Insert(lua.LTrue, top+1)
+	return L.GetTop() - top
+}
+
+// pcall is Redis' replacement for pcall (script_lua.c): when the
 // error is a table with a string err field, pcall returns that string.
-func luaRedisPcall(L *lua.LState) int {
+// Error texts are put in Lua 5.1's words while the erroring frame is
+// still there to read.
+func (vm *luaVM) pcall(L *lua.LState) int {
 	n := L.GetTop()
 	if n == 0 {
 		L.ArgError(1, "value expected")
 	}
-	err := L.PCall(n-1, lua.MultRet, nil)
+	err := L.PCall(n-1, lua.MultRet, vm.renamer)
 	if err == nil {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()

@@ -19,13 +19,13 @@ func mathRandom(L *lua.LState, rnd *rand48) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := int(cToInt64(checkNumber51(L, 1)))
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := int(cToInt64(checkNumber51(L, 1))), int(cToInt64(checkNumber51(L, 2)))
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -148,14 +148,16 @@ func strFormat(L *lua.LState) int {
 		}
 		spec := f[start:i]
 		conv := f[i]
-		arg++
+		if arg++; arg > L.GetTop() {
+			cArgError(L, arg, "no value")
+		}
 		switch conv {
 		case 'c':
-			b.WriteString(cFormat("%"+spec+"c", byte(int64(L.CheckNumber(arg)))))
+			b.WriteString(cFormat("%"+spec+"c", byte(int64(checkNumber51(L, arg)))))
 		case 'd', 'i':
-			b.WriteString(cFormat("%"+spec+"d", int64(L.CheckNumber(arg))))
+			b.WriteString(cFormat("%"+spec+"d", int64(checkNumber51(L, arg))))
 		case 'o', 'u', 'x', 'X':
-			n := int64(L.CheckNumber(arg))
+			n := int64(checkNumber51(L, arg))
 			verb := conv
 			if conv == 'u' {
 				verb = 'd'
@@ -167,9 +169,9 @@ func strFormat(L *lua.LState) int {
 				b.WriteString(cFormat("%"+spec+string(verb), n))
 			}
 		case 'e', 'E', 'f', 'g', 'G':
-			b.WriteString(cFloat(spec, conv, float64(L.CheckNumber(arg))))
+			b.WriteString(cFloat(spec, conv, float64(checkNumber51(L, arg))))
 		case 'q':
-			b.WriteString(luaQuote(L.CheckString(arg)))
+			b.WriteString(luaQuote(checkString51(L, arg)))
 		case 's':
 			var s string
 			switch v := L.CheckAny(arg).(type) {

@@ -1,0 +1,864 @@
+package luatest
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Lua 5.1 semantics that gopher-lua's compiler and VM do not give, put
+// back by rewriting the parsed chunk before it is compiled and by reading
+// the chunk again when an error is raised:
+//
+//   - the .. operator converts numbers with "%.14g" (gopher-lua uses Go's
+//     shortest form): every concatenation that can see a number becomes a
+//     call of concatHelper, which also raises Lua 5.1's "attempt to
+//     concatenate local 'x' (a nil value)";
+//   - runtime errors name the variable, field, upvalue or method involved
+//     ("attempt to index field 'a' (a nil value)"): the chunk's scopes are
+//     resolved once, and an error message is rewritten from the operations
+//     the error's line holds (see luaVM.rename).
+//
+// Forking gopher-lua would have meant carrying a patched VM (stringConcat,
+// opArith, the index and call paths) and its number formatting, merged
+// by hand at every upstream release; the rewrite keeps gopher-lua as it is.
+
+// concatHelperName is the global the rewritten chunks call for "..". Redis
+// itself keeps a helper global (__redis__err__handler) the same way.
+const concatHelperName = "__luatest_concat"
+
+// opKind is an operation that Lua 5.1 names its operand for in errors.
+type opKind int
+
+const (
+	opIndex opKind = iota
+	opCall
+	opArith
+	opLen
+)
+
+// opSite is one operation of a chunk: its line, what Lua 5.1 calls its
+// operand ("local 'x'", "field 'k'", "" when unnamed) and the operand's
+// expression, which luaVM.evalAt reads in the erroring frame.
+type opSite struct {
+	kind opKind
+	line int
+	desc string
+	key  string // opIndex: the constant key; "" when computed
+	op   string // opArith: add, sub, ..., "unm"
+	expr ast.Expr
+	// For opArith the second operand (nil for unary minus).
+	expr2 ast.Expr
+	desc2 string
+}
+
+// chunkInfo is what the error renaming knows of a compiled chunk.
+type chunkInfo struct {
+	sites map[int][]opSite
+}
+
+// scope resolves names the way Lua 5.1's parser does: locals of the
+// running function, upvalues from enclosing functions, else globals.
+type scope struct {
+	fn     *funcScope
+	locals []string
+	parent *scope // enclosing block of the same function
+}
+
+// funcScope is one function of the chunk: a name found in an enclosing
+// function's blocks is an upvalue.
+type funcScope struct {
+	outer *scope // the block the function is defined in
+}
+
+// lookup says what Lua 5.1 calls name here: "local", "upvalue" or
+// "global".
+func (s *scope) lookup(name string) string {
+	kind := "local"
+	for s != nil {
+		fn := s.fn
+		for b := s; b != nil; b = b.parent {
+			for i := len(b.locals) - 1; i >= 0; i-- {
+				if b.locals[i] == name {
+					return kind
+				}
+			}
+		}
+		s, kind = fn.outer, "upvalue"
+	}
+	return "global"
+}
+
+// rewriter walks a chunk: it resolves names, records opSites and replaces
+// concatenations with calls of the helper.
+type rewriter struct {
+	info *chunkInfo
+}
+
+// rewriteChunk prepares a parsed chunk for Lua 5.1 behaviour under
+// gopher-lua and returns what error renaming needs.
+func rewriteChunk(chunk []ast.Stmt) *chunkInfo {
+	rw := &rewriter{info: &chunkInfo{sites: map[int][]opSite{}}}
+	top := &scope{fn: &funcScope{}}
+	rw.block(top, chunk)
+	return rw.info
+}
+
+func (rw *rewriter) add(s opSite) { rw.info.sites[s.line] = append(rw.info.sites[s.line], s) }
+
+func (rw *rewriter) block(s *scope, stmts []ast.Stmt) *scope {
+	for _, st := range stmts {
+		s = rw.stmt(s, st)
+	}
+	return s
+}
+
+// stmt handles one statement and returns the scope after it (a local
+// declaration opens a new one).
+func (rw *rewriter) stmt(s *scope, st ast.Stmt) *scope {
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		rw.exprs(s, st.Rhs)
+		for i, e := range st.Lhs {
+			if a, ok := e.(*ast.AttrGetExpr); ok {
+				rw.index(s, a)
+			} else {
+				st.Lhs[i] = rw.expr(s, e)
+			}
+		}
+	case *ast.LocalAssignStmt:
+		inner := &scope{fn: s.fn, locals: append([]string(nil), st.Names...), parent: s}
+		if len(st.Names) == 1 && len(st.Exprs) == 1 {
+			if f, ok := st.Exprs[0].(*ast.FunctionExpr); ok {
+				// "local function f" (and, as gopher-lua compiles it,
+				// "local f = function"): f is visible in its body.
+				rw.function(inner, f, false)
+				return inner
+			}
+		}
+		rw.exprs(s, st.Exprs)
+		return inner
+	case *ast.FuncCallStmt:
+		st.Expr = rw.expr(s, st.Expr)
+	case *ast.DoBlockStmt:
+		rw.block(&scope{fn: s.fn, parent: s}, st.Stmts)
+	case *ast.WhileStmt:
+		st.Condition = rw.expr(s, st.Condition)
+		rw.block(&scope{fn: s.fn, parent: s}, st.Stmts)
+	case *ast.RepeatStmt:
+		inner := rw.block(&scope{fn: s.fn, parent: s}, st.Stmts)
+		st.Condition = rw.expr(inner, st.Condition)
+	case *ast.IfStmt:
+		st.Condition = rw.expr(s, st.Condition)
+		rw.block(&scope{fn: s.fn, parent: s}, st.Then)
+		rw.block(&scope{fn: s.fn, parent: s}, st.Else)
+	case *ast.NumberForStmt:
+		st.Init = forNumber(rw.expr(s, st.Init))
+		st.Limit = forNumber(rw.expr(s, st.Limit))
+		if st.Step != nil {
+			st.Step = forNumber(rw.expr(s, st.Step))
+		}
+		rw.block(&scope{fn: s.fn, locals: []string{st.Name}, parent: s}, st.Stmts)
+	case *ast.GenericForStmt:
+		rw.exprs(s, st.Exprs)
+		rw.block(&scope{fn: s.fn, locals: append([]string(nil), st.Names...), parent: s}, st.Stmts)
+	case *ast.FuncDefStmt:
+		if st.Name.Func != nil {
+			if a, ok := st.Name.Func.(*ast.AttrGetExpr); ok {
+				rw.index(s, a)
+			}
+		} else {
+			st.Name.Receiver = rw.expr(s, st.Name.Receiver)
+		}
+		rw.function(s, st.Func, st.Name.Method != "")
+	case *ast.ReturnStmt:
+		rw.exprs(s, st.Exprs)
+	}
+	return s
+}
+
+func (rw *rewriter) function(s *scope, f *ast.FunctionExpr, method bool) {
+	var params []string
+	if method {
+		params = append(params, "self")
+	}
+	params = append(params, f.ParList.Names...)
+	rw.block(&scope{fn: &funcScope{outer: s}, locals: params}, f.Stmts)
+}
+
+func (rw *rewriter) exprs(s *scope, es []ast.Expr) {
+	for i, e := range es {
+		es[i] = rw.expr(s, e)
+	}
+}
+
+// describe is what Lua 5.1's getobjname calls an operand.
+func describe(s *scope, e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		return s.lookup(e.Value) + " '" + e.Value + "'"
+	case *ast.AttrGetExpr:
+		if k, ok := e.Key.(*ast.StringExpr); ok {
+			return "field '" + k.Value + "'"
+		}
+	}
+	return ""
+}
+
+func (rw *rewriter) index(s *scope, a *ast.AttrGetExpr) {
+	a.Object = rw.expr(s, a.Object)
+	a.Key = rw.expr(s, a.Key)
+	key := ""
+	if k, ok := a.Key.(*ast.StringExpr); ok {
+		key = k.Value
+	}
+	rw.add(opSite{kind: opIndex, line: a.Line(), desc: describe(s, a.Object), key: key, expr: a.Object})
+}
+
+// expr rewrites e's subexpressions and returns e or its replacement.
+func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.AttrGetExpr:
+		rw.index(s, e)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if f.Key != nil {
+				f.Key = rw.expr(s, f.Key)
+			}
+			f.Value = rw.expr(s, f.Value)
+		}
+	case *ast.FuncCallExpr:
+		if e.Receiver != nil {
+			e.Receiver = rw.expr(s, e.Receiver)
+			rw.add(opSite{kind: opIndex, line: e.Line(), desc: describe(s, e.Receiver), key: e.Method, expr: e.Receiver})
+			rw.add(opSite{kind: opCall, line: e.Line(), desc: "method '" + e.Method + "'"})
+		} else {
+			e.Func = rw.expr(s, e.Func)
+			rw.add(opSite{kind: opCall, line: e.Line(), desc: describe(s, e.Func), expr: e.Func})
+		}
+		rw.exprs(s, e.Args)
+	case *ast.LogicalOpExpr:
+		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
+	case *ast.RelationalOpExpr:
+		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
+		rw.add(opSite{kind: opArith, line: e.Line(), op: arithEvent[e.Operator],
+			desc: describe(s, e.Lhs), expr: e.Lhs, desc2: describe(s, e.Rhs), expr2: e.Rhs})
+	case *ast.UnaryMinusOpExpr:
+		e.Expr = rw.expr(s, e.Expr)
+		rw.add(opSite{kind: opArith, line: e.Line(), op: "unm", desc: describe(s, e.Expr), expr: e.Expr})
+	case *ast.UnaryNotOpExpr:
+		e.Expr = rw.expr(s, e.Expr)
+	case *ast.UnaryLenOpExpr:
+		e.Expr = rw.expr(s, e.Expr)
+		rw.add(opSite{kind: opLen, line: e.Line(), desc: describe(s, e.Expr), expr: e.Expr})
+	case *ast.FunctionExpr:
+		rw.function(s, e, false)
+	case *ast.StringConcatOpExpr:
+		return rw.concat(s, e)
+	}
+	return e
+}
+
+// forNumber wraps a numeric for's init, limit or step in a call of
+// forNumberHelper unless it is a number literal: Lua 5.1 (OP_FORPREP)
+// accepts numeric strings there, gopher-lua does not.
+func forNumber(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.NumberExpr:
+		return e
+	case *ast.UnaryMinusOpExpr:
+		if _, ok := e.Expr.(*ast.NumberExpr); ok {
+			return e
+		}
+	}
+	fn := &ast.IdentExpr{Value: forNumberHelperName}
+	fn.SetLine(e.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}, AdjustRet: true}
+	call.SetLine(e.Line())
+	call.SetLastLine(e.LastLine())
+	return call
+}
+
+// forNumberHelperName is the global forNumber calls.
+const forNumberHelperName = "__luatest_fornum"
+
+// forNumberHelper converts a numeric string to its number (luaV_tonumber)
+// and returns anything else as it is, for the loop to refuse.
+func forNumberHelper(L *lua.LState) int {
+	v := L.Get(1)
+	if s, ok := v.(lua.LString); ok {
+		if f, ok := str2d(string(s)); ok {
+			v = lua.LNumber(f)
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+var arithEvent = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
+
+// concat replaces a chain a .. b .. c with concatHelper("desc\0desc\0desc",
+// a, b, c); a chain of string literals alone stays as it is.
+func (rw *rewriter) concat(s *scope, e *ast.StringConcatOpExpr) ast.Expr {
+	var operands []ast.Expr
+	var cur ast.Expr = e
+	for {
+		c, ok := cur.(*ast.StringConcatOpExpr)
+		if !ok {
+			operands = append(operands, cur)
+			break
+		}
+		operands = append(operands, c.Lhs)
+		cur = c.Rhs
+	}
+	literal := true
+	descs := make([]string, len(operands))
+	for i, o := range operands {
+		operands[i] = rw.expr(s, o)
+		descs[i] = describe(s, operands[i])
+		if _, ok := operands[i].(*ast.StringExpr); !ok {
+			literal = false
+		}
+	}
+	if literal {
+		return e
+	}
+	fn := &ast.IdentExpr{Value: concatHelperName}
+	fn.SetLine(e.Line())
+	d := &ast.StringExpr{Value: strings.Join(descs, "\x00")}
+	d.SetLine(e.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: append([]ast.Expr{d}, operands...), AdjustRet: true}
+	call.SetLine(e.Line())
+	call.SetLastLine(e.LastLine())
+	return call
+}
+
+func isStrNum(v lua.LValue) bool {
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		return true
+	}
+	return false
+}
+
+func strNum(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return numberToString(float64(n))
+	}
+	return string(v.(lua.LString))
+}
+
+// concatHelper is luaV_concat: from the right, runs of strings and
+// numbers (numbers as "%.14g") are joined; any other pair goes to a
+// __concat metamethod or fails naming the operand as Lua 5.1 does.
+func concatHelper(L *lua.LState) int {
+	n := L.GetTop() - 1
+	if n < 0 {
+		n = 0
+	}
+	descs := make([]string, n)
+	copy(descs, strings.Split(L.CheckString(1), "\x00"))
+	vals := make([]lua.LValue, n)
+	for i := range vals {
+		vals[i] = L.Get(i + 2)
+	}
+	top := n - 1
+	for top > 0 {
+		a, b := vals[top-1], vals[top]
+		if isStrNum(a) && isStrNum(b) {
+			j := top
+			for j >= 0 && isStrNum(vals[j]) {
+				j--
+			}
+			var sb strings.Builder
+			for k := j + 1; k <= top; k++ {
+				sb.WriteString(strNum(vals[k]))
+			}
+			vals[j+1] = lua.LString(sb.String())
+			descs[j+1] = ""
+			top = j + 1
+			continue
+		}
+		tm := L.GetMetaField(a, "__concat")
+		if tm == lua.LNil {
+			tm = L.GetMetaField(b, "__concat")
+		}
+		if tm == lua.LNil {
+			bad, desc := a, descs[top-1]
+			if isStrNum(a) {
+				bad, desc = b, descs[top]
+			}
+			cError(L, "%s", typeError(bad, desc, "concatenate"))
+		}
+		L.Push(tm)
+		L.Push(a)
+		L.Push(b)
+		L.Call(2, 1)
+		vals[top-1] = L.Get(-1)
+		L.Pop(1)
+		descs[top-1] = ""
+		top--
+	}
+	if n == 0 {
+		return 0
+	}
+	L.Push(vals[0])
+	return 1
+}
+
+// typeError is luaG_typeerror's text.
+func typeError(v lua.LValue, desc, op string) string {
+	if desc != "" {
+		return fmt.Sprintf("attempt to %s %s (a %s value)", op, desc, v.Type().String())
+	}
+	return fmt.Sprintf("attempt to %s a %s value", op, v.Type().String())
+}
+
+var (
+	gopherIndexError   = regexp.MustCompile(`^(.*?)attempt to index a non-table object\((\w+)\) with key '(.*)'$`)
+	gopherCallError    = regexp.MustCompile(`^(.*?)attempt to call a non-function object$`)
+	gopherArithError   = regexp.MustCompile(`^(.*?)cannot perform (\w+) operation between (\w+) and (\w+)$`)
+	gopherUnmError     = regexp.MustCompile(`^(.*?)__unm undefined$`)
+	gopherLenError     = regexp.MustCompile(`^(.*?)__len undefined$`)
+	gopherCompareError = regexp.MustCompile(`^(.*?)attempt to compare (\w+) with (\w+)$`)
+)
+
+// rename rewrites a gopher-lua runtime error message into Lua 5.1's
+// wording, naming the operand from the sites of the erroring line. It
+// runs while the erroring frame is still on the stack (in the error
+// handler or pcall), so it can read the frame's locals and upvalues to
+// tell candidates on the same line apart.
+func (vm *luaVM) rename(L *lua.LState, msg string) string {
+	if m := gopherCompareError.FindStringSubmatch(msg); m != nil {
+		if m[2] == m[3] {
+			return m[1] + "attempt to compare two " + m[2] + " values"
+		}
+		return msg
+	}
+	frame, info, line := vm.errorFrame(L)
+	pick := func(kind opKind, match func(opSite) (lua.LValue, string, bool)) (lua.LValue, string, bool) {
+		if info == nil {
+			return nil, "", false
+		}
+		type cand struct {
+			v    lua.LValue
+			desc string
+		}
+		var sure, unsure []cand
+		for _, s := range info.sites[line] {
+			if s.kind != kind {
+				continue
+			}
+			v, desc, ok := match(s)
+			switch {
+			case !ok:
+			case v != nil:
+				sure = append(sure, cand{v, desc})
+			default:
+				unsure = append(unsure, cand{nil, desc})
+			}
+		}
+		for _, cs := range [][]cand{sure, unsure} {
+			if len(cs) == 0 {
+				continue
+			}
+			for _, c := range cs[1:] {
+				if c.desc != cs[0].desc {
+					return nil, "", false
+				}
+			}
+			return cs[0].v, cs[0].desc, true
+		}
+		return nil, "", false
+	}
+	eval := func(e ast.Expr) (lua.LValue, bool) { return vm.evalAt(L, frame, e) }
+	if m := gopherIndexError.FindStringSubmatch(msg); m != nil {
+		typ, key := m[2], m[3]
+		_, desc, ok := pick(opIndex, func(s opSite) (lua.LValue, string, bool) {
+			if s.key != "" && s.key != key {
+				return nil, "", false
+			}
+			if v, ok := eval(s.expr); ok {
+				return v, s.desc, v.Type().String() == typ
+			}
+			return nil, s.desc, true
+		})
+		if !ok {
+			desc = ""
+		}
+		return m[1] + typeErrorName(typ, desc, "index")
+	}
+	if m := gopherCallError.FindStringSubmatch(msg); m != nil {
+		v, desc, ok := pick(opCall, func(s opSite) (lua.LValue, string, bool) {
+			if s.expr == nil {
+				return nil, s.desc, true
+			}
+			if v, ok := eval(s.expr); ok {
+				_, isFn := v.(*lua.LFunction)
+				return v, s.desc, !isFn && L.GetMetaField(v, "__call") == lua.LNil
+			}
+			return nil, s.desc, true
+		})
+		if !ok {
+			return msg
+		}
+		typ := "nil"
+		if v != nil {
+			typ = v.Type().String()
+		}
+		return m[1] + typeErrorName(typ, desc, "call")
+	}
+	if m := gopherArithError.FindStringSubmatch(msg); m != nil {
+		op, lt, rt := m[2], m[3], m[4]
+		left := lt != "number"
+		typ := rt
+		if left {
+			typ = lt
+		}
+		_, desc, ok := pick(opArith, func(s opSite) (lua.LValue, string, bool) {
+			if s.op != op {
+				return nil, "", false
+			}
+			e, d := s.expr2, s.desc2
+			if left {
+				e, d = s.expr, s.desc
+			}
+			if v, ok := eval(e); ok {
+				return v, d, v.Type().String() == typ
+			}
+			return nil, d, true
+		})
+		if !ok {
+			desc = ""
+		}
+		return m[1] + typeErrorName(typ, desc, "perform arithmetic on")
+	}
+	for _, u := range []struct {
+		re   *regexp.Regexp
+		kind opKind
+		verb string
+	}{{gopherUnmError, opArith, "perform arithmetic on"}, {gopherLenError, opLen, "get length of"}} {
+		m := u.re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		v, desc, ok := pick(u.kind, func(s opSite) (lua.LValue, string, bool) {
+			if u.kind == opArith && s.op != "unm" {
+				return nil, "", false
+			}
+			if v, ok := eval(s.expr); ok {
+				return v, s.desc, true
+			}
+			return nil, s.desc, true
+		})
+		if !ok || v == nil {
+			return msg
+		}
+		return m[1] + typeErrorName(v.Type().String(), desc, u.verb)
+	}
+	return msg
+}
+
+func typeErrorName(typ, desc, op string) string {
+	if desc != "" {
+		return fmt.Sprintf("attempt to %s %s (a %s value)", op, desc, typ)
+	}
+	return fmt.Sprintf("attempt to %s a %s value", op, typ)
+}
+
+// errorFrame finds the innermost Lua frame, the chunk it belongs to and
+// its current line.
+func (vm *luaVM) errorFrame(L *lua.LState) (*lua.Debug, *chunkInfo, int) {
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return nil, nil, 0
+		}
+		f, err := L.GetInfo("Slf", dbg, lua.LNil)
+		if err != nil {
+			continue
+		}
+		fn, _ := f.(*lua.LFunction)
+		if dbg.What == "G" || dbg.CurrentLine <= 0 || fn == nil {
+			continue
+		}
+		return dbg, vm.chunks[fn.Proto], dbg.CurrentLine
+	}
+}
+
+// evalAt evaluates a name or a constant-key field access in frame,
+// without side effects (no metamethods but the read-only proxies'
+// __index tables); ok is false for anything else.
+func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue, bool) {
+	if frame == nil || e == nil {
+		return nil, false
+	}
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		fnv, err := L.GetInfo("f", frame, lua.LNil)
+		fn, _ := fnv.(*lua.LFunction)
+		if err != nil || fn == nil || fn.IsG {
+			return nil, false
+		}
+		if pc, ok := framePC(frame); ok {
+			// The register of the innermost active local of that name
+			// (gopher-lua's own LocalName is one instruction late).
+			reg := 0
+			for i, n := 0, 0; i < len(fn.Proto.DbgLocals); i++ {
+				l := fn.Proto.DbgLocals[i]
+				if l.StartPc > pc {
+					break
+				}
+				if pc < l.EndPc {
+					n++
+					if l.Name == e.Value {
+						reg = n
+					}
+				}
+			}
+			if reg > 0 {
+				_, v := L.GetLocal(frame, reg)
+				return v, true
+			}
+		}
+		for i := 1; i <= len(fn.Upvalues); i++ {
+			if name, v := L.GetUpvalue(fn, i); name == e.Value {
+				return v, true
+			}
+		}
+		return vm.rawIndex(vm.globals, lua.LString(e.Value)), true
+	case *ast.AttrGetExpr:
+		k, ok := e.Key.(*ast.StringExpr)
+		if !ok {
+			return nil, false
+		}
+		obj, ok := vm.evalAt(L, frame, e.Object)
+		if !ok {
+			return nil, false
+		}
+		t, isTable := obj.(*lua.LTable)
+		if !isTable {
+			return nil, false
+		}
+		return vm.rawIndex(t, lua.LString(k.Value)), true
+	}
+	return nil, false
+}
+
+// framePC is the index of the instruction a Lua frame is running (the
+// frame is not exported by gopher-lua; reflect reads its Pc).
+func framePC(dbg *lua.Debug) (int, bool) {
+	f := reflect.ValueOf(dbg).Elem().FieldByName("frame")
+	if !f.IsValid() || f.IsNil() {
+		return 0, false
+	}
+	pc := f.Elem().FieldByName("Pc")
+	if !pc.IsValid() || !pc.CanInt() {
+		return 0, false
+	}
+	return int(pc.Int()) - 1, true
+}
+
+// rawIndex reads t[k], following __index tables (the read-only proxies)
+// but calling no function.
+func (vm *luaVM) rawIndex(t *lua.LTable, k lua.LValue) lua.LValue {
+	for depth := 0; depth < 100; depth++ {
+		if v := t.RawGet(k); v != lua.LNil || t.Metatable == nil {
+			return v
+		}
+		mt, ok := t.Metatable.(*lua.LTable)
+		if !ok {
+			return lua.LNil
+		}
+		next, ok := mt.RawGetString("__index").(*lua.LTable)
+		if !ok {
+			return lua.LNil
+		}
+		t = next
+	}
+	return lua.LNil
+}
+
+// registerChunk remembers info for proto and every function inside it.
+func (vm *luaVM) registerChunk(proto *lua.FunctionProto, info *chunkInfo) {
+	if info == nil || vm.chunks[proto] == info {
+		return
+	}
+	vm.chunks[proto] = info
+	for _, p := range proto.FunctionPrototypes {
+		vm.registerChunk(p, info)
+	}
+}
+
+// Argument coercion of Lua 5.1's libraries: luaL_checknumber and friends
+// accept numeric strings (strtod), luaL_checklstring accepts numbers and
+// converts them with "%.14g". gopher-lua's libraries refuse the first
+// (CheckInt) and convert with Go's formatting; coerceArgs wraps a library
+// function so it sees what Lua 5.1's would. sig has one letter per
+// argument: 's' string, 'n' number, '-' untouched, upper case when the
+// argument is required (a missing one is "got no value", as luaL_check*
+// says); a trailing '*' repeats the last letter, optional.
+func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		top := L.GetTop()
+		for i := top + 1; i <= len(sig); i++ {
+			switch sig[i-1] {
+			case 'S':
+				cTypeError(L, i, "string")
+			case 'N':
+				cTypeError(L, i, "number")
+			}
+		}
+		for i := 1; i <= top; i++ {
+			c := byte('-')
+			switch {
+			case i <= len(sig) && sig[i-1] != '*':
+				c = sig[i-1] | 0x20 // lower case
+			case strings.HasSuffix(sig, "*") && len(sig) >= 2:
+				c = sig[len(sig)-2] | 0x20
+			}
+			switch v := L.Get(i).(type) {
+			case lua.LNumber:
+				if c == 's' {
+					L.Replace(i, lua.LString(numberToString(float64(v))))
+				}
+			case lua.LString:
+				if c == 'n' {
+					if f, ok := str2d(string(v)); ok {
+						L.Replace(i, lua.LNumber(f))
+					}
+				}
+			}
+		}
+		return fn(L)
+	}
+}
+
+// stringSignatures are the argument kinds of the string library (lstrlib.c).
+var stringSignatures = map[string]string{
+	"byte": "Snn", "char": "n*", "find": "SSn-", "gsub": "SSsn", "len": "S",
+	"lower": "S", "match": "SSn", "rep": "SN", "reverse": "S", "sub": "SNn",
+	"upper": "S",
+}
+
+// mathSignatures are the argument kinds of the math library (lmathlib.c);
+// functions not listed take one required number.
+var mathSignatures = map[string]string{
+	"atan2": "NN", "fmod": "NN", "mod": "NN", "ldexp": "NN", "pow": "NN",
+	"max": "Nn*", "min": "Nn*", "random": "nn", "randomseed": "N",
+}
+
+// patchCoercion wraps the string and math libraries with coerceArgs.
+func (vm *luaVM) patchCoercion() {
+	L := vm.L
+	str := vm.globals.RawGetString("string").(*lua.LTable)
+	for name, sig := range stringSignatures {
+		if f, ok := str.RawGetString(name).(*lua.LFunction); ok && f.IsG {
+			str.RawSetString(name, L.NewFunction(coerceArgs(sig, f.GFunction)))
+		}
+	}
+	math := vm.globals.RawGetString("math").(*lua.LTable)
+	math.ForEach(func(k, v lua.LValue) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG {
+			sig, ok := mathSignatures[lua.LVAsString(k)]
+			if !ok {
+				sig = "N"
+			}
+			math.RawSet(k, L.NewFunction(coerceArgs(sig, f.GFunction)))
+		}
+	})
+	str.RawSetString("dump", L.NewFunction(stringDump))
+	vm.globals.RawSetString("loadstring", L.NewFunction(vm.loadstring))
+}
+
+// luaSignature is what string.dump's result starts with (Lua 5.1's
+// header: ESC "Lua", version 0x51).
+const luaSignature = "\x1bLuaQ\x00"
+
+// stringDump is string.dump: gopher-lua has no bytecode format, so the
+// result is Lua 5.1's header followed by the function's address, enough
+// to be a string that loadstring refuses as Redis' Lua does (see README).
+func stringDump(L *lua.LState) int {
+	f, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		cTypeError(L, 1, "function")
+	}
+	if f.IsG {
+		cError(L, "unable to dump given function")
+	}
+	L.Push(lua.LString(luaSignature + fmt.Sprintf("%p", f.Proto)))
+	return 1
+}
+
+// chunkID is luaO_chunkid with LUA_IDSIZE 60: how Lua 5.1 shows a chunk
+// name in messages.
+func chunkID(source string) string {
+	if i := strings.IndexByte(source, 0); i >= 0 {
+		source = source[:i] // a C string
+	}
+	const bufflen = 60
+	switch {
+	case strings.HasPrefix(source, "="):
+		if len(source)-1 > bufflen-1 {
+			return source[1:bufflen]
+		}
+		return source[1:]
+	case strings.HasPrefix(source, "@"):
+		s := source[1:]
+		if l := len(s); l > bufflen-1 {
+			return "..." + s[l-(bufflen-1-3):]
+		}
+		return s
+	}
+	n := strings.IndexAny(source, "\n\r")
+	if n < 0 {
+		n = len(source)
+	}
+	if max := bufflen - len(` [string "..."] `) - 1; n > max {
+		n = max
+	}
+	if n < len(source) {
+		return `[string "` + source[:n] + `..."]`
+	}
+	return `[string "` + source + `"]`
+}
+
+// loadstring is Lua 5.1's loadstring(s [, chunkname]) under Redis: the
+// chunk is compiled like a script (the same Lua 5.1 rewrites) in the
+// global environment; binary chunks are refused as text, as Redis' Lua
+// (which never undumps) refuses them.
+func (vm *luaVM) loadstring(L *lua.LState) int {
+	s := checkString51(L, 1)
+	name := chunkID(s)
+	if L.GetTop() >= 2 {
+		name = chunkID(checkString51(L, 2))
+	}
+	if strings.HasPrefix(s, "\x1b") {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(name + ":1: unexpected symbol near 'char(27)'"))
+		return 2
+	}
+	proto, info, err := compileChunk(s, name)
+	if err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, name+":") {
+			// findGoto's message already has the Lua 5.1 form.
+		} else {
+			msg = name + strings.TrimPrefix(compileErrorText(err), chunkName)
+		}
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	vm.registerChunk(proto, info)
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = vm.env
+	L.Push(fn)
+	return 1
+}
