@@ -122,9 +122,9 @@
 // The layout is declared in the scripts' headers (the ---@keys family
 // LockKeys and a ---@key template per key, in lua/lock), and luagen
 // generates the code that builds the keys; nothing in this package spells
-// one by hand. All share the {name} hash tag, so on Redis Cluster every script touches
-// one slot, and the wake messages travel with sharded pub/sub (SPUBLISH
-// and SSUBSCRIBE) within the lock's shard. On a single server or Sentinel
+// one by hand. All share the {name} hash tag, so on Redis Cluster every
+// script touches one slot, and the wake messages travel with sharded
+// pub/sub (SPUBLISH and SSUBSCRIBE) within the lock's shard. On a single server or Sentinel
 // they use PUBLISH and SUBSCRIBE, which every Redis version supports.
 //
 // # Metrics
