@@ -76,7 +76,10 @@
 // one name has one layout throughout the package. For each script whose
 // keys all are fields of one family, the struct gets a method named after
 // the script that returns the script's Keys struct (k.Deduct() DeductKeys).
-// A variadic key takes no template.
+// A variadic key may have a template too (---@key ...latch
+// {name}:latch:<owner>.<seq:int64>): it lays out each element, which the
+// caller builds with the family's method and lists; such a script gets no
+// conversion method.
 //
 // The constructor writes prefix + "{" + tag + "}" + suffix, so every key of
 // a family has the same hash tag. The cluster lint uses that: a script whose

@@ -28,7 +28,9 @@ import (
 // (KeysFor(prefix, sku string) SKUKeys) and, for each script whose keys all
 // are fields of one family, a method that returns the script's Keys struct
 // (SKUKeys.Deduct() DeductKeys). Keys built from one family share its hash
-// tag, so they share a slot by construction.
+// tag, so they share a slot by construction. A variadic key may have a
+// template too: it lays out each element, which the caller builds with the
+// family's method (or field) and lists.
 
 // Family is a ---@keys declaration.
 type Family struct {
@@ -151,10 +153,6 @@ func isTemplate(s string) bool { return strings.ContainsAny(s, "{}<>") }
 func (p *headerParser) keyTemplate(w word, prm *Param) *KeyTemplate {
 	t := &KeyTemplate{Raw: w.s, Pos: p.pos(w.col), keyOf: prm, script: p.s}
 	s := w.s
-	if prm.Variadic {
-		p.r.errorf(p.pos(w.col), "the variadic key ...%s takes no template: its elements come from the caller; build each with a family key that has the same layout", prm.Name)
-		return nil
-	}
 	if !strings.HasPrefix(s, "{") {
 		if strings.Contains(s, "{") {
 			p.r.errorf(p.pos(w.col), "key template %q must start with its family's {tag}, e.g. {sku}:stock; the family's prefix part is added by its constructor", s)
@@ -330,8 +328,8 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				m.keys = append(m.keys, t)
 				m.desc[k.GoName] = k.Desc
 			}
-			if !t.fixed() {
-				all = false
+			if !t.fixed() || k.Variadic {
+				all = false // a method builds it, or the caller lists them
 			}
 			switch {
 			case first == nil:
@@ -346,7 +344,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 		// tag; family: also every key is a field, so a method can build them.
 		one := first != nil && first.family != nil
 		for _, k := range s.Keys {
-			if one && (k.Variadic || k.Template == nil || k.Template.family != first.family) {
+			if one && (k.Template == nil || k.Template.family != first.family) {
 				one = false
 			}
 		}

@@ -22,7 +22,7 @@ var retryPolicy = runtime.RetryPolicy{
 // queue puts the owner in the queue when refused. An attempt whose outcome
 // is unknown is rolled back (abandon).
 func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool) (scripts.AcquireResult, error) {
-	keys := scripts.AcquireKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Tomb: m.keys.tomb}
+	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
 	args := scripts.AcquireArgs{Owner: m.owner, Attempt: seq, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
 		GrantLease: m.cfg.grantLease(), LatchTTL: m.cfg.latchTTL()}
 	if queue {
@@ -42,7 +42,7 @@ func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool) (scripts.
 // acquireAgain is a reentrant acquire: it raises the hold count under a
 // latch, so that a retry after a lost reply returns the first answer.
 func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, error) {
-	keys := scripts.AcquireKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Tomb: m.keys.tomb,
+	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb,
 		Latch: []string{m.newLatch()}}
 	args := scripts.AcquireArgs{Owner: m.owner, Attempt: 1, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
 		GrantLease: m.cfg.grantLease(), LatchTTL: m.cfg.latchTTL()}
@@ -59,7 +59,7 @@ func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, error)
 // answer; the last one needs none: when a try whose reply was lost may
 // have released it, a retry that finds the hold gone reports it released.
 func (m *Mutex) release(ctx context.Context, last bool) (int64, error) {
-	keys := scripts.ReleaseKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Wake: m.keys.wake}
+	keys := scripts.ReleaseKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Wake: m.keys.Wake}
 	if !last {
 		keys.Latch = []string{m.newLatch()}
 	}
@@ -92,7 +92,7 @@ func (m *Mutex) abandon(seq int64) {
 		defer m.endUndo()
 		_ = m.retry(context.Background(), func(ctx context.Context) error {
 			_, err := m.scripts.Abandon(ctx,
-				scripts.AbandonKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Wake: m.keys.wake, Tomb: m.keys.tomb},
+				scripts.AbandonKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Wake: m.keys.Wake, Tomb: m.tomb},
 				scripts.AbandonArgs{Owner: m.owner, Attempt: seq, TombTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})
 			return err
 		})

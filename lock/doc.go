@@ -119,9 +119,12 @@
 //	p{name}:wake:<client>        pub/sub channel of a Client's handoff messages (not a key)
 //
 // An owner token is its Client's random 128-bit id, a dot and a number.
-// All share the {name} hash tag, so on Redis Cluster every script touches
-// one slot, and the wake messages travel with sharded pub/sub (SPUBLISH
-// and SSUBSCRIBE) within the lock's shard. On a single server or Sentinel
+// The layout is declared in the scripts' headers (the ---@keys family
+// LockKeys and a ---@key template per key, in lua/lock), and luagen
+// generates the code that builds the keys; nothing in this package spells
+// one by hand. All share the {name} hash tag, so on Redis Cluster every
+// script touches one slot, and the wake messages travel with sharded
+// pub/sub (SPUBLISH and SSUBSCRIBE) within the lock's shard. On a single server or Sentinel
 // they use PUBLISH and SUBSCRIBE, which every Redis version supports.
 //
 // # Metrics

@@ -238,7 +238,7 @@ func (h *hold) send(until time.Time) (next time.Duration, gone bool) {
 	defer cancel()
 	defer context.AfterFunc(m.c.ctx, cancel)()
 	sent := time.Now()
-	ok, err := m.scripts.Renew(ctx, scripts.RenewKeys{Lock: m.keys.lock}, scripts.RenewArgs{Owner: m.owner, Lease: lease})
+	ok, err := m.scripts.Renew(ctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: lease})
 	switch {
 	case err == nil && ok:
 		h.mu.Lock()

@@ -37,10 +37,11 @@ type Mutex struct {
 	scripts *scripts.Scripts
 	name    string
 	owner   string
-	keys    keys
-	seq     atomic.Uint64 // numbers acquire attempts and latches
-	op      chan struct{} // capacity 1: taken by the Lock, TryLock or Unlock in progress
-	wake    chan int64    // handoffs to this Mutex (the token), from the Client
+	keys    scripts.LockKeys // generated from the ---@keys family of lua/lock; see the package documentation
+	tomb    string           // keys.Tomb(owner): this owner's highest abandoned attempt
+	seq     atomic.Uint64    // numbers acquire attempts and latches
+	op      chan struct{}    // capacity 1: taken by the Lock, TryLock or Unlock in progress
+	wake    chan int64       // handoffs to this Mutex (the token), from the Client
 
 	mu     sync.Mutex
 	holds  int64 // the owner's hold count as the server last reported it
@@ -49,17 +50,6 @@ type Mutex struct {
 	hold   *hold // the current hold's context and watchdog; nil when none runs
 	undo   int   // rollbacks (Abandon) in flight
 	undone chan struct{}
-}
-
-// keys are a lock's key and channel names; see the package documentation.
-type keys struct {
-	lock  string // prefix{name}: the hash owner → hold count
-	fence string // prefix{name}:fence
-	queue string // prefix{name}:queue: waiting owners, oldest first
-	waits string // prefix{name}:waits: owner → "deadline grantLease"
-	wake  string // prefix{name}:wake: + a Client's id: its wake channel
-	tomb  string // prefix{name}:tomb: + owner: its highest abandoned attempt
-	latch string // prefix{name}:latch: + owner + "." + a sequence number
 }
 
 // New returns a Mutex for the lock called name, with a new owner token.
@@ -85,12 +75,9 @@ func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 		op:    make(chan struct{}, 1),
 		wake:  make(chan int64, 1),
 	}
-	base := cfg.prefix + "{" + name + "}"
-	m.keys = keys{
-		lock: base, fence: base + ":fence", queue: base + ":queue", waits: base + ":waits",
-		wake: base + ":wake:", tomb: base + ":tomb:" + m.owner, latch: base + ":latch:" + m.owner + ".",
-	}
-	if err := runtime.CheckSlots("lock.New", []string{m.keys.lock, m.keys.fence, m.keys.wake, m.keys.tomb}); err != nil {
+	m.keys = scripts.LockKeysFor(cfg.prefix, name)
+	m.tomb = m.keys.Tomb(m.owner)
+	if err := runtime.CheckSlots("lock.New", []string{m.keys.Lock, m.keys.Fence, m.keys.Wake, m.tomb}); err != nil {
 		return nil, nameError(name, optionError("%v", err))
 	}
 	m.scripts = scripts.New(c.executor(&cfg))
@@ -105,7 +92,7 @@ func (m *Mutex) Name() string { return m.name }
 func (m *Mutex) Owner() string { return m.owner }
 
 // Key returns the Redis key of the lock hash, e.g. "lock:{order:42}".
-func (m *Mutex) Key() string { return m.keys.lock }
+func (m *Mutex) Key() string { return m.keys.Lock }
 
 var notHeld = func() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -226,7 +213,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		refused = sent
 
 		if sub == nil && m.notifies() {
-			if sub, err = m.c.subscribe(m.keys.wake + m.c.id); err != nil {
+			if sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
 				m.abandon(seq)
 				return m.failed(ctx, start, n, err)
 			}
@@ -556,7 +543,7 @@ func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
 	}
 	var in scripts.Inspection
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
-		in, err = m.scripts.Inspect(ctx, scripts.InspectKeys{Lock: m.keys.lock}, scripts.InspectArgs{Owner: m.owner})
+		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
 		return err
 	})
 	return in, m.wrap(err)
@@ -574,7 +561,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	var deleted bool
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
 		deleted, err = m.scripts.ForceUnlock(ctx,
-			scripts.ForceUnlockKeys{Lock: m.keys.lock, Fence: m.keys.fence, Queue: m.keys.queue, Waits: m.keys.waits, Wake: m.keys.wake},
+			m.keys.ForceUnlock(),
 			scripts.ForceUnlockArgs{FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})
 		return err
 	})
@@ -583,5 +570,5 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 
 // newLatch names a latch key for one script call.
 func (m *Mutex) newLatch() string {
-	return m.keys.latch + strconv.FormatUint(m.seq.Add(1), 10)
+	return m.keys.Latch(m.owner, int64(m.seq.Add(1)))
 }

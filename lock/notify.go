@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/luagen/luagen/runtime"
 )
 
 const (
@@ -19,8 +21,12 @@ const (
 	subscriptionLinger = time.Second
 	// unsubscribeTimeout bounds the UNSUBSCRIBE sent when a subscription ends.
 	unsubscribeTimeout = 2 * time.Second
-	resubscribeMin     = 20 * time.Millisecond
-	resubscribeMax     = 2 * time.Second
+	// resubscribeMin and resubscribeMax bound the waits between
+	// subscription attempts after a failure (runtime.Retry's jittered
+	// doubling), and resubscribeMin is also the pause before subscribing
+	// again after the server dropped the subscription.
+	resubscribeMin = 20 * time.Millisecond
+	resubscribeMax = 2 * time.Second
 )
 
 // subscription is the Client's wake channel for one lock, shared by every
@@ -184,8 +190,7 @@ func (s *subscription) run(ctx context.Context) {
 		}
 		s.markSettled()
 	})
-	backoff := resubscribeMin
-	for {
+	receive := func(context.Context) error {
 		var cmd rueidis.Completed
 		if s.c.sharded {
 			cmd = rc.B().Ssubscribe().Channel(s.channel).Build()
@@ -198,21 +203,32 @@ func (s *subscription) run(ctx context.Context) {
 				s.c.deliver(owner, n)
 			}
 		})
-		if s.stopped(ctx) || errors.Is(err, rueidis.ErrClosing) {
-			return
-		}
-		if err == nil {
-			// The server unsubscribed us: the slot moved (Redis sends
-			// SUNSUBSCRIBE on a failover or migration). Subscribe again
-			// right away; rueidis follows the slot to its new node.
-			backoff = resubscribeMin
-		} else {
+		if err != nil {
 			// Waiters should not wait for a subscription that failed: they
 			// fall back to polling until it comes back.
 			s.markSettled()
-			backoff = min(2*backoff, resubscribeMax)
 		}
-		t := time.NewTimer(backoff)
+		return err
+	}
+	// Every failure is worth another try (a broken connection, a node
+	// that is down) until the subscription is stopped or the client closes.
+	policy := runtime.RetryPolicy{
+		MinBackoff: resubscribeMin,
+		MaxBackoff: resubscribeMax,
+		Retryable: func(err error) bool {
+			return !s.stopped(ctx) && !errors.Is(err, rueidis.ErrClosing)
+		},
+	}
+	for {
+		err := runtime.Retry(ctx, policy, receive)
+		if s.stopped(ctx) || errors.Is(err, rueidis.ErrClosing) {
+			return
+		}
+		// Receive returned nil: the server unsubscribed us (Redis sends
+		// SUNSUBSCRIBE when the slot moves: a failover or a migration).
+		// Subscribe again shortly, with a fresh backoff; rueidis follows
+		// the slot to its new node.
+		t := time.NewTimer(resubscribeMin)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -86,13 +86,13 @@ func Transient(err error) bool {
 	return true
 }
 
-// backoff is the wait before retry n (1-based): RetryMinBackoff·2ⁿ⁻¹ capped
-// at RetryMaxBackoff, of which the upper half is random so that buyers who
-// failed together do not all come back together.
-func backoff(n int) time.Duration {
-	d := RetryMaxBackoff
+// backoff is the wait before retry n (1-based): lo·2ⁿ⁻¹ capped at hi, of
+// which the upper half is random so that callers who failed together (buyers
+// after a failover) do not all come back together.
+func backoff(n int, lo, hi time.Duration) time.Duration {
+	d := hi
 	if n < 16 {
-		d = min(RetryMinBackoff<<(n-1), RetryMaxBackoff)
+		d = min(lo<<(n-1), hi)
 	}
 	return d/2 + rand.N(d/2+1)
 }
@@ -142,24 +142,29 @@ func Retry(ctx context.Context, p RetryPolicy, call func(context.Context) error)
 	if retryable == nil {
 		retryable = Transient
 	}
-	lo, hi := p.MinBackoff, p.MaxBackoff
+	lo, hi := p.backoffs()
+	for n := 1; ; n++ {
+		err := call(ctx)
+		if err == nil || ctx.Err() != nil || !retryable(err) || (p.Attempts > 0 && n >= p.Attempts) {
+			return err
+		}
+		if !sleep(ctx, backoff(n, lo, hi)) {
+			return err
+		}
+	}
+}
+
+// backoffs returns p's first wait and its cap, zero values replaced by the
+// defaults: MinBackoff 0 is RetryMinBackoff; a MaxBackoff below the first
+// wait (0 included) is RetryMaxBackoff, or the first wait when that is
+// larger.
+func (p RetryPolicy) backoffs() (lo, hi time.Duration) {
+	lo, hi = p.MinBackoff, p.MaxBackoff
 	if lo <= 0 {
 		lo = RetryMinBackoff
 	}
 	if hi < lo {
 		hi = max(lo, RetryMaxBackoff)
 	}
-	for n := 1; ; n++ {
-		err := call(ctx)
-		if err == nil || ctx.Err() != nil || !retryable(err) || (p.Attempts > 0 && n >= p.Attempts) {
-			return err
-		}
-		d := hi
-		if n < 16 {
-			d = min(lo<<(n-1), hi)
-		}
-		if !sleep(ctx, d/2+rand.N(d/2+1)) {
-			return err
-		}
-	}
+	return lo, hi
 }

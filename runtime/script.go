@@ -180,14 +180,17 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 			return Value{}, err
 		}
 	}
-	v, err := s.run(ctx, e, keys, args)
-	if err != nil && s.idem {
-		for n := 1; n < RetryAttempts && Transient(err) && ctx.Err() == nil; n++ {
-			if !sleep(ctx, backoff(n)) {
-				break
-			}
+	var (
+		v   Value
+		err error
+	)
+	if s.idem {
+		err = Retry(ctx, execRetry, func(ctx context.Context) (err error) {
 			v, err = s.run(ctx, e, keys, args)
-		}
+			return err
+		})
+	} else {
+		v, err = s.run(ctx, e, keys, args)
 	}
 	if err != nil {
 		return Value{}, s.classify(err)
@@ -202,6 +205,11 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	}
 	return v, nil
 }
+
+// execRetry is how Exec retries an idempotent script: RetryAttempts tries,
+// waits from RetryMinBackoff to RetryMaxBackoff, after Transient failures,
+// never past the caller's ctx (no window of its own).
+var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff, MaxBackoff: RetryMaxBackoff, Retryable: Transient}
 
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.

@@ -15,12 +15,12 @@
 --- When the lock is free with waiters queued, the first live one is handed
 --- the lock too, so nobody waits behind an owner that left.
 ---@script Abandon
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
----@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller
 ---@arg attempt   int64             the abandoned call's number
 ---@arg tombTTL   time.Duration ms  lifetime of tomb, whole ms >= 1

@@ -24,12 +24,13 @@
 --- not idempotent, so it records its answer in latch for latchTTL and a
 --- retry returns it; a first acquire needs no latch (see above).
 ---@script Acquire
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
----@key ...latch  reentrant form only: this call's latch (one key); must share lock's {hash tag}
+---@keys LockKeys LockKeysFor prefix{name}  one lock's keys, e.g. LockKeysFor("lock:", "order:42") gives lock:{order:42}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
+---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
 ---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg lease       time.Duration ms  lease to set on success, whole ms >= 1

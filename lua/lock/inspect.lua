@@ -1,7 +1,7 @@
 #!lua flags=no-writes
 --- Inspect reads the lock's state as owner sees it, without changing it.
 ---@script Inspect
----@key lock    the lock hash: owner → hold count
+---@key lock      {name}                             the lock hash: owner → hold count
 ---@arg owner   string   owner token to report on
 ---@return tuple Inspection   the lock's state
 ---@field holdCount int64             owner's hold count; 0 when owner does not hold it

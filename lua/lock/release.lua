@@ -19,12 +19,12 @@
 --- the prefix of pub/sub channels, never a key. sharded picks SPUBLISH
 --- (Redis Cluster: the message stays in the lock's shard) over PUBLISH.
 ---@script Release
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
----@key ...latch  a release that leaves holds: this call's latch (one key); must share lock's {hash tag}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1

@@ -5,7 +5,7 @@
 --- owner), so a late renewal can never resurrect a lost lock. It is
 --- idempotent and safe to retry.
 ---@script Renew
----@key lock   the lock hash: owner → hold count
+---@key lock      {name}                             the lock hash: owner → hold count
 ---@arg owner  string             owner token of the caller
 ---@arg lease  time.Duration ms   new lease, whole ms >= 1
 ---@return bool                   true when the lease was extended

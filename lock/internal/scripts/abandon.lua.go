@@ -12,20 +12,21 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// AbandonKeys are the KEYS of [Scripts.Abandon], in KEYS order. All keys must
-// hash to one slot: give them one {hash tag}.
+// AbandonKeys are the KEYS of [Scripts.Abandon], in KEYS order. [LockKeysFor]
+// and its methods build them from one {name} hash tag, so they hash to one
+// slot.
 type AbandonKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
-	// Fence is KEYS[2]: fencing counter (string); must share lock's {hash tag}
+	// Fence is KEYS[2], prefix{name}:fence: fencing counter (string)
 	Fence string
-	// Queue is KEYS[3]: list of waiting owners, oldest first; must share lock's {hash tag}
+	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4]: hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is KEYS[5]: prefix of the Clients' wake channels; must share lock's {hash tag}
+	// Wake is KEYS[5], prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
-	// Tomb is KEYS[6]: owner's highest abandoned attempt; must share lock's {hash tag}
+	// Tomb is KEYS[6], prefix{name}:tomb:<owner> ([LockKeys.Tomb]): owner's highest abandoned attempt
 	Tomb string
 }
 
@@ -107,12 +108,12 @@ const abandonBody = `#!lua
 --- When the lock is free with waiters queued, the first live one is handed
 --- the lock too, so nobody waits behind an owner that left.
 ---@script Abandon
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
----@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller
 ---@arg attempt   int64             the abandoned call's number
 ---@arg tombTTL   time.Duration ms  lifetime of tomb, whole ms >= 1

@@ -12,20 +12,21 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order. All keys must
-// hash to one slot: give them one {hash tag}.
+// AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order. [LockKeysFor]
+// and its methods build them from one {name} hash tag, so they hash to one
+// slot.
 type AcquireKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
-	// Fence is KEYS[2]: fencing counter (string); must share lock's {hash tag}
+	// Fence is KEYS[2], prefix{name}:fence: fencing counter (string)
 	Fence string
-	// Queue is KEYS[3]: list of waiting owners, oldest first; must share lock's {hash tag}
+	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4]: hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Tomb is KEYS[5]: owner's highest abandoned attempt; must share lock's {hash tag}
+	// Tomb is KEYS[5], prefix{name}:tomb:<owner> ([LockKeys.Tomb]): owner's highest abandoned attempt
 	Tomb string
-	// Latch are KEYS[6] onward: reentrant form only: this call's latch (one key); must share lock's {hash tag}
+	// Latch are KEYS[6] onward, prefix{name}:latch:<owner>.<seq:int64> ([LockKeys.Latch]): one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 	Latch []string
 }
 
@@ -160,12 +161,13 @@ const acquireBody = `#!lua
 --- not idempotent, so it records its answer in latch for latchTTL and a
 --- retry returns it; a first acquire needs no latch (see above).
 ---@script Acquire
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key tomb      owner's highest abandoned attempt; must share lock's {hash tag}
----@key ...latch  reentrant form only: this call's latch (one key); must share lock's {hash tag}
+---@keys LockKeys LockKeysFor prefix{name}  one lock's keys, e.g. LockKeysFor("lock:", "order:42") gives lock:{order:42}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
+---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
 ---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg lease       time.Duration ms  lease to set on success, whole ms >= 1

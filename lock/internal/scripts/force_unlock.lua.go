@@ -12,18 +12,19 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// ForceUnlockKeys are the KEYS of [Scripts.ForceUnlock], in KEYS order. All
-// keys must hash to one slot: give them one {hash tag}.
+// ForceUnlockKeys are the KEYS of [Scripts.ForceUnlock], in KEYS order.
+// [LockKeys.ForceUnlock] builds them from one {name} hash tag, so they hash to
+// one slot.
 type ForceUnlockKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
-	// Fence is KEYS[2]: fencing counter (string); must share lock's {hash tag}
+	// Fence is KEYS[2], prefix{name}:fence: fencing counter (string)
 	Fence string
-	// Queue is KEYS[3]: list of waiting owners, oldest first; must share lock's {hash tag}
+	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4]: hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is KEYS[5]: prefix of the Clients' wake channels; must share lock's {hash tag}
+	// Wake is KEYS[5], prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
 }
 
@@ -71,11 +72,11 @@ const forceUnlockBody = `#!lua
 --- holder that will never come back); the holder learns of it at its next
 --- renewal.
 ---@script ForceUnlock
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when there was a lock to delete

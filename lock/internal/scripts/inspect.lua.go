@@ -13,8 +13,10 @@ import (
 )
 
 // InspectKeys are the KEYS of [Scripts.Inspect], in KEYS order.
+// [LockKeys.Inspect] builds them from one {name} hash tag, so they hash to one
+// slot.
 type InspectKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
 }
 
@@ -79,7 +81,7 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 const inspectBody = `#!lua flags=no-writes
 --- Inspect reads the lock's state as owner sees it, without changing it.
 ---@script Inspect
----@key lock    the lock hash: owner → hold count
+---@key lock      {name}                             the lock hash: owner → hold count
 ---@arg owner   string   owner token to report on
 ---@return tuple Inspection   the lock's state
 ---@field holdCount int64             owner's hold count; 0 when owner does not hold it

@@ -13,20 +13,21 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// ReleaseKeys are the KEYS of [Scripts.Release], in KEYS order. All keys must
-// hash to one slot: give them one {hash tag}.
+// ReleaseKeys are the KEYS of [Scripts.Release], in KEYS order. [LockKeysFor]
+// and its methods build them from one {name} hash tag, so they hash to one
+// slot.
 type ReleaseKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
-	// Fence is KEYS[2]: fencing counter (string); must share lock's {hash tag}
+	// Fence is KEYS[2], prefix{name}:fence: fencing counter (string)
 	Fence string
-	// Queue is KEYS[3]: list of waiting owners, oldest first; must share lock's {hash tag}
+	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4]: hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is KEYS[5]: prefix of the Clients' wake channels; must share lock's {hash tag}
+	// Wake is KEYS[5], prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
-	// Latch are KEYS[6] onward: a release that leaves holds: this call's latch (one key); must share lock's {hash tag}
+	// Latch are KEYS[6] onward, prefix{name}:latch:<owner>.<seq:int64> ([LockKeys.Latch]): one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 	Latch []string
 }
 
@@ -145,12 +146,12 @@ const releaseBody = `#!lua
 --- the prefix of pub/sub channels, never a key. sharded picks SPUBLISH
 --- (Redis Cluster: the message stays in the lock's shard) over PUBLISH.
 ---@script Release
----@key lock      the lock hash: owner → hold count
----@key fence     fencing counter (string); must share lock's {hash tag}
----@key queue     list of waiting owners, oldest first; must share lock's {hash tag}
----@key waits     hash owner → "deadline grantLease" (ms); must share lock's {hash tag}
----@key wake      prefix of the Clients' wake channels; must share lock's {hash tag}
----@key ...latch  a release that leaves holds: this call's latch (one key); must share lock's {hash tag}
+---@key lock      {name}                             the lock hash: owner → hold count
+---@key fence     {name}:fence                       fencing counter (string)
+---@key queue     {name}:queue                       list of waiting owners, oldest first
+---@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1

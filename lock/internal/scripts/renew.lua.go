@@ -12,9 +12,10 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// RenewKeys are the KEYS of [Scripts.Renew], in KEYS order.
+// RenewKeys are the KEYS of [Scripts.Renew], in KEYS order. [LockKeys.Renew]
+// builds them from one {name} hash tag, so they hash to one slot.
 type RenewKeys struct {
-	// Lock is KEYS[1]: the lock hash: owner → hold count
+	// Lock is KEYS[1], prefix{name}: the lock hash: owner → hold count
 	Lock string
 }
 
@@ -63,7 +64,7 @@ const renewBody = `#!lua
 --- owner), so a late renewal can never resurrect a lost lock. It is
 --- idempotent and safe to retry.
 ---@script Renew
----@key lock   the lock hash: owner → hold count
+---@key lock      {name}                             the lock hash: owner → hold count
 ---@arg owner  string             owner token of the caller
 ---@arg lease  time.Duration ms   new lease, whole ms >= 1
 ---@return bool                   true when the lease was extended

@@ -32,3 +32,67 @@ func All() []*runtime.Script {
 func (s *Scripts) Preload(ctx context.Context) error {
 	return runtime.Preload(ctx, s.exec, All()...)
 }
+
+// LockKeys are the keys of a ---@keys family (lua/lock/acquire.lua): one
+// lock's keys, e.g. LockKeysFor("lock:", "order:42") gives lock:{order:42}.
+// Build them with [LockKeysFor]: each is laid out as prefix{name} and a
+// suffix. They share the hash tag {name}, so on Redis Cluster they hash to one
+// slot.
+type LockKeys struct {
+	// Lock is prefix{name}: the lock hash: owner → hold count
+	Lock string
+	// Fence is prefix{name}:fence: fencing counter (string)
+	Fence string
+	// Queue is prefix{name}:queue: list of waiting owners, oldest first
+	Queue string
+	// Waits is prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	Waits string
+	// Wake is prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+	Wake string
+	tag  string // prefix{name}, for the keys with parts
+}
+
+// LockKeysFor returns the LockKeys of name under prefix: prefix{name},
+// prefix{name}:fence, prefix{name}:queue, prefix{name}:waits and
+// prefix{name}:wake:. They share the hash tag {name}, so on Redis Cluster they
+// hash to one slot. An empty name gives "{}", which is no hash tag: the keys
+// then hash to different slots and calls fail with [runtime.ErrCrossSlot].
+func LockKeysFor(prefix, name string) LockKeys {
+	tag := prefix + "{" + name + "}"
+	return LockKeys{
+		Lock:  tag,
+		Fence: tag + ":fence",
+		Queue: tag + ":queue",
+		Waits: tag + ":waits",
+		Wake:  tag + ":wake:",
+		tag:   tag,
+	}
+}
+
+// Tomb returns the key prefix{name}:tomb:<owner>: owner's highest abandoned
+// attempt.
+func (k LockKeys) Tomb(owner string) string {
+	return k.tag + ":tomb:" + owner
+}
+
+// Latch returns the key prefix{name}:latch:<owner>.<seq:int64>: one call's
+// answer, kept for a retry (at most one key): a reentrant acquire's or a
+// release's that leaves holds.
+func (k LockKeys) Latch(owner string, seq int64) string {
+	return k.tag + ":latch:" + owner + "." + runtime.FormatInt(seq)
+}
+
+// ForceUnlock returns the keys of [Scripts.ForceUnlock].
+func (k LockKeys) ForceUnlock() ForceUnlockKeys {
+	return ForceUnlockKeys{Lock: k.Lock, Fence: k.Fence, Queue: k.Queue, Waits: k.Waits, Wake: k.Wake}
+}
+
+// Inspect returns the keys of [Scripts.Inspect].
+func (k LockKeys) Inspect() InspectKeys {
+	return InspectKeys{Lock: k.Lock}
+}
+
+// Renew returns the keys of [Scripts.Renew].
+func (k LockKeys) Renew() RenewKeys {
+	return RenewKeys{Lock: k.Lock}
+}

@@ -20,12 +20,13 @@ import (
 
 var offlineNow = time.UnixMilli(1_700_000_000_123)
 
+// k is the keys of lock "o" under prefix "lock:"; TestKeyLayout spells them.
+var (
+	k                             = scripts.LockKeysFor("lock:", "o")
+	lk, fence, queue, waits, wake = k.Lock, k.Fence, k.Queue, k.Waits, k.Wake
+)
+
 const (
-	lk       = "lock:{o}"
-	fence    = "lock:{o}:fence"
-	queue    = "lock:{o}:queue"
-	waits    = "lock:{o}:waits"
-	wake     = "lock:{o}:wake:"
 	lease    = 30 * time.Second
 	queueTTL = 3 * time.Second
 	grant    = 3 * time.Second
@@ -39,7 +40,7 @@ func offline(t *testing.T) (*luatest.Redis, *scripts.Scripts) {
 func acquire(t *testing.T, s *scripts.Scripts, owner string, attempt int64, latch ...string) scripts.AcquireResult {
 	t.Helper()
 	res, err := s.Acquire(context.Background(),
-		scripts.AcquireKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Tomb: "lock:{o}:tomb:" + owner, Latch: latch},
+		scripts.AcquireKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Tomb: k.Tomb(owner), Latch: latch},
 		scripts.AcquireArgs{Owner: owner, Attempt: attempt, Lease: lease, FenceTTL: time.Hour, QueueTTL: queueTTL, GrantLease: grant, LatchTTL: 10 * time.Second})
 	require.NoError(t, err)
 	return res
@@ -54,10 +55,23 @@ func release(s *scripts.Scripts, owner string, latch ...string) (scripts.Release
 func abandon(t *testing.T, s *scripts.Scripts, owner string, attempt int64) bool {
 	t.Helper()
 	gave, err := s.Abandon(context.Background(),
-		scripts.AbandonKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Wake: wake, Tomb: "lock:{o}:tomb:" + owner},
+		scripts.AbandonKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Wake: wake, Tomb: k.Tomb(owner)},
 		scripts.AbandonArgs{Owner: owner, Attempt: attempt, TombTTL: 10 * time.Second, FenceTTL: time.Hour})
 	require.NoError(t, err)
 	return gave
+}
+
+// The generated constructor lays the keys out as the package
+// documentation of lock says: every key under one {name} hash tag.
+func TestKeyLayout(t *testing.T) {
+	k := scripts.LockKeysFor("app:", "order:42")
+	assert.Equal(t, []string{"app:{order:42}", "app:{order:42}:fence", "app:{order:42}:queue", "app:{order:42}:waits", "app:{order:42}:wake:"},
+		[]string{k.Lock, k.Fence, k.Queue, k.Waits, k.Wake})
+	assert.Equal(t, "app:{order:42}:tomb:c1.7", k.Tomb("c1.7"))
+	assert.Equal(t, "app:{order:42}:latch:c1.7.-3", k.Latch("c1.7", -3))
+	assert.Equal(t, scripts.ForceUnlockKeys{Lock: k.Lock, Fence: k.Fence, Queue: k.Queue, Waits: k.Waits, Wake: k.Wake}, k.ForceUnlock())
+	assert.Equal(t, scripts.RenewKeys{Lock: k.Lock}, k.Renew())
+	assert.Equal(t, scripts.InspectKeys{Lock: k.Lock}, k.Inspect())
 }
 
 // A release hands the lock to the first waiter: one hold, the grant lease,
@@ -161,11 +175,11 @@ func TestLatches(t *testing.T) {
 	r, s := offline(t)
 	require.True(t, acquire(t, s, "A.1", 1).Acquired)
 	assert.ElementsMatch(t, []string{lk, fence}, r.Keys(), "a first acquire writes no latch")
-	l1 := "lock:{o}:latch:A.1.1"
+	l1 := k.Latch("A.1", 1)
 	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1))
 	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1), "a retry")
 	assert.Equal(t, map[string]string{"A.1": "2"}, r.HGetAll(lk))
-	l2 := "lock:{o}:latch:A.1.2"
+	l2 := k.Latch("A.1", 2)
 	left, err := release(s, "A.1", l2)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, left)
