@@ -4,23 +4,14 @@
 # service of one's own would: its go.mod starts without luagen, the README's
 # commands add the tool, tidy, generate, vet and test it. `make test` runs it.
 #
-# What differs from a user's machine, and why:
-#  1. The copy's go.mod says `replace github.com/luagen/luagen => <this
-#     checkout>` (an absolute path), so the commands build this commit of
-#     luagen rather than a published version.
-#  2. `go get -tool github.com/luagen/luagen/cmd/luagen@latest` runs with
-#     GOPROXY set to its proxy URLs joined by '|' and followed by '|off'
-#     ("direct" left out). luagen is not published, so no proxy has a
-#     version of it. proxy.golang.org answers 404/410 for a module it cannot
-#     find; the go command takes that as "no such module" and uses the
-#     replace (cmd/go/internal/modload/query.go, replacementRepo.Versions).
-#     A proxy that answers 403 instead, as the one this CI reaches does,
-#     makes it a hard error, and "direct" fails on a machine that cannot
-#     reach github.com; '|' moves on after any error and "off" answers
-#     "not found", so the replace is used there too. Checksums of the other
-#     modules still come from GOSUMDB (through the proxy). The tidy, vet
-#     and test steps run with GOPROXY as it is.
-# Every other command runs verbatim.
+# What differs from a user's machine: the replace points at this checkout
+# (an absolute path), so the commands build this commit of luagen. GOPROXY
+# for `go get -tool` is the README's ('https://proxy.golang.org|off'): no
+# proxy has luagen yet, and a proxy that answers 403 rather than 404/410
+# for an unknown module would make the lookup a hard error; '|' moves on
+# after any error and "off" answers "not found", so the go command uses the
+# replace (cmd/go/internal/modload/query.go, replacementRepo.Versions).
+# Every other command runs verbatim, in the README's order.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,18 +33,10 @@ cp go.mod "$work/go.mod.committed"
 # Start where a user starts: a module whose go.mod does not know luagen.
 $go mod edit -droptool github.com/luagen/luagen/cmd/luagen -droprequire github.com/luagen/luagen
 
-proxies=$($go env GOPROXY | tr ',|' '\n\n' | grep -vx -e direct -e off -e '' | tr '\n' '|' || true)
-step "GOPROXY='${proxies}off'" go get -tool github.com/luagen/luagen/cmd/luagen@latest
-GOPROXY="${proxies}off" $go get -tool github.com/luagen/luagen/cmd/luagen@latest
+step "GOPROXY='https://proxy.golang.org|off'" go get -tool github.com/luagen/luagen/cmd/luagen@latest
+GOPROXY='https://proxy.golang.org|off' $go get -tool github.com/luagen/luagen/cmd/luagen@latest
 
-step go mod tidy
-$go mod tidy
-if ! diff -u "$work/go.mod.committed" go.mod; then
-	echo "the README's commands give another go.mod than examples/ratelimit's (above); update one of them"
-	exit 1
-fi
-
-# go generate must find the committed generated files up to date.
+# Step 3 in the README's order: generate, tidy, vet, test.
 cp -R "$svc" "$work/before"
 step go generate ./...
 $go generate ./...
@@ -61,6 +44,23 @@ if ! diff -ru "$work/before" "$svc"; then
 	echo "go generate ./... changed examples/ratelimit (above): run it there and commit the result"
 	exit 1
 fi
+
+step go mod tidy
+$go mod tidy
+if ! diff -u "$work/go.mod.committed" go.mod; then
+	echo "the README's commands give another go.mod than examples/ratelimit's (above); update one of them"
+	exit 1
+fi
+# Tidy must leave nothing for go generate to change either.
+rm -rf "$work/before"
+cp -R "$svc" "$work/before"
+$go generate ./...
+if ! diff -ru "$work/before" "$svc"; then
+	echo "go generate ./... after go mod tidy changed examples/ratelimit (above)"
+	exit 1
+fi
+step go mod tidy -diff
+$go mod tidy -diff
 
 step go vet ./...
 $go vet ./...

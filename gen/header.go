@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,10 +140,41 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 		if strings.Trim(rest, "-") == "" {
 			continue // a ------ rule
 		}
+		if at, tag := misspelledTag(trimmed); tag != "" {
+			r.errorf(Pos{i + 1, indent + at + 1}, "%q is doc text: write \"---%s\" (no space) to declare a tag", trimmed[:at+len(tag)], tag)
+			s.meant(tag)
+			continue
+		}
 		s.Doc = append(s.Doc, strings.TrimRight(rest, " \t"))
 	}
 	p.finish()
 	return len(lines)
+}
+
+// misspelledTag finds a known tag that a comment line meant to declare
+// but that Lua and luagen read as text: "--- @arg" (doc text), "--@arg" and
+// "-- @arg" (plain comments). It returns the index of the '@' in line
+// (which starts with "--") and the tag, or "" when the text after the dashes
+// and spaces does not start with a known tag, so prose that merely holds an
+// '@' is left alone.
+func misspelledTag(line string) (int, string) {
+	text := strings.TrimLeft(line, "-")
+	text = strings.TrimLeft(text, " \t")
+	if !strings.HasPrefix(text, "@") {
+		return 0, ""
+	}
+	at := len(line) - len(text)
+	if strings.HasPrefix(line, "---@") {
+		return 0, "" // a real tag
+	}
+	end := strings.IndexAny(text, " \t")
+	if end < 0 {
+		end = len(text)
+	}
+	if !slices.Contains(tags, text[:end]) {
+		return 0, ""
+	}
+	return at, text[:end]
 }
 
 func (p *headerParser) finish() {

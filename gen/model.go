@@ -110,6 +110,15 @@ func (s *Script) Declared() (keys, args []*Param, ok bool) {
 // as tag.
 func (s *Script) mayLack(tag string) bool { return s.unknownMeant[tag] }
 
+// meant records that a diagnostic already blames a line that meant to
+// declare tag, so checks of what tag declares stay quiet.
+func (s *Script) meant(tag string) {
+	if s.unknownMeant == nil {
+		s.unknownMeant = map[string]bool{}
+	}
+	s.unknownMeant[tag] = true
+}
+
 // Param is a declared key, arg or tuple field.
 type Param struct {
 	Name     string // as written in the header, e.g. "holdCount"

@@ -30,6 +30,21 @@ func parseCounted(path, file string, src []byte) (*Script, Diagnostics, *locator
 	lines, _ := splitLines(text)
 	checkShebangEnd(r, text, lines)
 	codeStart := parseHeader(r, s, lines)
+	_, strs := mask(text)
+	slines, _ := splitLines(strs)
+	// A tag written "--@arg" or "-- @arg" in the comment lines that end the
+	// header would silently be a plain comment.
+	for i := codeStart; i < len(slines); i++ {
+		trimmed := strings.TrimLeft(slines[i], " \t")
+		if !strings.HasPrefix(trimmed, "--") || strings.HasPrefix(trimmed, "---") || strings.HasPrefix(trimmed, "--[") {
+			break
+		}
+		if at, tag := misspelledTag(trimmed); tag != "" {
+			indent := len(slines[i]) - len(trimmed)
+			r.errorf(Pos{i + 1, indent + at + 1}, "%q is a plain comment: write \"---%s\" (three dashes, no space) to declare a tag", trimmed[:at+len(tag)], tag)
+			s.meant(tag)
+		}
+	}
 	checkReturn(r, s)
 	checkReplyHeader(r, s)
 	if s.Name == "" {
@@ -39,8 +54,6 @@ func parseCounted(path, file string, src []byte) (*Script, Diagnostics, *locator
 		}
 	}
 	// A tag after the header would silently be a plain comment.
-	_, strs := mask(text)
-	slines, _ := splitLines(strs)
 	for i := codeStart; i < len(slines); i++ {
 		trimmed := strings.TrimLeft(slines[i], " \t")
 		if strings.HasPrefix(trimmed, "---@") {

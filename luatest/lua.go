@@ -128,6 +128,7 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 	L := vm.L
 	math := vm.globals.RawGetString("math").(*lua.LTable)
 	math.RawSetString("huge", lua.LNumber(posInf)) // gopher-lua sets MaxFloat64
+	mathNaNs(L, math)
 	math.RawSetString("random", L.NewFunction(func(L *lua.LState) int { return mathRandom(L, &r.rand) }))
 	math.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
 		// luaL_checkint: a number or numeric string, cast to long then int.

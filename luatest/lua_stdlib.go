@@ -11,6 +11,51 @@ import (
 
 var posInf = math.Inf(1)
 
+// defaultNaN is the NaN an x86-64 CPU produces for an invalid operation
+// (0/0, inf*0, SQRTSD of a negative): its sign bit is set, so glibc prints
+// it "-nan". Go's math.NaN() has the sign bit clear ("nan").
+var defaultNaN = math.Float64frombits(0xfff8000000000000)
+
+// mathNaNs replaces the math functions whose Go versions answer
+// math.NaN() where glibc's answer the CPU's default NaN (printed "-nan" by
+// tostring, as the real server does) or pass a NaN argument through with
+// its sign: fmod, log, sin, cos and tan. The others already agree.
+func mathNaNs(L *lua.LState, m *lua.LTable) {
+	fn1 := func(name string, f func(float64) float64, invalid func(float64) bool) {
+		m.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			x := checkNumber51(L, 1)
+			switch {
+			case math.IsNaN(x):
+				L.Push(lua.LNumber(x))
+			case invalid(x):
+				L.Push(lua.LNumber(defaultNaN))
+			default:
+				L.Push(lua.LNumber(f(x)))
+			}
+			return 1
+		}))
+	}
+	isInf := func(x float64) bool { return math.IsInf(x, 0) }
+	fn1("log", math.Log, func(x float64) bool { return x < 0 })
+	fn1("sin", math.Sin, isInf)
+	fn1("cos", math.Cos, isInf)
+	fn1("tan", math.Tan, isInf)
+	m.RawSetString("fmod", L.NewFunction(func(L *lua.LState) int {
+		x, y := checkNumber51(L, 1), checkNumber51(L, 2)
+		switch {
+		case math.IsNaN(x):
+			L.Push(lua.LNumber(x))
+		case math.IsNaN(y):
+			L.Push(lua.LNumber(y))
+		case y == 0 || math.IsInf(x, 0):
+			L.Push(lua.LNumber(defaultNaN))
+		default:
+			L.Push(lua.LNumber(math.Mod(x, y)))
+		}
+		return 1
+	}))
+}
+
 // mathRandom is Redis' patched math_random (deps/lua/src/lmathlib.c): the
 // same ranges as Lua 5.1, drawn from [rand48] instead of rand().
 func mathRandom(L *lua.LState, rnd *rand48) int {

@@ -192,6 +192,28 @@ func TestFaults(t *testing.T) {
 	assert.Equal(t, "2", n)
 }
 
+// TestReplyLostRetry pins what ErrReplyLost's doc promises: a transient
+// failure that Exec returns for a plain script and retries for an
+// idempotent one, whose script then runs twice.
+func TestReplyLostRetry(t *testing.T) {
+	r := luatest.New(t, luatest.WithTime(t0))
+	require.True(t, runtime.Transient(luatest.ErrReplyLost))
+	body := "return redis.call('INCR', KEYS[1])"
+	plain := runtime.NewScript(runtime.ScriptSpec{Name: "Plain", Body: body})
+	idem := runtime.NewScript(runtime.ScriptSpec{Name: "Idem", Body: body, Idempotent: true})
+
+	r.LoseReply()
+	_, err := plain.Exec(context.Background(), r, []string{"n"}, nil)
+	require.ErrorIs(t, err, luatest.ErrReplyLost)
+	n, _ := r.Get("n")
+	assert.Equal(t, "1", n, "the plain script ran once and was not sent again")
+
+	r.LoseReply()
+	v, err := idem.Exec(context.Background(), r, []string{"n"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.IntValue(3), v, "the retry ran the script a second time and got its reply")
+}
+
 func TestDoAndInspection(t *testing.T) {
 	r := luatest.New(t, luatest.WithTime(t0))
 	_, err := r.Do("NOSUCH", "a")

@@ -247,7 +247,10 @@ func toValue(r resp.Reply) runtime.Value {
 
 // ErrReplyLost is returned by EvalSha and Eval when a fault injected with
 // [Redis.LoseReply] fires: the script ran and its effects stay, but the
-// caller never got the reply, as after a connection drop. It is not a
-// *[runtime.ReplyError], so runtime.Script.Exec passes it through without
-// retrying.
+// caller never got the reply, as after a connection drop. Like a real
+// connection error it is not a *[runtime.ReplyError] and
+// [runtime.Transient] reports it true: runtime.Script.Exec returns it to
+// the caller for a script that may not run twice, and sends a script
+// declared ---@idempotent again (the script then runs a second time, as
+// it would on a server).
 var ErrReplyLost = errors.New("luatest: connection lost after the script ran (injected fault): the reply never arrived")

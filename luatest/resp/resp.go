@@ -8,6 +8,7 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -109,7 +110,7 @@ func FormatDouble(f float64) string { return FormatG(f, 17) }
 func FormatG(f float64, prec int) string {
 	switch {
 	case f != f:
-		if signbit(f) {
+		if math.Signbit(f) {
 			return "-nan"
 		}
 		return "nan"
@@ -123,10 +124,6 @@ func FormatG(f float64, prec int) string {
 	// exponent padding differs for three-digit exponents, which both print
 	// in full. Nothing else to adjust.
 	return s
-}
-
-func signbit(f float64) bool {
-	return strconv.FormatFloat(f, 'g', -1, 64)[0] == '-'
 }
 
 // String renders r on one line for test failure messages.

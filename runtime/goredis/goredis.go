@@ -6,7 +6,10 @@
 //	s := stock.New(goredis.New(rdb))
 //
 // It lives in its own package so that a program that only uses the rueidis
-// executor (runtime.Rueidis) never compiles go-redis, and vice versa.
+// executor (runtime.Rueidis) never compiles go-redis. The reverse does not
+// hold: package runtime holds the rueidis executor and classifies rueidis'
+// errors ([runtime.Transient]), so a program that uses only go-redis still
+// compiles rueidis.
 //
 // # No retries
 //

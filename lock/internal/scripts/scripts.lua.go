@@ -16,8 +16,9 @@ type Scripts struct {
 	exec runtime.Executor
 }
 
-// New returns Scripts that run on e, e.g. runtime.Rueidis(client) or an
-// offline luatest executor.
+// New returns Scripts that run on e, e.g. runtime.Rueidis(client) for rueidis,
+// goredis.New(client) (package github.com/luagen/luagen/runtime/goredis) for
+// go-redis v9, or an offline *luatest.Redis.
 func New(e runtime.Executor) *Scripts {
 	return &Scripts{exec: e}
 }

@@ -1,0 +1,27 @@
+// Package luatest is an offline Redis 7.0 for tests: an in-memory keyspace
+// with a virtual clock that runs Redis Lua scripts in gopher-lua with the
+// replies, Lua ↔ Redis conversions and error texts of redis-server 7.0.15,
+// including the cjson, bit, cmsgpack and struct libraries.
+//
+// A *[Redis] implements [github.com/luagen/luagen/runtime.Executor], so
+// the code luagen generates runs on it unchanged. [New] ties one to a test
+// (closed when it ends); [NewRedis] is for use outside a test (call
+// [Redis.Close]). Time stands still until the test moves it: [WithTime]
+// sets the start, [Redis.Advance] moves the clock, and expiry, TTL and
+// TIME follow it; pass [Redis.Now] wherever the code under test reads the
+// time.
+//
+//	r := luatest.New(t, luatest.WithTime(time.UnixMilli(1_700_000_000_000)))
+//	scripts := ratelimit.New(r)
+//	// ... call scripts, then
+//	r.Advance(time.Second)
+//
+// [Redis.Set], [Redis.Get], [Redis.Do] and friends seed and inspect the
+// keyspace; [Redis.FailCommand], [Redis.FailCall] and [Redis.LoseReply]
+// inject faults.
+//
+// It is proven against a real server: every case of testdata/corpus runs
+// on both and must give the same reply and keyspace. luatest/README.md in
+// the repository lists what is covered and every known deviation from the
+// server; the repository's README shows it next to redistest.
+package luatest
