@@ -11,23 +11,27 @@ import (
 )
 
 var genericCommands = []*command{
-	{name: "del", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdDel},
-	{name: "unlink", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdDel},
-	{name: "exists", arity: -2, first: 1, last: -1, step: 1, fn: cmdExists},
-	{name: "touch", arity: -2, first: 1, last: -1, step: 1, fn: cmdExists},
-	{name: "expire", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "pexpire", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "expireat", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "pexpireat", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "ttl", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "pttl", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "expiretime", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "pexpiretime", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "persist", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPersist},
-	{name: "type", arity: 2, first: 1, last: 1, step: 1, fn: cmdType},
-	{name: "keys", arity: 2, fn: cmdKeys},
-	{name: "rename", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdRename},
-	{name: "renamenx", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdRename},
+	{name: "del", fn: cmdDel},
+	{name: "unlink", fn: cmdDel},
+	{name: "exists", fn: cmdExists},
+	{name: "touch", fn: cmdExists},
+	{name: "expire", fn: cmdExpire},
+	{name: "pexpire", fn: cmdExpire},
+	{name: "expireat", fn: cmdExpire},
+	{name: "pexpireat", fn: cmdExpire},
+	{name: "ttl", fn: cmdTTL},
+	{name: "pttl", fn: cmdTTL},
+	{name: "expiretime", fn: cmdTTL},
+	{name: "pexpiretime", fn: cmdTTL},
+	{name: "persist", fn: cmdPersist},
+	{name: "type", fn: cmdType},
+	{name: "keys", fn: cmdKeys},
+	{name: "rename", fn: cmdRename},
+	{name: "renamenx", fn: cmdRename},
+	{name: "move", fn: cmdMove},
+	{name: "copy", fn: cmdCopy},
+	{name: "randomkey", fn: cmdRandomkey},
+	{name: "object", fn: cmdObject},
 }
 
 // DEL key [key ...] — https://redis.io/commands/del/
@@ -303,4 +307,196 @@ func eqByte(a, b byte, nocase bool) bool {
 		return lower(a) == lower(b)
 	}
 	return a == b
+}
+
+// parseDB reads a database index as selectDb does: an integer
+// (getIntFromObjectOrReply), then within 0..15.
+func parseDB(s string) (int, *resp.Reply) {
+	n, ok := parseInt(s)
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, &errNotInt
+	}
+	if n < 0 || n >= numDBs {
+		e := resp.ErrorReply("ERR DB index is out of range")
+		return 0, &e
+	}
+	return int(n), nil
+}
+
+var errSameObject = resp.ErrorReply("ERR source and destination objects are the same")
+
+// MOVE key db — https://redis.io/commands/move/ (the TTL moves with the
+// value; 0 when the key is missing or db already has it).
+func cmdMove(c *cmdCtx, args []string) resp.Reply {
+	db, bad := parseDB(args[1])
+	if bad != nil {
+		return *bad
+	}
+	if db == c.r.dbIndex {
+		return errSameObject
+	}
+	e := c.r.lookup(args[0])
+	if e == nil || c.r.lookupIn(db, args[0]) != nil {
+		return resp.IntReply(0)
+	}
+	delete(c.r.db, args[0])
+	c.r.dbs[db][args[0]] = e
+	return resp.IntReply(1)
+}
+
+// COPY source destination [DB destination-db] [REPLACE] —
+// https://redis.io/commands/copy/ (a deep copy with the TTL).
+func cmdCopy(c *cmdCtx, args []string) resp.Reply {
+	db, replace := c.r.dbIndex, false
+	for i := 2; i < len(args); i++ {
+		switch {
+		case strings.EqualFold(args[i], "REPLACE"):
+			replace = true
+		case strings.EqualFold(args[i], "DB") && i+1 < len(args):
+			n, ok := parseInt(args[i+1])
+			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+				return errNotInt
+			}
+			db = int(n)
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	if db < 0 || db >= numDBs {
+		return resp.ErrorReply("ERR DB index is out of range")
+	}
+	if db == c.r.dbIndex && args[0] == args[1] {
+		return errSameObject
+	}
+	e := c.r.lookup(args[0])
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	if c.r.lookupIn(db, args[1]) != nil {
+		if !replace {
+			return resp.IntReply(0)
+		}
+	}
+	c.r.dbs[db][args[1]] = e.clone()
+	return resp.IntReply(1)
+}
+
+// RANDOMKEY — https://redis.io/commands/randomkey/ (luatest answers the
+// first key in byte order: deterministic, where the server picks at random).
+func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
+	ks := c.r.keys("*")
+	if len(ks) == 0 {
+		return resp.NilReply
+	}
+	return resp.BulkReply(ks[0])
+}
+
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP key —
+// https://redis.io/commands/object/. ENCODING follows the 7.0 defaults
+// (hash listpack up to 512 entries, zset listpack up to 128, both of up to
+// 64 bytes; intset up to 512 integers; embstr up to 44 bytes) from the value as it is now; the server never
+// converts back, so a collection that grew and shrank may differ.
+// REFCOUNT is 1, or INT_MAX for the shared integers 0..9999; IDLETIME is 0
+// (the virtual clock has no access times); FREQ answers the server's error
+// under the default noeviction policy.
+func cmdObject(c *cmdCtx, args []string) resp.Reply {
+	sub := strings.ToLower(args[0])
+	if sub == "help" {
+		return resp.BulkArray(objectHelp)
+	}
+	e := c.r.lookup(args[1])
+	if e == nil {
+		return resp.NilReply
+	}
+	switch sub {
+	case "encoding":
+		return resp.BulkReply(encodingOf(e))
+	case "refcount":
+		if n, ok := parseInt(e.str); e.kind == typeString && ok && n >= 0 && n < 10000 {
+			return resp.IntReply(math.MaxInt32)
+		}
+		return resp.IntReply(1)
+	case "idletime":
+		return resp.IntReply(0)
+	default: // freq
+		return resp.ErrorReply("ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
+			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
+// default thresholds.
+func encodingOf(e *entry) string {
+	small := func(n, max int, items func(yield func(string) bool)) bool {
+		if n > max {
+			return false
+		}
+		ok := true
+		items(func(s string) bool { ok = len(s) <= 64; return ok })
+		return ok
+	}
+	switch e.kind {
+	case typeString:
+		if _, ok := parseInt(e.str); ok && len(e.str) <= 20 {
+			return "int"
+		}
+		if len(e.str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	case typeHash:
+		if small(e.hash.len(), 512, func(y func(string) bool) {
+			for _, f := range e.hash.fields {
+				if !y(f) || !y(e.hash.values[f]) {
+					return
+				}
+			}
+		}) {
+			return "listpack"
+		}
+		return "hashtable"
+	case typeList:
+		return "quicklist"
+	case typeSet:
+		if len(e.set) > 512 {
+			return "hashtable"
+		}
+		for m := range e.set {
+			if _, ok := parseInt(m); !ok {
+				return "hashtable"
+			}
+		}
+		return "intset"
+	case typeZSet:
+		if small(e.zset.len(), 128, func(y func(string) bool) {
+			for m := range e.zset.scores {
+				if !y(m) {
+					return
+				}
+			}
+		}) {
+			return "listpack"
+		}
+		return "skiplist"
+	}
+	return "stream"
 }

@@ -11,20 +11,20 @@ import (
 )
 
 var hashCommands = []*command{
-	{name: "hset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
-	{name: "hmset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
-	{name: "hsetnx", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHsetnx},
-	{name: "hget", arity: 3, first: 1, last: 1, step: 1, fn: cmdHget},
-	{name: "hmget", arity: -3, first: 1, last: 1, step: 1, fn: cmdHmget},
-	{name: "hdel", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHdel},
-	{name: "hexists", arity: 3, first: 1, last: 1, step: 1, fn: cmdHexists},
-	{name: "hlen", arity: 2, first: 1, last: 1, step: 1, fn: cmdHlen},
-	{name: "hstrlen", arity: 3, first: 1, last: 1, step: 1, fn: cmdHstrlen},
-	{name: "hgetall", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hkeys", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hvals", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hincrby", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrby},
-	{name: "hincrbyfloat", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrbyfloat},
+	{name: "hset", fn: cmdHset},
+	{name: "hmset", fn: cmdHset},
+	{name: "hsetnx", fn: cmdHsetnx},
+	{name: "hget", fn: cmdHget},
+	{name: "hmget", fn: cmdHmget},
+	{name: "hdel", fn: cmdHdel},
+	{name: "hexists", fn: cmdHexists},
+	{name: "hlen", fn: cmdHlen},
+	{name: "hstrlen", fn: cmdHstrlen},
+	{name: "hgetall", fn: cmdHgetall},
+	{name: "hkeys", fn: cmdHgetall},
+	{name: "hvals", fn: cmdHgetall},
+	{name: "hincrby", fn: cmdHincrby},
+	{name: "hincrbyfloat", fn: cmdHincrbyfloat},
 }
 
 // hashForWrite returns key's hash, creating an empty one (not yet stored)

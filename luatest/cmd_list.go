@@ -10,21 +10,21 @@ import (
 )
 
 var listCommands = []*command{
-	{name: "lpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "rpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "lpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "rpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "lpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
-	{name: "rpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
-	{name: "llen", arity: 2, first: 1, last: 1, step: 1, fn: cmdLlen},
-	{name: "lrange", arity: 4, first: 1, last: 1, step: 1, fn: cmdLrange},
-	{name: "lindex", arity: 3, first: 1, last: 1, step: 1, fn: cmdLindex},
-	{name: "lset", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLset},
-	{name: "lrem", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLrem},
-	{name: "ltrim", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLtrim},
-	{name: "linsert", arity: 5, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLinsert},
-	{name: "rpoplpush", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
-	{name: "lmove", arity: 5, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
+	{name: "lpush", fn: cmdPush},
+	{name: "rpush", fn: cmdPush},
+	{name: "lpushx", fn: cmdPush},
+	{name: "rpushx", fn: cmdPush},
+	{name: "lpop", fn: cmdPop},
+	{name: "rpop", fn: cmdPop},
+	{name: "llen", fn: cmdLlen},
+	{name: "lrange", fn: cmdLrange},
+	{name: "lindex", fn: cmdLindex},
+	{name: "lset", fn: cmdLset},
+	{name: "lrem", fn: cmdLrem},
+	{name: "ltrim", fn: cmdLtrim},
+	{name: "linsert", fn: cmdLinsert},
+	{name: "rpoplpush", fn: cmdLmove},
+	{name: "lmove", fn: cmdLmove},
 }
 
 // LPUSH key element [element ...] — https://redis.io/commands/lpush/ and

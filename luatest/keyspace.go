@@ -217,3 +217,38 @@ func (r *Redis) dropIfEmpty(key string, e *entry) {
 		delete(r.db, key)
 	}
 }
+
+// clone returns a deep copy of e (COPY).
+func (e *entry) clone() *entry {
+	c := *e
+	switch e.kind {
+	case typeHash:
+		h := newHash()
+		for _, f := range e.hash.fields {
+			h.set(f, e.hash.values[f])
+		}
+		c.hash = h
+	case typeList:
+		c.list = slices.Clone(e.list)
+	case typeSet:
+		c.set = make(map[string]struct{}, len(e.set))
+		for m := range e.set {
+			c.set[m] = struct{}{}
+		}
+	case typeZSet:
+		z := newZSet()
+		for m, s := range e.zset.scores {
+			z.set(m, s)
+		}
+		c.zset = z
+	}
+	return &c
+}
+
+// lookupIn returns the live entry for key in database db.
+func (r *Redis) lookupIn(db int, key string) *entry {
+	saved := r.dbIndex
+	r.selectDB(db)
+	defer r.selectDB(saved)
+	return r.lookup(key)
+}

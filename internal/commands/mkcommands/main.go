@@ -53,6 +53,9 @@ func main() {
 		name, _ := info[0].ToString()
 		arity, _ := info[1].AsInt64()
 		flags, _ := info[2].AsStrSlice()
+		if mayReplicate[strings.ToLower(name)] {
+			flags = append(flags, "may_replicate")
+		}
 		var consts []string
 		for _, f := range flags {
 			c, ok := flagConst[f]
@@ -101,6 +104,12 @@ func main() {
 	fmt.Print("}\n")
 	_ = os.Stdout.Sync()
 }
+
+// mayReplicate lists the commands of Redis 7.0's src/commands/*.json with
+// the MAY_REPLICATE flag that scripts may call: COMMAND does not report the
+// flag, but a read-only script refuses them like writes (checked on
+// 7.0.15: "Write commands are not allowed from read-only scripts.").
+var mayReplicate = map[string]bool{"publish": true, "spublish": true, "pfcount": true}
 
 // flagConst names the Flag constant of each COMMAND flag.
 var flagConst = map[string]string{
