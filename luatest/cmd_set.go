@@ -22,6 +22,7 @@ var setCommands = []*command{
 	{name: "smove", fn: cmdSmove},
 	{name: "spop", fn: cmdSpop},
 	{name: "srandmember", fn: cmdSpop},
+	{name: "sintercard", fn: cmdSintercard},
 }
 
 // SADD key member [member ...] — https://redis.io/commands/sadd/
@@ -276,4 +277,43 @@ func (c *cmdCtx) emptySetOrArray() resp.Reply {
 		return c.setReply(nil)
 	}
 	return resp.ArrayReply()
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit] —
+// https://redis.io/commands/sintercard/
+func cmdSintercard(c *cmdCtx, args []string) resp.Reply {
+	keys, limit, bad := parseInterCard(c, args, "ERR numkeys should be greater than 0")
+	if bad != nil {
+		return *bad
+	}
+	sets := make([]map[string]struct{}, len(keys))
+	empty := false
+	for i, k := range keys {
+		e, wrong := c.r.lookupType(k, typeSet)
+		if wrong {
+			return errWrongType
+		}
+		if e == nil {
+			empty = true
+			continue
+		}
+		sets[i] = e.set
+	}
+	if empty {
+		return resp.IntReply(0)
+	}
+	var n int64
+outer:
+	for m := range sets[0] {
+		for _, s := range sets[1:] {
+			if _, ok := s[m]; !ok {
+				continue outer
+			}
+		}
+		n++
+		if limit > 0 && n == limit {
+			break
+		}
+	}
+	return resp.IntReply(n)
 }

@@ -785,6 +785,10 @@ outer:
 // parseInterCard parses "numkeys key [key ...] [LIMIT limit]" of ZINTERCARD
 // and SINTERCARD; limit 0 means none.
 func parseInterCard(c *cmdCtx, args []string, errNoKeys string) ([]string, int64, *resp.Reply) {
+	errTooMany := errSyntax
+	if c.name == "sintercard" {
+		errTooMany = resp.ErrorReply("ERR Number of keys can't be greater than number of args")
+	}
 	fail := func(r resp.Reply) ([]string, int64, *resp.Reply) { return nil, 0, &r }
 	n, ok := parseInt(args[0])
 	if !ok {
@@ -794,7 +798,7 @@ func parseInterCard(c *cmdCtx, args []string, errNoKeys string) ([]string, int64
 		return fail(resp.ErrorReply(errNoKeys))
 	}
 	if n > int64(len(args)-1) {
-		return fail(errSyntax)
+		return fail(errTooMany)
 	}
 	var limit int64
 	for i := 1 + int(n); i < len(args); i++ {
@@ -905,10 +909,7 @@ func cmdZmpop(c *cmdCtx, args []string) resp.Reply {
 func parseMpop(args []string, wheres []string) (keys []string, where string, count int64, bad *resp.Reply) {
 	fail := func(r resp.Reply) ([]string, string, int64, *resp.Reply) { return nil, "", 0, &r }
 	n, ok := parseInt(args[0])
-	if !ok {
-		return fail(errNotInt)
-	}
-	if n < 1 {
+	if !ok || n < 1 {
 		return fail(resp.ErrorReply("ERR numkeys should be greater than 0"))
 	}
 	if n > int64(len(args)-2) {

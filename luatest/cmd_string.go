@@ -33,6 +33,7 @@ var stringCommands = []*command{
 	{name: "getrange", fn: cmdGetrange},
 	{name: "substr", fn: cmdGetrange},
 	{name: "setrange", fn: cmdSetrange},
+	{name: "lcs", fn: cmdLcs},
 }
 
 // getString returns key's string value; wrong is true for another type.
@@ -415,4 +416,113 @@ func cmdSetrange(c *cmdCtx, args []string) resp.Reply {
 	copy(b[off:], args[2])
 	c.r.setString(args[0], string(b), found)
 	return resp.IntReply(int64(len(b)))
+}
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN] —
+// https://redis.io/commands/lcs/ (lcsCommand in t_string.c, including the
+// order in which it walks the table back and emits match ranges).
+func cmdLcs(c *cmdCtx, args []string) resp.Reply {
+	var getLen, getIdx, withMatchLen bool
+	var minMatch int64
+	for i := 2; i < len(args); i++ {
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "IDX":
+			getIdx = true
+		case opt == "LEN":
+			getLen = true
+		case opt == "WITHMATCHLEN":
+			withMatchLen = true
+		case opt == "MINMATCHLEN" && i+1 < len(args):
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return errNotInt
+			}
+			minMatch = max(n, 0)
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	var strs [2]string
+	for i, k := range args[:2] {
+		e := c.r.lookup(k)
+		if e != nil && e.kind != typeString {
+			return resp.ErrorReply("ERR The specified keys must contain string values")
+		}
+		if e != nil {
+			strs[i] = e.str
+		}
+	}
+	if getIdx && getLen {
+		return resp.ErrorReply("ERR If you want both the length and indexes, please just use IDX.")
+	}
+	a, b := strs[0], strs[1]
+	alen, blen := len(a), len(b)
+	dp := make([]uint32, (alen+1)*(blen+1))
+	at := func(i, j int) uint32 { return dp[i*(blen+1)+j] }
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				dp[i*(blen+1)+j] = at(i-1, j-1) + 1
+			} else {
+				dp[i*(blen+1)+j] = max(at(i-1, j), at(i, j-1))
+			}
+		}
+	}
+	idx := int(at(alen, blen))
+	if getLen {
+		return resp.IntReply(int64(idx))
+	}
+	result := make([]byte, idx)
+	matches := []resp.Reply{}
+	i, j := alen, blen
+	aStart, aEnd, bStart, bEnd := alen, 0, 0, 0
+	for i > 0 && j > 0 {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			if aStart == alen {
+				aStart, aEnd, bStart, bEnd = i-1, i-1, j-1, j-1
+			} else if aStart == i && bStart == j {
+				aStart--
+				bStart--
+			} else {
+				emit = true
+			}
+			if aStart == 0 || bStart == 0 {
+				emit = true
+			}
+			idx--
+			i--
+			j--
+		} else {
+			if at(i-1, j) > at(i, j-1) {
+				i--
+			} else {
+				j--
+			}
+			if aStart != alen {
+				emit = true
+			}
+		}
+		if emit {
+			matchLen := int64(aEnd - aStart + 1)
+			if minMatch == 0 || matchLen >= minMatch {
+				m := []resp.Reply{
+					resp.ArrayReply(resp.IntReply(int64(aStart)), resp.IntReply(int64(aEnd))),
+					resp.ArrayReply(resp.IntReply(int64(bStart)), resp.IntReply(int64(bEnd))),
+				}
+				if withMatchLen {
+					m = append(m, resp.IntReply(matchLen))
+				}
+				matches = append(matches, resp.ArrayReply(m...))
+			}
+			aStart = alen
+		}
+	}
+	if !getIdx {
+		return resp.BulkReply(string(result))
+	}
+	return c.mapReply([]resp.Reply{resp.BulkReply("matches"), resp.ArrayReply(matches...),
+		resp.BulkReply("len"), resp.IntReply(int64(at(alen, blen)))})
 }
