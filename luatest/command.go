@@ -50,6 +50,7 @@ func init() {
 	register(zsetCommands...)
 	register(pubsubCommands...)
 	register(serverCommands...)
+	register(bitmapCommands...)
 	register(scriptingCommands...)
 }
 
