@@ -4,7 +4,9 @@ package luatest
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
@@ -32,6 +34,12 @@ var genericCommands = []*command{
 	{name: "copy", fn: cmdCopy},
 	{name: "randomkey", fn: cmdRandomkey},
 	{name: "object", fn: cmdObject},
+	{name: "scan", fn: cmdScan},
+	{name: "hscan", fn: cmdScan},
+	{name: "sscan", fn: cmdScan},
+	{name: "zscan", fn: cmdScan},
+	{name: "sort", fn: cmdSort, keys: sortKeys},
+	{name: "sort_ro", fn: cmdSort},
 }
 
 // DEL key [key ...] — https://redis.io/commands/del/
@@ -499,4 +507,330 @@ func encodingOf(e *entry) string {
 		return "skiplist"
 	}
 	return "stream"
+}
+
+// parseCursor is parseScanCursorOrReply: strtoul over the whole string.
+func parseCursor(s string) (uint64, bool) {
+	if s == "" || isSpace(s[0]) {
+		return 0, false
+	}
+	neg := s[0] == '-'
+	d := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	n, err := strconv.ParseUint(d, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] —
+// https://redis.io/commands/scan/, and HSCAN, SSCAN, ZSCAN key cursor
+// [MATCH pattern] [COUNT count]. Collections in a compact encoding
+// (listpack, intset) answer everything at once with cursor 0, as the server
+// does; otherwise luatest's cursor is a position in its own order (sorted
+// keys, insertion-ordered fields, sorted members), so a full iteration
+// returns every element exactly once but the cursors differ from the
+// server's hash-table cursors.
+func cmdScan(c *cmdCtx, args []string) resp.Reply {
+	var key string
+	if c.name != "scan" {
+		key, args = args[0], args[1:]
+	}
+	cursor, ok := parseCursor(args[0])
+	if !ok {
+		return resp.ErrorReply("ERR invalid cursor")
+	}
+	count, pattern, typ := int64(10), "*", ""
+	for i := 1; i < len(args); i++ {
+		opt := strings.ToUpper(args[i])
+		if i+1 >= len(args) {
+			return errSyntax
+		}
+		switch {
+		case opt == "COUNT":
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return errNotInt
+			}
+			if n < 1 {
+				return errSyntax
+			}
+			count = n
+		case opt == "MATCH":
+			pattern = args[i+1]
+		case opt == "TYPE" && c.name == "scan":
+			typ = strings.ToLower(args[i+1])
+		default:
+			return errSyntax
+		}
+		i++
+	}
+	var items []string // flat: key, or field value, or member score
+	step := 1
+	compact := false
+	if c.name == "scan" {
+		items = c.r.keys("*")
+	} else {
+		kinds := map[string]keyType{"hscan": typeHash, "sscan": typeSet, "zscan": typeZSet}
+		e, wrong := c.r.lookupType(key, kinds[c.name])
+		if wrong {
+			return errWrongType
+		}
+		if e == nil {
+			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
+		}
+		enc := encodingOf(e)
+		compact = enc == "listpack" || enc == "intset"
+		switch e.kind {
+		case typeHash:
+			step = 2
+			for _, f := range e.hash.fields {
+				items = append(items, f, e.hash.values[f])
+			}
+		case typeSet:
+			items = setMembers(e.set)
+		case typeZSet:
+			step = 2
+			for _, m := range e.zset.members() {
+				items = append(items, m, resp.FormatDouble(e.zset.scores[m]))
+			}
+		}
+	}
+	n := uint64(len(items) / step)
+	from, to := cursor, cursor+uint64(count)
+	if compact {
+		from, to = 0, n
+	}
+	next := "0"
+	if from >= n {
+		from, to = n, n
+	} else if to < n {
+		next = strconv.FormatUint(to, 10)
+	} else {
+		to = n
+	}
+	out := []string{}
+	for i := from; i < to; i++ {
+		el := items[int(i)*step : int(i+1)*step]
+		if !globMatch(pattern, el[0], false) {
+			continue
+		}
+		if typ != "" {
+			if e := c.r.lookup(el[0]); e == nil || typeNames[e.kind] != typ {
+				continue
+			}
+		}
+		out = append(out, el...)
+	}
+	return resp.ArrayReply(resp.BulkReply(next), resp.BulkArray(out))
+}
+
+// sortKeys are SORT's keys for the KEYS check: the sorted key and the
+// STORE destination (the server's key specs leave STORE "unknown"). BY and
+// GET patterns name keys too; like the server's specs, they are not checked.
+func sortKeys(args []string) []string {
+	ks := []string{args[0]}
+	for i := 1; i+1 < len(args); i++ {
+		if strings.EqualFold(args[i], "STORE") {
+			ks = append(ks, args[i+1])
+		}
+	}
+	return ks
+}
+
+// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
+// [ALPHA] [STORE destination] — https://redis.io/commands/sort/, and
+// SORT_RO without STORE (sortCommandGeneric). Equal numeric weights order
+// by the elements themselves, as 7.0 does; a set
+// sorted BY a constant pattern is sorted anyway inside a script, as the
+// server does for determinism.
+func cmdSort(c *cmdCtx, args []string) resp.Reply {
+	var by, store string
+	var gets []string
+	desc, alpha, dontSort := false, false, false
+	offset, count := int64(0), int64(-1)
+	for i := 1; i < len(args); i++ {
+		left := len(args) - i - 1
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "ASC":
+			desc = false
+		case opt == "DESC":
+			desc = true
+		case opt == "ALPHA":
+			alpha = true
+		case opt == "LIMIT" && left >= 2:
+			o, ok1 := parseInt(args[i+1])
+			n, ok2 := parseInt(args[i+2])
+			if !ok1 || !ok2 {
+				return errNotInt
+			}
+			offset, count = o, n
+			i += 2
+		case opt == "STORE" && left >= 1 && c.name == "sort":
+			store = args[i+1]
+			i++
+		case opt == "BY" && left >= 1:
+			by = args[i+1]
+			if !strings.Contains(by, "*") {
+				dontSort = true
+			}
+			i++
+		case opt == "GET" && left >= 1:
+			gets = append(gets, args[i+1])
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	e := c.r.lookup(args[0])
+	var elems []string
+	if e != nil {
+		switch e.kind {
+		case typeList:
+			elems = slices.Clone(e.list)
+		case typeSet:
+			elems = setMembers(e.set)
+			if dontSort && c.run != nil {
+				dontSort, alpha = false, true
+				by = ""
+			}
+		case typeZSet:
+			elems = slices.Clone(e.zset.members())
+		default:
+			return errWrongType
+		}
+	}
+	if !dontSort {
+		type item struct {
+			el    string
+			w     string
+			hasW  bool
+			score float64
+		}
+		items := make([]item, len(elems))
+		for i, el := range elems {
+			it := item{el: el, w: el, hasW: true}
+			if by != "" {
+				it.w, it.hasW = c.lookupPattern(by, el)
+			}
+			if !alpha && it.hasW {
+				f, ok := parseFloat(strings.TrimLeft(it.w, " \t\n\r\v\f")) // strtod skips leading space
+				if !ok {
+					return resp.ErrorReply("ERR One or more scores can't be converted into double")
+				}
+				it.score = f
+			}
+			items[i] = it
+		}
+		sort.SliceStable(items, func(i, j int) bool {
+			a, b := items[i], items[j]
+			var cmp int
+			if alpha {
+				switch {
+				case !a.hasW && !b.hasW:
+					cmp = 0
+				case !a.hasW:
+					cmp = -1
+				case !b.hasW:
+					cmp = 1
+				default:
+					cmp = strings.Compare(a.w, b.w)
+				}
+			} else if a.score != b.score {
+				cmp = -1
+				if a.score > b.score {
+					cmp = 1
+				}
+			}
+			if cmp == 0 && !alpha {
+				// Equal scores order by the elements (7.0); equal ALPHA
+				// weights keep the input order here, while the server's
+				// unstable quicksort may not.
+				cmp = strings.Compare(a.el, b.el)
+			}
+			if desc {
+				return cmp > 0
+			}
+			return cmp < 0
+		})
+		for i := range items {
+			elems[i] = items[i].el
+		}
+	}
+	start, end := offset, int64(len(elems))
+	if count >= 0 {
+		end = offset + count
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > int64(len(elems)) {
+		start = int64(len(elems))
+	}
+	if end > int64(len(elems)) || end < start {
+		end = max(start, min(end, int64(len(elems))))
+	}
+	elems = elems[start:end]
+	var out []resp.Reply
+	var stored []string
+	for _, el := range elems {
+		if len(gets) == 0 {
+			out = append(out, resp.BulkReply(el))
+			stored = append(stored, el)
+			continue
+		}
+		for _, g := range gets {
+			v, ok := c.lookupPattern(g, el)
+			if ok {
+				out = append(out, resp.BulkReply(v))
+			} else {
+				out = append(out, resp.NilReply)
+			}
+			stored = append(stored, v)
+		}
+	}
+	if store != "" {
+		delete(c.r.db, store)
+		if len(stored) > 0 {
+			c.r.db[store] = &entry{kind: typeList, list: stored}
+		}
+		return resp.IntReply(int64(len(stored)))
+	}
+	return resp.ArrayReply(out...)
+}
+
+// lookupPattern is lookupKeyByPattern: "#" is the element itself; the
+// first '*' is replaced by el; "key->field" reads a hash field.
+func (c *cmdCtx) lookupPattern(pattern, el string) (string, bool) {
+	if pattern == "#" {
+		return el, true
+	}
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		return "", false
+	}
+	field := ""
+	arrow := strings.LastIndex(pattern, "->")
+	if arrow > star && arrow+2 < len(pattern) {
+		field = pattern[arrow+2:]
+		pattern = pattern[:arrow]
+	}
+	key := pattern[:star] + el + pattern[star+1:]
+	e := c.r.lookup(key)
+	if e == nil {
+		return "", false
+	}
+	if field != "" {
+		if e.kind != typeHash {
+			return "", false
+		}
+		return e.hash.get(field)
+	}
+	if e.kind != typeString {
+		return "", false
+	}
+	return e.str, true
 }
