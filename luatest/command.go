@@ -27,6 +27,7 @@ type cmdCtx struct {
 	r     *Redis
 	proto int     // 2 or 3: the caller's protocol; inside a script, redis.setresp's
 	name  string  // the command name, lower case
+	argv0 string  // the command name as the caller wrote it
 	run   *runCtx // the running script, nil outside one
 }
 
@@ -51,6 +52,7 @@ func init() {
 	register(pubsubCommands...)
 	register(serverCommands...)
 	register(bitmapCommands...)
+	register(streamCommands...)
 	register(scriptingCommands...)
 }
 

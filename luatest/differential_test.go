@@ -155,6 +155,8 @@ func dumpDB(do func(...string) resp.Reply, prefix string, out map[string]keyDump
 			sort.Slice(v.Elems, func(i, j int) bool { return v.Elems[i].Str < v.Elems[j].Str })
 		case "zset":
 			v = do("ZRANGE", key, "0", "-1", "WITHSCORES")
+		case "stream":
+			v = do("XRANGE", key, "-", "+")
 		}
 		d.value = v.String()
 		out[prefix+key] = d

@@ -15,9 +15,10 @@ const (
 	typeList
 	typeSet
 	typeZSet
+	typeStream
 )
 
-var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeList: "list", typeSet: "set", typeZSet: "zset"}
+var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeList: "list", typeSet: "set", typeZSet: "zset", typeStream: "stream"}
 
 // entry is one key's value and expiry.
 type entry struct {
@@ -27,6 +28,7 @@ type entry struct {
 	list     []string
 	set      map[string]struct{}
 	zset     *zsetValue
+	stream   *streamValue
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
@@ -241,6 +243,8 @@ func (e *entry) clone() *entry {
 			z.set(m, s)
 		}
 		c.zset = z
+	case typeStream:
+		c.stream = e.stream.clone()
 	}
 	return &c
 }
