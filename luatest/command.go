@@ -53,6 +53,7 @@ func init() {
 	register(serverCommands...)
 	register(bitmapCommands...)
 	register(streamCommands...)
+	register(geoCommands...)
 	register(scriptingCommands...)
 }
 
