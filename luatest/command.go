@@ -54,6 +54,7 @@ func init() {
 	register(bitmapCommands...)
 	register(streamCommands...)
 	register(geoCommands...)
+	register(hllCommands...)
 	register(scriptingCommands...)
 }
 
