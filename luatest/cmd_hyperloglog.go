@@ -9,7 +9,9 @@ package luatest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
 )
@@ -18,6 +20,7 @@ var hllCommands = []*command{
 	{name: "pfadd", fn: cmdPfadd},
 	{name: "pfcount", fn: cmdPfcount},
 	{name: "pfmerge", fn: cmdPfmerge},
+	{name: "pfdebug", fn: cmdPfdebug},
 }
 
 const (
@@ -473,4 +476,57 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 		e.str = string(b)
 	}
 	return resp.OK
+}
+
+// PFDEBUG GETREG | DECODE | ENCODING | TODENSE key —
+// https://redis.io/commands/pfdebug/ (pfdebugCommand; GETREG converts a
+// sparse HLL to dense first, as the server does).
+func cmdPfdebug(c *cmdCtx, args []string) resp.Reply {
+	e, bad := c.hllOf(args[1])
+	if bad != nil {
+		return *bad
+	}
+	if e == nil {
+		return resp.ErrorReply("ERR The specified key does not exist")
+	}
+	b := []byte(e.str)
+	switch strings.ToUpper(args[0]) {
+	case "GETREG":
+		b = toDense(b)
+		e.str = string(b)
+		out := make([]resp.Reply, hllRegisters)
+		for i := range out {
+			out[i] = resp.IntReply(int64(denseGet(b[hllHdrSize:], i)))
+		}
+		return resp.ArrayReply(out...)
+	case "DECODE":
+		if b[4] != hllSparse {
+			return resp.ErrorReply("ERR HLL encoding is not sparse")
+		}
+		var parts []string
+		sparseOps(b[hllHdrSize:], func(_, _, _, span int, kind byte, val int) bool {
+			switch kind {
+			case 'z':
+				parts = append(parts, fmt.Sprintf("z:%d", span))
+			case 'x':
+				parts = append(parts, fmt.Sprintf("Z:%d", span))
+			default:
+				parts = append(parts, fmt.Sprintf("v:%d,%d", val, span))
+			}
+			return true
+		})
+		return resp.BulkReply(strings.Join(parts, " "))
+	case "ENCODING":
+		if b[4] == hllSparse {
+			return resp.StatusReply("sparse")
+		}
+		return resp.StatusReply("dense")
+	case "TODENSE":
+		if b[4] == hllDense {
+			return resp.IntReply(0)
+		}
+		e.str = string(toDense(b))
+		return resp.IntReply(1)
+	}
+	return resp.ErrorReply(fmt.Sprintf("ERR Unknown PFDEBUG subcommand '%s'", args[0]))
 }

@@ -55,6 +55,7 @@ func init() {
 	register(streamCommands...)
 	register(geoCommands...)
 	register(hllCommands...)
+	register(adminCommands...)
 	register(scriptingCommands...)
 }
 
