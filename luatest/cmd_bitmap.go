@@ -59,6 +59,7 @@ func (c *cmdCtx) stringForBits(key string, maxBit int64) (*entry, bool) {
 	if need := int(maxBit>>3) + 1; len(e.str) < need {
 		e.str += strings.Repeat("\x00", need-len(e.str))
 	}
+	e.raw = true
 	return e, true
 }
 
@@ -213,6 +214,7 @@ func cmdBitpos(c *cmdCtx, args []string) resp.Reply {
 	}
 	lo, hi := int64(0), int64(len(v))*8-1
 	endGiven := false
+
 	switch len(args) {
 	case 2:
 	case 3, 4, 5:
@@ -239,6 +241,9 @@ func cmdBitpos(c *cmdCtx, args []string) resp.Reply {
 		}
 	default:
 		return errSyntax
+	}
+	if len(v) == 0 {
+		return resp.IntReply(-1) // start > end on an empty string
 	}
 	for off := lo; off <= hi; off++ {
 		if bitAt(v, off) == bit {
@@ -301,7 +306,7 @@ func cmdBitop(c *cmdCtx, args []string) resp.Reply {
 	}
 	delete(c.r.db, args[1])
 	if maxLen > 0 {
-		c.r.db[args[1]] = &entry{kind: typeString, str: string(out)}
+		c.r.db[args[1]] = &entry{kind: typeString, str: string(out), raw: true}
 	}
 	return resp.IntReply(int64(maxLen))
 }

@@ -464,6 +464,9 @@ func encodingOf(e *entry) string {
 	}
 	switch e.kind {
 	case typeString:
+		if e.raw {
+			return "raw"
+		}
 		if _, ok := parseInt(e.str); ok && len(e.str) <= 20 {
 			return "int"
 		}

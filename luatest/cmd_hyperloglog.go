@@ -396,9 +396,9 @@ func cmdPfadd(c *cmdCtx, args []string) resp.Reply {
 	}
 	b[hllHdrSize-1] |= 0x80 // invalidate the cached cardinality
 	if e == nil {
-		c.r.db[args[0]] = &entry{kind: typeString, str: string(b)}
+		c.r.db[args[0]] = &entry{kind: typeString, str: string(b), raw: true}
 	} else {
-		e.str = string(b)
+		e.str, e.raw = string(b), true
 	}
 	return resp.IntReply(1)
 }
@@ -471,9 +471,9 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 	}
 	b[hllHdrSize-1] |= 0x80
 	if e == nil {
-		c.r.db[args[0]] = &entry{kind: typeString, str: string(b)}
+		c.r.db[args[0]] = &entry{kind: typeString, str: string(b), raw: true}
 	} else {
-		e.str = string(b)
+		e.str, e.raw = string(b), true
 	}
 	return resp.OK
 }

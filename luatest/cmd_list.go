@@ -344,10 +344,13 @@ func cmdLpos(c *cmdCtx, args []string) resp.Reply {
 			return errSyntax
 		}
 		n, ok := parseInt(args[i+1])
-		if !ok {
-			return errNotInt
-		}
 		i++
+		switch {
+		case !ok && opt == "RANK":
+			return errNotInt
+		case !ok:
+			return resp.ErrorReply("ERR " + opt + " can't be negative")
+		}
 		switch opt {
 		case "RANK":
 			if n == 0 {

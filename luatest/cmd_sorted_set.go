@@ -369,7 +369,8 @@ func cmdZrange(c *cmdCtx, args []string) resp.Reply {
 			if !ok1 || !ok2 {
 				return errNotInt
 			}
-			offset, count, limit = o, n, true
+			offset, count = o, n
+			limit = n != -1 // the server checks the count only: LIMIT o -1 passes for ranks
 			i += 2
 		case opt == "REV" && !dirSet:
 			rev, dirSet = true, true
@@ -659,6 +660,15 @@ func cmdZsetAlgebra(c *cmdCtx, args []string) resp.Reply {
 	for i := range weights {
 		weights[i] = 1
 	}
+	// The sources are read (and type-checked) before the options.
+	srcs := make([]map[string]float64, n)
+	for i, k := range keys {
+		m, ok := c.zsetSource(k)
+		if !ok {
+			return errWrongType
+		}
+		srcs[i] = m
+	}
 	agg, withScores := "SUM", false
 	for i := 1 + int(n); i < len(args); i++ {
 		switch opt := strings.ToUpper(args[i]); {
@@ -682,14 +692,6 @@ func cmdZsetAlgebra(c *cmdCtx, args []string) resp.Reply {
 		default:
 			return errSyntax
 		}
-	}
-	srcs := make([]map[string]float64, n)
-	for i, k := range keys {
-		m, ok := c.zsetSource(k)
-		if !ok {
-			return errWrongType
-		}
-		srcs[i] = m
 	}
 	weigh := func(s, w float64) float64 {
 		if v := s * w; !math.IsNaN(v) {
@@ -926,10 +928,7 @@ func parseMpop(args []string, wheres []string) (keys []string, where string, cou
 	for i := 1; i < len(rest); i++ {
 		if strings.EqualFold(rest[i], "COUNT") && i+1 < len(rest) && !countSet {
 			v, ok := parseInt(rest[i+1])
-			if !ok {
-				return fail(errNotInt)
-			}
-			if v <= 0 {
+			if !ok || v <= 0 {
 				return fail(resp.ErrorReply("ERR count should be greater than 0"))
 			}
 			count, countSet = v, true

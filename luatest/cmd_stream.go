@@ -505,6 +505,13 @@ func cmdXrange(c *cmdCtx, args []string) resp.Reply {
 
 // XDEL key id [id ...] — https://redis.io/commands/xdel/
 func cmdXdel(c *cmdCtx, args []string) resp.Reply {
+	e, wrong := c.stream(args[0])
+	if wrong {
+		return errWrongType
+	}
+	if e == nil {
+		return resp.IntReply(0) // before the IDs are parsed, as the server does
+	}
 	ids := make([]streamID, 0, len(args)-1)
 	for _, a := range args[1:] {
 		id, ok := parseStreamID(a, 0, true)
@@ -512,13 +519,6 @@ func cmdXdel(c *cmdCtx, args []string) resp.Reply {
 			return errStreamID
 		}
 		ids = append(ids, id)
-	}
-	e, wrong := c.stream(args[0])
-	if wrong {
-		return errWrongType
-	}
-	if e == nil {
-		return resp.IntReply(0)
 	}
 	s := e.stream
 	var n int64

@@ -339,12 +339,13 @@ func cmdIncrbyfloat(c *cmdCtx, args []string) resp.Reply {
 
 // APPEND key value — https://redis.io/commands/append/
 func cmdAppend(c *cmdCtx, args []string) resp.Reply {
-	v, _, wrong := c.getString(args[0])
+	v, found, wrong := c.getString(args[0])
 	if wrong {
 		return errWrongType
 	}
 	v += args[1]
 	c.r.setString(args[0], v, true)
+	c.r.db[args[0]].raw = found // appended in place: the server's "raw" encoding
 	return resp.IntReply(int64(len(v)))
 }
 
@@ -415,6 +416,7 @@ func cmdSetrange(c *cmdCtx, args []string) resp.Reply {
 	}
 	copy(b[off:], args[2])
 	c.r.setString(args[0], string(b), found)
+	c.r.db[args[0]].raw = true
 	return resp.IntReply(int64(len(b)))
 }
 

@@ -29,6 +29,7 @@ type entry struct {
 	set      map[string]struct{}
 	zset     *zsetValue
 	stream   *streamValue
+	raw      bool  // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
