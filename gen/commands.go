@@ -1,7 +1,10 @@
 package gen
 
+import rediscmd "github.com/luagen/luagen/internal/commands"
+
 // commandInfo is what the linter knows of one Redis command (or
-// "command|subcommand"), taken from the server's COMMAND reply.
+// "command|subcommand"), taken from the server's COMMAND reply through the
+// shared table of internal/commands.
 type commandInfo struct {
 	write       bool // flag "write": refused in a no-writes script
 	noScript    bool // flag "noscript": refused in any script
@@ -30,3 +33,22 @@ type keySpec struct {
 	keyNum              bool
 	keyNumIdx, firstKey int
 }
+
+// commands holds, for every command of the server, whether it writes, whether
+// scripts may call it, and its key specifications, read from the shared
+// table (internal/commands, generated from redis-server 7.0.15).
+var commands = func() map[string]commandInfo {
+	m := map[string]commandInfo{}
+	for _, name := range rediscmd.Names() {
+		c, _ := rediscmd.Lookup(name)
+		info := commandInfo{write: c.Has(rediscmd.Write), noScript: c.Has(rediscmd.NoScript), subcommands: c.Subcommands}
+		for _, s := range c.Specs {
+			info.specs = append(info.specs, keySpec{
+				notKey: s.NotKey, unknown: s.Unknown, index: s.Index, keyword: s.Keyword, startFrom: s.StartFrom,
+				lastKey: s.LastKey, keyStep: s.KeyStep, limit: s.Limit, keyNum: s.KeyNum, keyNumIdx: s.KeyNumIdx, firstKey: s.FirstKey,
+			})
+		}
+		m[name] = info
+	}
+	return m
+}()

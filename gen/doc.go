@@ -135,7 +135,7 @@
 // Redis Cluster routes a script by its KEYS, so every key a script touches
 // must arrive in KEYS. For each redis.call and redis.pcall whose command
 // name is a string literal, the lint finds the key arguments from the
-// command's Redis 7 key specifications (commands_table.go, generated from
+// command's Redis 7 key specifications (internal/commands, generated from
 // COMMAND on redis-server 7.0.15: single keys, DEL/MGET/EXISTS-style lists,
 // MSET's every other argument, ZUNIONSTORE's numkeys, XREAD's half after
 // STREAMS; PUBLISH has no key and SPUBLISH's channel is marked not-a-key).

@@ -4,30 +4,42 @@ package luatest
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
 )
 
 var genericCommands = []*command{
-	{name: "del", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdDel},
-	{name: "unlink", arity: -2, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdDel},
-	{name: "exists", arity: -2, first: 1, last: -1, step: 1, fn: cmdExists},
-	{name: "touch", arity: -2, first: 1, last: -1, step: 1, fn: cmdExists},
-	{name: "expire", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "pexpire", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "expireat", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "pexpireat", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdExpire},
-	{name: "ttl", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "pttl", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "expiretime", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "pexpiretime", arity: 2, first: 1, last: 1, step: 1, fn: cmdTTL},
-	{name: "persist", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPersist},
-	{name: "type", arity: 2, first: 1, last: 1, step: 1, fn: cmdType},
-	{name: "keys", arity: 2, fn: cmdKeys},
-	{name: "rename", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdRename},
-	{name: "renamenx", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdRename},
+	{name: "del", fn: cmdDel},
+	{name: "unlink", fn: cmdDel},
+	{name: "exists", fn: cmdExists},
+	{name: "touch", fn: cmdExists},
+	{name: "expire", fn: cmdExpire},
+	{name: "pexpire", fn: cmdExpire},
+	{name: "expireat", fn: cmdExpire},
+	{name: "pexpireat", fn: cmdExpire},
+	{name: "ttl", fn: cmdTTL},
+	{name: "pttl", fn: cmdTTL},
+	{name: "expiretime", fn: cmdTTL},
+	{name: "pexpiretime", fn: cmdTTL},
+	{name: "persist", fn: cmdPersist},
+	{name: "type", fn: cmdType},
+	{name: "keys", fn: cmdKeys},
+	{name: "rename", fn: cmdRename},
+	{name: "renamenx", fn: cmdRename},
+	{name: "move", fn: cmdMove},
+	{name: "copy", fn: cmdCopy},
+	{name: "randomkey", fn: cmdRandomkey},
+	{name: "object", fn: cmdObject},
+	{name: "scan", fn: cmdScan},
+	{name: "hscan", fn: cmdScan},
+	{name: "sscan", fn: cmdScan},
+	{name: "zscan", fn: cmdScan},
+	{name: "sort", fn: cmdSort, keys: sortKeys},
+	{name: "sort_ro", fn: cmdSort},
 }
 
 // DEL key [key ...] — https://redis.io/commands/del/
@@ -303,4 +315,525 @@ func eqByte(a, b byte, nocase bool) bool {
 		return lower(a) == lower(b)
 	}
 	return a == b
+}
+
+// parseDB reads a database index as selectDb does: an integer
+// (getIntFromObjectOrReply), then within 0..15.
+func parseDB(s string) (int, *resp.Reply) {
+	n, ok := parseInt(s)
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, &errNotInt
+	}
+	if n < 0 || n >= numDBs {
+		e := resp.ErrorReply("ERR DB index is out of range")
+		return 0, &e
+	}
+	return int(n), nil
+}
+
+var errSameObject = resp.ErrorReply("ERR source and destination objects are the same")
+
+// MOVE key db — https://redis.io/commands/move/ (the TTL moves with the
+// value; 0 when the key is missing or db already has it).
+func cmdMove(c *cmdCtx, args []string) resp.Reply {
+	db, bad := parseDB(args[1])
+	if bad != nil {
+		return *bad
+	}
+	if db == c.r.dbIndex {
+		return errSameObject
+	}
+	e := c.r.lookup(args[0])
+	if e == nil || c.r.lookupIn(db, args[0]) != nil {
+		return resp.IntReply(0)
+	}
+	delete(c.r.db, args[0])
+	c.r.dbs[db][args[0]] = e
+	return resp.IntReply(1)
+}
+
+// COPY source destination [DB destination-db] [REPLACE] —
+// https://redis.io/commands/copy/ (a deep copy with the TTL).
+func cmdCopy(c *cmdCtx, args []string) resp.Reply {
+	db, replace := c.r.dbIndex, false
+	for i := 2; i < len(args); i++ {
+		switch {
+		case strings.EqualFold(args[i], "REPLACE"):
+			replace = true
+		case strings.EqualFold(args[i], "DB") && i+1 < len(args):
+			n, ok := parseInt(args[i+1])
+			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+				return errNotInt
+			}
+			db = int(n)
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	if db < 0 || db >= numDBs {
+		return resp.ErrorReply("ERR DB index is out of range")
+	}
+	if db == c.r.dbIndex && args[0] == args[1] {
+		return errSameObject
+	}
+	e := c.r.lookup(args[0])
+	if e == nil {
+		return resp.IntReply(0)
+	}
+	if c.r.lookupIn(db, args[1]) != nil {
+		if !replace {
+			return resp.IntReply(0)
+		}
+	}
+	c.r.dbs[db][args[1]] = e.clone()
+	return resp.IntReply(1)
+}
+
+// RANDOMKEY — https://redis.io/commands/randomkey/ (luatest answers the
+// first key in byte order: deterministic, where the server picks at random).
+func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
+	ks := c.r.keys("*")
+	if len(ks) == 0 {
+		return resp.NilReply
+	}
+	return resp.BulkReply(ks[0])
+}
+
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP key —
+// https://redis.io/commands/object/. ENCODING follows the 7.0 defaults
+// (hash listpack up to 512 entries, zset listpack up to 128, both of up to
+// 64 bytes; intset up to 512 integers; embstr up to 44 bytes) from the value as it is now; the server never
+// converts back, so a collection that grew and shrank may differ.
+// REFCOUNT is 1, or INT_MAX for the shared integers 0..9999; IDLETIME is 0
+// (the virtual clock has no access times); FREQ answers the server's error
+// under the default noeviction policy.
+func cmdObject(c *cmdCtx, args []string) resp.Reply {
+	sub := strings.ToLower(args[0])
+	if sub == "help" {
+		return resp.BulkArray(objectHelp)
+	}
+	e := c.r.lookup(args[1])
+	if e == nil {
+		return resp.NilReply
+	}
+	switch sub {
+	case "encoding":
+		return resp.BulkReply(encodingOf(e))
+	case "refcount":
+		if n, ok := parseInt(e.str); e.kind == typeString && ok && n >= 0 && n < 10000 {
+			return resp.IntReply(math.MaxInt32)
+		}
+		return resp.IntReply(1)
+	case "idletime":
+		return resp.IntReply(0)
+	default: // freq
+		return resp.ErrorReply("ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
+			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
+// default thresholds.
+func encodingOf(e *entry) string {
+	small := func(n, max int, items func(yield func(string) bool)) bool {
+		if n > max {
+			return false
+		}
+		ok := true
+		items(func(s string) bool { ok = len(s) <= 64; return ok })
+		return ok
+	}
+	switch e.kind {
+	case typeString:
+		if e.raw {
+			return "raw"
+		}
+		if _, ok := parseInt(e.str); ok && len(e.str) <= 20 {
+			return "int"
+		}
+		if len(e.str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	case typeHash:
+		if small(e.hash.len(), 512, func(y func(string) bool) {
+			for _, f := range e.hash.fields {
+				if !y(f) || !y(e.hash.values[f]) {
+					return
+				}
+			}
+		}) {
+			return "listpack"
+		}
+		return "hashtable"
+	case typeList:
+		return "quicklist"
+	case typeSet:
+		if len(e.set) > 512 {
+			return "hashtable"
+		}
+		for m := range e.set {
+			if _, ok := parseInt(m); !ok {
+				return "hashtable"
+			}
+		}
+		return "intset"
+	case typeZSet:
+		if small(e.zset.len(), 128, func(y func(string) bool) {
+			for m := range e.zset.scores {
+				if !y(m) {
+					return
+				}
+			}
+		}) {
+			return "listpack"
+		}
+		return "skiplist"
+	}
+	return "stream"
+}
+
+// parseCursor is parseScanCursorOrReply: strtoul over the whole string.
+func parseCursor(s string) (uint64, bool) {
+	if s == "" || isSpace(s[0]) {
+		return 0, false
+	}
+	neg := s[0] == '-'
+	d := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	n, err := strconv.ParseUint(d, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] —
+// https://redis.io/commands/scan/, and HSCAN, SSCAN, ZSCAN key cursor
+// [MATCH pattern] [COUNT count]. Collections in a compact encoding
+// (listpack, intset) answer everything at once with cursor 0, as the server
+// does; otherwise luatest's cursor is a position in its own order (sorted
+// keys, insertion-ordered fields, sorted members), so a full iteration
+// returns every element exactly once but the cursors differ from the
+// server's hash-table cursors.
+func cmdScan(c *cmdCtx, args []string) resp.Reply {
+	var key string
+	if c.name != "scan" {
+		key, args = args[0], args[1:]
+	}
+	cursor, ok := parseCursor(args[0])
+	if !ok {
+		return resp.ErrorReply("ERR invalid cursor")
+	}
+	count, pattern, typ := int64(10), "*", ""
+	for i := 1; i < len(args); i++ {
+		opt := strings.ToUpper(args[i])
+		if i+1 >= len(args) {
+			return errSyntax
+		}
+		switch {
+		case opt == "COUNT":
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return errNotInt
+			}
+			if n < 1 {
+				return errSyntax
+			}
+			count = n
+		case opt == "MATCH":
+			pattern = args[i+1]
+		case opt == "TYPE" && c.name == "scan":
+			typ = strings.ToLower(args[i+1])
+		default:
+			return errSyntax
+		}
+		i++
+	}
+	var items []string // flat: key, or field value, or member score
+	step := 1
+	compact := false
+	if c.name == "scan" {
+		items = c.r.keys("*")
+	} else {
+		kinds := map[string]keyType{"hscan": typeHash, "sscan": typeSet, "zscan": typeZSet}
+		e, wrong := c.r.lookupType(key, kinds[c.name])
+		if wrong {
+			return errWrongType
+		}
+		if e == nil {
+			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
+		}
+		enc := encodingOf(e)
+		compact = enc == "listpack" || enc == "intset"
+		switch e.kind {
+		case typeHash:
+			step = 2
+			for _, f := range e.hash.fields {
+				items = append(items, f, e.hash.values[f])
+			}
+		case typeSet:
+			items = setMembers(e.set)
+		case typeZSet:
+			step = 2
+			for _, m := range e.zset.members() {
+				items = append(items, m, resp.FormatDouble(e.zset.scores[m]))
+			}
+		}
+	}
+	n := uint64(len(items) / step)
+	from, to := cursor, cursor+uint64(count)
+	if compact {
+		from, to = 0, n
+	}
+	next := "0"
+	if from >= n {
+		from, to = n, n
+	} else if to < n {
+		next = strconv.FormatUint(to, 10)
+	} else {
+		to = n
+	}
+	out := []string{}
+	for i := from; i < to; i++ {
+		el := items[int(i)*step : int(i+1)*step]
+		if !globMatch(pattern, el[0], false) {
+			continue
+		}
+		if typ != "" {
+			if e := c.r.lookup(el[0]); e == nil || typeNames[e.kind] != typ {
+				continue
+			}
+		}
+		out = append(out, el...)
+	}
+	return resp.ArrayReply(resp.BulkReply(next), resp.BulkArray(out))
+}
+
+// sortKeys are SORT's keys for the KEYS check: the sorted key and the
+// STORE destination (the server's key specs leave STORE "unknown"). BY and
+// GET patterns name keys too; like the server's specs, they are not checked.
+func sortKeys(args []string) []string {
+	ks := []string{args[0]}
+	for i := 1; i+1 < len(args); i++ {
+		if strings.EqualFold(args[i], "STORE") {
+			ks = append(ks, args[i+1])
+		}
+	}
+	return ks
+}
+
+// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
+// [ALPHA] [STORE destination] — https://redis.io/commands/sort/, and
+// SORT_RO without STORE (sortCommandGeneric). Equal numeric weights order
+// by the elements themselves, as 7.0 does; a set
+// sorted BY a constant pattern is sorted anyway inside a script, as the
+// server does for determinism.
+func cmdSort(c *cmdCtx, args []string) resp.Reply {
+	var by, store string
+	var gets []string
+	desc, alpha, dontSort := false, false, false
+	offset, count := int64(0), int64(-1)
+	for i := 1; i < len(args); i++ {
+		left := len(args) - i - 1
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "ASC":
+			desc = false
+		case opt == "DESC":
+			desc = true
+		case opt == "ALPHA":
+			alpha = true
+		case opt == "LIMIT" && left >= 2:
+			o, ok1 := parseInt(args[i+1])
+			n, ok2 := parseInt(args[i+2])
+			if !ok1 || !ok2 {
+				return errNotInt
+			}
+			offset, count = o, n
+			i += 2
+		case opt == "STORE" && left >= 1 && c.name == "sort":
+			store = args[i+1]
+			i++
+		case opt == "BY" && left >= 1:
+			by = args[i+1]
+			if !strings.Contains(by, "*") {
+				dontSort = true
+			}
+			i++
+		case opt == "GET" && left >= 1:
+			gets = append(gets, args[i+1])
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	e := c.r.lookup(args[0])
+	var elems []string
+	if e != nil {
+		switch e.kind {
+		case typeList:
+			elems = slices.Clone(e.list)
+		case typeSet:
+			elems = setMembers(e.set)
+			if dontSort && c.run != nil {
+				dontSort, alpha = false, true
+				by = ""
+			}
+		case typeZSet:
+			elems = slices.Clone(e.zset.members())
+		default:
+			return errWrongType
+		}
+	}
+	if !dontSort {
+		type item struct {
+			el    string
+			w     string
+			hasW  bool
+			score float64
+		}
+		items := make([]item, len(elems))
+		for i, el := range elems {
+			it := item{el: el, w: el, hasW: true}
+			if by != "" {
+				it.w, it.hasW = c.lookupPattern(by, el)
+			}
+			if !alpha && it.hasW {
+				f, ok := parseFloat(strings.TrimLeft(it.w, " \t\n\r\v\f")) // strtod skips leading space
+				if !ok {
+					return resp.ErrorReply("ERR One or more scores can't be converted into double")
+				}
+				it.score = f
+			}
+			items[i] = it
+		}
+		sort.SliceStable(items, func(i, j int) bool {
+			a, b := items[i], items[j]
+			var cmp int
+			if alpha {
+				switch {
+				case !a.hasW && !b.hasW:
+					cmp = 0
+				case !a.hasW:
+					cmp = -1
+				case !b.hasW:
+					cmp = 1
+				default:
+					cmp = strings.Compare(a.w, b.w)
+				}
+			} else if a.score != b.score {
+				cmp = -1
+				if a.score > b.score {
+					cmp = 1
+				}
+			}
+			if cmp == 0 && !alpha {
+				// Equal scores order by the elements (7.0); equal ALPHA
+				// weights keep the input order here, while the server's
+				// unstable quicksort may not.
+				cmp = strings.Compare(a.el, b.el)
+			}
+			if desc {
+				return cmp > 0
+			}
+			return cmp < 0
+		})
+		for i := range items {
+			elems[i] = items[i].el
+		}
+	}
+	start, end := offset, int64(len(elems))
+	if count >= 0 {
+		end = offset + count
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > int64(len(elems)) {
+		start = int64(len(elems))
+	}
+	if end > int64(len(elems)) || end < start {
+		end = max(start, min(end, int64(len(elems))))
+	}
+	elems = elems[start:end]
+	var out []resp.Reply
+	var stored []string
+	for _, el := range elems {
+		if len(gets) == 0 {
+			out = append(out, resp.BulkReply(el))
+			stored = append(stored, el)
+			continue
+		}
+		for _, g := range gets {
+			v, ok := c.lookupPattern(g, el)
+			if ok {
+				out = append(out, resp.BulkReply(v))
+			} else {
+				out = append(out, resp.NilReply)
+			}
+			stored = append(stored, v)
+		}
+	}
+	if store != "" {
+		delete(c.r.db, store)
+		if len(stored) > 0 {
+			c.r.db[store] = &entry{kind: typeList, list: stored}
+		}
+		return resp.IntReply(int64(len(stored)))
+	}
+	return resp.ArrayReply(out...)
+}
+
+// lookupPattern is lookupKeyByPattern: "#" is the element itself; the
+// first '*' is replaced by el; "key->field" reads a hash field.
+func (c *cmdCtx) lookupPattern(pattern, el string) (string, bool) {
+	if pattern == "#" {
+		return el, true
+	}
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		return "", false
+	}
+	field := ""
+	arrow := strings.LastIndex(pattern, "->")
+	if arrow > star && arrow+2 < len(pattern) {
+		field = pattern[arrow+2:]
+		pattern = pattern[:arrow]
+	}
+	key := pattern[:star] + el + pattern[star+1:]
+	e := c.r.lookup(key)
+	if e == nil {
+		return "", false
+	}
+	if field != "" {
+		if e.kind != typeHash {
+			return "", false
+		}
+		return e.hash.get(field)
+	}
+	if e.kind != typeString {
+		return "", false
+	}
+	return e.str, true
 }

@@ -6,25 +6,27 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
 )
 
 var hashCommands = []*command{
-	{name: "hset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
-	{name: "hmset", arity: -4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHset},
-	{name: "hsetnx", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHsetnx},
-	{name: "hget", arity: 3, first: 1, last: 1, step: 1, fn: cmdHget},
-	{name: "hmget", arity: -3, first: 1, last: 1, step: 1, fn: cmdHmget},
-	{name: "hdel", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHdel},
-	{name: "hexists", arity: 3, first: 1, last: 1, step: 1, fn: cmdHexists},
-	{name: "hlen", arity: 2, first: 1, last: 1, step: 1, fn: cmdHlen},
-	{name: "hstrlen", arity: 3, first: 1, last: 1, step: 1, fn: cmdHstrlen},
-	{name: "hgetall", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hkeys", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hvals", arity: 2, first: 1, last: 1, step: 1, fn: cmdHgetall},
-	{name: "hincrby", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrby},
-	{name: "hincrbyfloat", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdHincrbyfloat},
+	{name: "hset", fn: cmdHset},
+	{name: "hmset", fn: cmdHset},
+	{name: "hsetnx", fn: cmdHsetnx},
+	{name: "hget", fn: cmdHget},
+	{name: "hmget", fn: cmdHmget},
+	{name: "hdel", fn: cmdHdel},
+	{name: "hexists", fn: cmdHexists},
+	{name: "hlen", fn: cmdHlen},
+	{name: "hstrlen", fn: cmdHstrlen},
+	{name: "hgetall", fn: cmdHgetall},
+	{name: "hkeys", fn: cmdHgetall},
+	{name: "hvals", fn: cmdHgetall},
+	{name: "hincrby", fn: cmdHincrby},
+	{name: "hincrbyfloat", fn: cmdHincrbyfloat},
+	{name: "hrandfield", fn: cmdHrandfield},
 }
 
 // hashForWrite returns key's hash, creating an empty one (not yet stored)
@@ -244,4 +246,48 @@ func cmdHincrbyfloat(c *cmdCtx, args []string) resp.Reply {
 	e, _ = c.hashForWrite(args[0])
 	e.hash.set(args[1], s)
 	return resp.BulkReply(s)
+}
+
+// HRANDFIELD key [count [WITHVALUES]] — https://redis.io/commands/hrandfield/.
+// luatest picks fields in the hash's order instead of at random: a positive
+// count answers the first count fields (all of them, as the server does
+// when count reaches the size), a negative count repeats them cyclically.
+func cmdHrandfield(c *cmdCtx, args []string) resp.Reply {
+	if len(args) > 3 || len(args) == 3 && !strings.EqualFold(args[2], "WITHVALUES") {
+		return errSyntax
+	}
+	var count int64
+	if len(args) >= 2 {
+		n, ok := parseInt(args[1])
+		if !ok {
+			return errNotInt
+		}
+		count = n
+	}
+	e, wrong := c.r.lookupType(args[0], typeHash)
+	if wrong {
+		return errWrongType
+	}
+	if len(args) == 1 {
+		if e == nil {
+			return resp.NilReply
+		}
+		return resp.BulkReply(e.hash.fields[0])
+	}
+	if e == nil || count == 0 {
+		return resp.ArrayReply()
+	}
+	fields := pickMembers(e.hash.fields, count)
+	if len(args) < 3 {
+		return resp.BulkArray(fields)
+	}
+	var out []resp.Reply
+	for _, f := range fields {
+		if c.proto == 3 {
+			out = append(out, resp.ArrayReply(resp.BulkReply(f), resp.BulkReply(e.hash.values[f])))
+		} else {
+			out = append(out, resp.BulkReply(f), resp.BulkReply(e.hash.values[f]))
+		}
+	}
+	return resp.ArrayReply(out...)
 }

@@ -3,6 +3,7 @@
 package luatest
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -10,21 +11,23 @@ import (
 )
 
 var listCommands = []*command{
-	{name: "lpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "rpush", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "lpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "rpushx", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPush},
-	{name: "lpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
-	{name: "rpop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdPop},
-	{name: "llen", arity: 2, first: 1, last: 1, step: 1, fn: cmdLlen},
-	{name: "lrange", arity: 4, first: 1, last: 1, step: 1, fn: cmdLrange},
-	{name: "lindex", arity: 3, first: 1, last: 1, step: 1, fn: cmdLindex},
-	{name: "lset", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLset},
-	{name: "lrem", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLrem},
-	{name: "ltrim", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLtrim},
-	{name: "linsert", arity: 5, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdLinsert},
-	{name: "rpoplpush", arity: 3, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
-	{name: "lmove", arity: 5, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdLmove},
+	{name: "lpush", fn: cmdPush},
+	{name: "rpush", fn: cmdPush},
+	{name: "lpushx", fn: cmdPush},
+	{name: "rpushx", fn: cmdPush},
+	{name: "lpop", fn: cmdPop},
+	{name: "rpop", fn: cmdPop},
+	{name: "llen", fn: cmdLlen},
+	{name: "lrange", fn: cmdLrange},
+	{name: "lindex", fn: cmdLindex},
+	{name: "lset", fn: cmdLset},
+	{name: "lrem", fn: cmdLrem},
+	{name: "ltrim", fn: cmdLtrim},
+	{name: "linsert", fn: cmdLinsert},
+	{name: "rpoplpush", fn: cmdLmove},
+	{name: "lmove", fn: cmdLmove},
+	{name: "lpos", fn: cmdLpos},
+	{name: "lmpop", fn: cmdLmpop},
 }
 
 // LPUSH key element [element ...] — https://redis.io/commands/lpush/ and
@@ -329,4 +332,117 @@ func cmdLmove(c *cmdCtx, args []string) resp.Reply {
 	}
 	c.r.dropIfEmpty(args[0], src)
 	return resp.BulkReply(v)
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] —
+// https://redis.io/commands/lpos/
+func cmdLpos(c *cmdCtx, args []string) resp.Reply {
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToUpper(args[i])
+		if i+1 >= len(args) || (opt != "RANK" && opt != "COUNT" && opt != "MAXLEN") {
+			return errSyntax
+		}
+		n, ok := parseInt(args[i+1])
+		i++
+		switch {
+		case !ok && opt == "RANK":
+			return errNotInt
+		case !ok:
+			return resp.ErrorReply("ERR " + opt + " can't be negative")
+		}
+		switch opt {
+		case "RANK":
+			if n == 0 {
+				return resp.ErrorReply("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+			}
+			if n == math.MinInt64 {
+				return resp.ErrorReply("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			}
+			rank = n
+		case "COUNT":
+			if n < 0 {
+				return resp.ErrorReply("ERR COUNT can't be negative")
+			}
+			count = n
+		default:
+			if n < 0 {
+				return resp.ErrorReply("ERR MAXLEN can't be negative")
+			}
+			maxlen = n
+		}
+	}
+	e, wrong := c.r.lookupType(args[0], typeList)
+	if wrong {
+		return errWrongType
+	}
+	var found []resp.Reply
+	if e != nil {
+		skip := rank
+		if skip < 0 {
+			skip = -skip
+		}
+		want := count
+		if want == -1 {
+			want = 1
+		}
+		n := len(e.list)
+		for k := 0; k < n && (maxlen == 0 || int64(k) < maxlen); k++ {
+			idx := k
+			if rank < 0 {
+				idx = n - 1 - k
+			}
+			if e.list[idx] != args[1] {
+				continue
+			}
+			if skip > 1 {
+				skip--
+				continue
+			}
+			found = append(found, resp.IntReply(int64(idx)))
+			if want != 0 && int64(len(found)) == want {
+				break
+			}
+		}
+	}
+	if count == -1 {
+		if len(found) == 0 {
+			return resp.NilReply
+		}
+		return found[0]
+	}
+	return resp.ArrayReply(found...)
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] —
+// https://redis.io/commands/lmpop/: [key, [element ...]] from the first
+// non-empty list, or nil.
+func cmdLmpop(c *cmdCtx, args []string) resp.Reply {
+	keys, where, count, bad := parseMpop(args, []string{"LEFT", "RIGHT"})
+	if bad != nil {
+		return *bad
+	}
+	for _, k := range keys {
+		e, wrong := c.r.lookupType(k, typeList)
+		if wrong {
+			return errWrongType
+		}
+		if e == nil {
+			continue
+		}
+		n := int(min(count, int64(len(e.list))))
+		var popped []string
+		if where == "LEFT" {
+			popped = slices.Clone(e.list[:n])
+			e.list = e.list[n:]
+		} else {
+			for i := 0; i < n; i++ {
+				popped = append(popped, e.list[len(e.list)-1-i])
+			}
+			e.list = e.list[:len(e.list)-n]
+		}
+		c.r.dropIfEmpty(k, e)
+		return resp.ArrayReply(resp.BulkReply(k), resp.BulkArray(popped))
+	}
+	return nullArray
 }

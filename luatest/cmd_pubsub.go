@@ -7,8 +7,8 @@ import (
 )
 
 var pubsubCommands = []*command{
-	{name: "publish", arity: 3, flags: fMayReplicate, fn: cmdPublish},
-	{name: "spublish", arity: 3, flags: fMayReplicate, first: 1, last: 1, step: 1, fn: cmdPublish},
+	{name: "publish", fn: cmdPublish},
+	{name: "spublish", fn: cmdPublish},
 }
 
 // Event is a message a script published with PUBLISH or SPUBLISH. The fake

@@ -19,11 +19,11 @@ import (
 )
 
 var scriptingCommands = []*command{
-	{name: "eval", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
-	{name: "evalsha", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
-	{name: "eval_ro", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
-	{name: "evalsha_ro", arity: -3, flags: fNoScript, keys: evalKeys, fn: cmdEval},
-	{name: "script", arity: -2, flags: fNoScript, fn: cmdScript},
+	{name: "eval", fn: cmdEval},
+	{name: "evalsha", fn: cmdEval},
+	{name: "eval_ro", fn: cmdEval},
+	{name: "evalsha_ro", fn: cmdEval},
+	{name: "script", fn: cmdScript},
 }
 
 // script is one entry of the script cache.
@@ -43,14 +43,6 @@ type runCtx struct {
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
 	readOnly bool // no-writes flag or an *_RO command
-}
-
-func evalKeys(args []string) []string {
-	n, ok := parseInt(args[1])
-	if !ok || n < 0 || int(n) > len(args)-2 {
-		return nil
-	}
-	return args[2 : 2+n]
 }
 
 func sha1hex(s string) string {
@@ -205,7 +197,10 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		}
 	}
 	r.run = run
-	defer func() { r.run = nil }()
+	// A script's SELECT lasts until it ends; the caller's database is
+	// unchanged afterwards (Redis 7.0).
+	callerDB := r.dbIndex
+	defer func() { r.run = nil; r.selectDB(callerDB) }()
 
 	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
 	vm.globals.RawSetString("ARGV", stringsTable(L, argv))

@@ -7,21 +7,22 @@ import (
 )
 
 var setCommands = []*command{
-	{name: "sadd", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSadd},
-	{name: "srem", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSrem},
-	{name: "smembers", arity: 2, first: 1, last: 1, step: 1, fn: cmdSmembers},
-	{name: "sismember", arity: 3, first: 1, last: 1, step: 1, fn: cmdSismember},
-	{name: "smismember", arity: -3, first: 1, last: 1, step: 1, fn: cmdSmismember},
-	{name: "scard", arity: 2, first: 1, last: 1, step: 1, fn: cmdScard},
-	{name: "sinter", arity: -2, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "sunion", arity: -2, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "sdiff", arity: -2, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "sinterstore", arity: -3, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "sunionstore", arity: -3, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "sdiffstore", arity: -3, flags: fWrite, first: 1, last: -1, step: 1, fn: cmdSetAlgebra},
-	{name: "smove", arity: 4, flags: fWrite, first: 1, last: 2, step: 1, fn: cmdSmove},
-	{name: "spop", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSpop},
-	{name: "srandmember", arity: -2, first: 1, last: 1, step: 1, fn: cmdSpop},
+	{name: "sadd", fn: cmdSadd},
+	{name: "srem", fn: cmdSrem},
+	{name: "smembers", fn: cmdSmembers},
+	{name: "sismember", fn: cmdSismember},
+	{name: "smismember", fn: cmdSmismember},
+	{name: "scard", fn: cmdScard},
+	{name: "sinter", fn: cmdSetAlgebra},
+	{name: "sunion", fn: cmdSetAlgebra},
+	{name: "sdiff", fn: cmdSetAlgebra},
+	{name: "sinterstore", fn: cmdSetAlgebra},
+	{name: "sunionstore", fn: cmdSetAlgebra},
+	{name: "sdiffstore", fn: cmdSetAlgebra},
+	{name: "smove", fn: cmdSmove},
+	{name: "spop", fn: cmdSpop},
+	{name: "srandmember", fn: cmdSpop},
+	{name: "sintercard", fn: cmdSintercard},
 }
 
 // SADD key member [member ...] — https://redis.io/commands/sadd/
@@ -276,4 +277,43 @@ func (c *cmdCtx) emptySetOrArray() resp.Reply {
 		return c.setReply(nil)
 	}
 	return resp.ArrayReply()
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit] —
+// https://redis.io/commands/sintercard/
+func cmdSintercard(c *cmdCtx, args []string) resp.Reply {
+	keys, limit, bad := parseInterCard(c, args, "ERR numkeys should be greater than 0")
+	if bad != nil {
+		return *bad
+	}
+	sets := make([]map[string]struct{}, len(keys))
+	empty := false
+	for i, k := range keys {
+		e, wrong := c.r.lookupType(k, typeSet)
+		if wrong {
+			return errWrongType
+		}
+		if e == nil {
+			empty = true
+			continue
+		}
+		sets[i] = e.set
+	}
+	if empty {
+		return resp.IntReply(0)
+	}
+	var n int64
+outer:
+	for m := range sets[0] {
+		for _, s := range sets[1:] {
+			if _, ok := s[m]; !ok {
+				continue outer
+			}
+		}
+		n++
+		if limit > 0 && n == limit {
+			break
+		}
+	}
+	return resp.IntReply(n)
 }

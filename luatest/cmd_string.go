@@ -12,27 +12,28 @@ import (
 )
 
 var stringCommands = []*command{
-	{name: "get", arity: 2, first: 1, last: 1, step: 1, fn: cmdGet},
-	{name: "set", arity: -3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSet},
-	{name: "setnx", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetnx},
-	{name: "setex", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetex},
-	{name: "psetex", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetex},
-	{name: "getset", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetset},
-	{name: "getdel", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetdel},
-	{name: "getex", arity: -2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdGetex},
-	{name: "mget", arity: -2, first: 1, last: -1, step: 1, fn: cmdMget},
-	{name: "mset", arity: -3, flags: fWrite, first: 1, last: -1, step: 2, fn: cmdMset},
-	{name: "msetnx", arity: -3, flags: fWrite, first: 1, last: -1, step: 2, fn: cmdMset},
-	{name: "incr", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
-	{name: "decr", arity: 2, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
-	{name: "incrby", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
-	{name: "decrby", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncr},
-	{name: "incrbyfloat", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdIncrbyfloat},
-	{name: "append", arity: 3, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdAppend},
-	{name: "strlen", arity: 2, first: 1, last: 1, step: 1, fn: cmdStrlen},
-	{name: "getrange", arity: 4, first: 1, last: 1, step: 1, fn: cmdGetrange},
-	{name: "substr", arity: 4, first: 1, last: 1, step: 1, fn: cmdGetrange},
-	{name: "setrange", arity: 4, flags: fWrite, first: 1, last: 1, step: 1, fn: cmdSetrange},
+	{name: "get", fn: cmdGet},
+	{name: "set", fn: cmdSet},
+	{name: "setnx", fn: cmdSetnx},
+	{name: "setex", fn: cmdSetex},
+	{name: "psetex", fn: cmdSetex},
+	{name: "getset", fn: cmdGetset},
+	{name: "getdel", fn: cmdGetdel},
+	{name: "getex", fn: cmdGetex},
+	{name: "mget", fn: cmdMget},
+	{name: "mset", fn: cmdMset},
+	{name: "msetnx", fn: cmdMset},
+	{name: "incr", fn: cmdIncr},
+	{name: "decr", fn: cmdIncr},
+	{name: "incrby", fn: cmdIncr},
+	{name: "decrby", fn: cmdIncr},
+	{name: "incrbyfloat", fn: cmdIncrbyfloat},
+	{name: "append", fn: cmdAppend},
+	{name: "strlen", fn: cmdStrlen},
+	{name: "getrange", fn: cmdGetrange},
+	{name: "substr", fn: cmdGetrange},
+	{name: "setrange", fn: cmdSetrange},
+	{name: "lcs", fn: cmdLcs},
 }
 
 // getString returns key's string value; wrong is true for another type.
@@ -338,12 +339,13 @@ func cmdIncrbyfloat(c *cmdCtx, args []string) resp.Reply {
 
 // APPEND key value — https://redis.io/commands/append/
 func cmdAppend(c *cmdCtx, args []string) resp.Reply {
-	v, _, wrong := c.getString(args[0])
+	v, found, wrong := c.getString(args[0])
 	if wrong {
 		return errWrongType
 	}
 	v += args[1]
 	c.r.setString(args[0], v, true)
+	c.r.db[args[0]].raw = found // appended in place: the server's "raw" encoding
 	return resp.IntReply(int64(len(v)))
 }
 
@@ -414,5 +416,115 @@ func cmdSetrange(c *cmdCtx, args []string) resp.Reply {
 	}
 	copy(b[off:], args[2])
 	c.r.setString(args[0], string(b), found)
+	c.r.db[args[0]].raw = true
 	return resp.IntReply(int64(len(b)))
+}
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN] —
+// https://redis.io/commands/lcs/ (lcsCommand in t_string.c, including the
+// order in which it walks the table back and emits match ranges).
+func cmdLcs(c *cmdCtx, args []string) resp.Reply {
+	var getLen, getIdx, withMatchLen bool
+	var minMatch int64
+	for i := 2; i < len(args); i++ {
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "IDX":
+			getIdx = true
+		case opt == "LEN":
+			getLen = true
+		case opt == "WITHMATCHLEN":
+			withMatchLen = true
+		case opt == "MINMATCHLEN" && i+1 < len(args):
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return errNotInt
+			}
+			minMatch = max(n, 0)
+			i++
+		default:
+			return errSyntax
+		}
+	}
+	var strs [2]string
+	for i, k := range args[:2] {
+		e := c.r.lookup(k)
+		if e != nil && e.kind != typeString {
+			return resp.ErrorReply("ERR The specified keys must contain string values")
+		}
+		if e != nil {
+			strs[i] = e.str
+		}
+	}
+	if getIdx && getLen {
+		return resp.ErrorReply("ERR If you want both the length and indexes, please just use IDX.")
+	}
+	a, b := strs[0], strs[1]
+	alen, blen := len(a), len(b)
+	dp := make([]uint32, (alen+1)*(blen+1))
+	at := func(i, j int) uint32 { return dp[i*(blen+1)+j] }
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				dp[i*(blen+1)+j] = at(i-1, j-1) + 1
+			} else {
+				dp[i*(blen+1)+j] = max(at(i-1, j), at(i, j-1))
+			}
+		}
+	}
+	idx := int(at(alen, blen))
+	if getLen {
+		return resp.IntReply(int64(idx))
+	}
+	result := make([]byte, idx)
+	matches := []resp.Reply{}
+	i, j := alen, blen
+	aStart, aEnd, bStart, bEnd := alen, 0, 0, 0
+	for i > 0 && j > 0 {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			if aStart == alen {
+				aStart, aEnd, bStart, bEnd = i-1, i-1, j-1, j-1
+			} else if aStart == i && bStart == j {
+				aStart--
+				bStart--
+			} else {
+				emit = true
+			}
+			if aStart == 0 || bStart == 0 {
+				emit = true
+			}
+			idx--
+			i--
+			j--
+		} else {
+			if at(i-1, j) > at(i, j-1) {
+				i--
+			} else {
+				j--
+			}
+			if aStart != alen {
+				emit = true
+			}
+		}
+		if emit {
+			matchLen := int64(aEnd - aStart + 1)
+			if minMatch == 0 || matchLen >= minMatch {
+				m := []resp.Reply{
+					resp.ArrayReply(resp.IntReply(int64(aStart)), resp.IntReply(int64(aEnd))),
+					resp.ArrayReply(resp.IntReply(int64(bStart)), resp.IntReply(int64(bEnd))),
+				}
+				if withMatchLen {
+					m = append(m, resp.IntReply(matchLen))
+				}
+				matches = append(matches, resp.ArrayReply(m...))
+			}
+			aStart = alen
+		}
+	}
+	if !getIdx {
+		return resp.BulkReply(string(result))
+	}
+	return c.mapReply([]resp.Reply{resp.BulkReply("matches"), resp.ArrayReply(matches...),
+		resp.BulkReply("len"), resp.IntReply(int64(at(alen, blen)))})
 }

@@ -7,41 +7,37 @@ import (
 	"strconv"
 	"strings"
 
+	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/luagen/luagen/luatest/resp"
 )
 
-// cmdFlags are the command properties the fake server enforces.
-type cmdFlags uint8
-
-const (
-	fWrite        cmdFlags = 1 << iota // modifies the keyspace: refused in no-writes scripts
-	fNoScript                          // not allowed from scripts (EVAL, SCRIPT, HELLO ...)
-	fMayReplicate                      // PUBLISH: refused in no-writes scripts like a write
-)
-
-// command is one supported command: its arity and key positions as
-// COMMAND INFO reports them (arity counts the command name; negative means
-// "at least"), and the function that runs it.
+// command is one command luatest implements: its name and the function
+// that runs it. Arity, flags and key positions come from the server's own
+// table (internal/commands, generated from redis-server 7.0.15's COMMAND
+// reply), so they are written once; keys overrides the key specs for the
+// few commands whose keys the server describes as "unknown" (SORT's STORE).
 type command struct {
-	name              string // lower case, as COMMAND INFO names it
-	arity             int
-	flags             cmdFlags
-	first, last, step int                          // key positions; last < 0 counts from the end
-	keys              func(args []string) []string // for commands whose keys COMMAND INFO cannot describe
-	fn                func(c *cmdCtx, args []string) resp.Reply
+	name string                       // lower case, as COMMAND INFO names it
+	keys func(args []string) []string // nil: the key specs of the table
+	fn   func(c *cmdCtx, args []string) resp.Reply
 }
 
 // cmdCtx is what a command function sees of its caller.
 type cmdCtx struct {
 	r     *Redis
-	proto int    // 2 or 3: the caller's protocol; inside a script, redis.setresp's
-	name  string // the command name, lower case
+	proto int     // 2 or 3: the caller's protocol; inside a script, redis.setresp's
+	name  string  // the command name, lower case
+	argv0 string  // the command name as the caller wrote it
+	run   *runCtx // the running script, nil outside one
 }
 
 var commandTable = map[string]*command{}
 
 func register(cmds ...*command) {
 	for _, c := range cmds {
+		if _, ok := rediscmd.Lookup(c.name); !ok {
+			panic("luatest: command " + c.name + " is not in the server's command table")
+		}
 		commandTable[c.name] = c
 	}
 }
@@ -55,42 +51,44 @@ func init() {
 	register(zsetCommands...)
 	register(pubsubCommands...)
 	register(serverCommands...)
+	register(bitmapCommands...)
+	register(streamCommands...)
+	register(geoCommands...)
+	register(hllCommands...)
+	register(adminCommands...)
 	register(scriptingCommands...)
 }
 
-// lookupCommand finds a command by name, case-insensitively.
-func lookupCommand(name string) *command {
-	if c, ok := commandTable[name]; ok {
-		return c
-	}
-	return commandTable[strings.ToLower(name)]
+// resolved is a command line resolved against the server's table: info is
+// the server's entry (a subcommand's for container commands), impl luatest's
+// implementation of the top-level command (nil when luatest lacks it).
+type resolved struct {
+	info *rediscmd.Info
+	impl *command
 }
 
-// arityOK reports whether argc (the command name included) fits c.arity.
-func (c *command) arityOK(argc int) bool {
-	if c.arity > 0 {
-		return argc == c.arity
+// resolve looks argv up as the server's lookupCommand does; ok is false
+// for a command (or subcommand) the server does not know.
+func resolve(argv []string) (resolved, bool) {
+	info, ok := rediscmd.LookupArgs(argv)
+	if !ok {
+		return resolved{}, false
 	}
-	return argc >= -c.arity
+	return resolved{info: info, impl: commandTable[strings.ToLower(argv[0])]}, true
 }
 
 // keysOf returns the keys among argv (argv[0] is the command name).
-func (c *command) keysOf(argv []string) []string {
-	if c.keys != nil {
-		return c.keys(argv[1:])
+func (rc resolved) keysOf(argv []string) []string {
+	if rc.impl != nil && rc.impl.keys != nil {
+		return rc.impl.keys(argv[1:])
 	}
-	if c.first == 0 {
-		return nil
-	}
-	last := c.last
-	if last < 0 {
-		last = len(argv) + last
-	}
-	var ks []string
-	for i := c.first; i <= last && i < len(argv); i += c.step {
-		ks = append(ks, argv[i])
-	}
-	return ks
+	return rc.info.Keys(argv)
+}
+
+// errNotImplemented answers a command the server has and luatest lacks:
+// loudly, never as if it had run.
+func errNotImplemented(name string) resp.Reply {
+	return resp.ErrorReply(fmt.Sprintf("ERR luatest: the Redis command '%s' is not implemented by luatest (see luatest/README.md)", strings.ToUpper(name)))
 }
 
 // Error replies, worded as Redis 7.0 words them (server.c shared objects

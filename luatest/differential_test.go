@@ -117,12 +117,28 @@ type keyDump struct {
 	pttl       int64
 }
 
-// dumpKeyspace reads every key with RESP2 commands: type, value (sets
-// sorted, since their order is unspecified) and PTTL.
+var infoDBRe = regexp.MustCompile(`(?m)^db(\d+):keys=`)
+
+// dumpKeyspace reads every key of every database INFO keyspace lists with
+// RESP2 commands: type, value (sets sorted, since their order is
+// unspecified) and PTTL. Keys of database N > 0 are named "N:key".
 func dumpKeyspace(t *testing.T, do func(...string) resp.Reply) map[string]keyDump {
 	t.Helper()
-	keys := do("KEYS", "*")
 	out := map[string]keyDump{}
+	for _, m := range infoDBRe.FindAllStringSubmatch(do("INFO", "keyspace").Str, -1) {
+		require.Equal(t, "OK", do("SELECT", m[1]).Str)
+		prefix := m[1] + ":"
+		if m[1] == "0" {
+			prefix = ""
+		}
+		dumpDB(do, prefix, out)
+	}
+	require.Equal(t, "OK", do("SELECT", "0").Str)
+	return out
+}
+
+func dumpDB(do func(...string) resp.Reply, prefix string, out map[string]keyDump) {
+	keys := do("KEYS", "*")
 	for _, k := range keys.Elems {
 		key := k.Str
 		d := keyDump{typ: do("TYPE", key).Str, pttl: do("PTTL", key).Int}
@@ -139,11 +155,12 @@ func dumpKeyspace(t *testing.T, do func(...string) resp.Reply) map[string]keyDum
 			sort.Slice(v.Elems, func(i, j int) bool { return v.Elems[i].Str < v.Elems[j].Str })
 		case "zset":
 			v = do("ZRANGE", key, "0", "-1", "WITHSCORES")
+		case "stream":
+			v = do("XRANGE", key, "-", "+")
 		}
 		d.value = v.String()
-		out[key] = d
+		out[prefix+key] = d
 	}
-	return out
 }
 
 // ttlTolerance absorbs the wall-clock time the real server's TTLs lose

@@ -207,6 +207,155 @@ var fuzzCommands = []func(in *fuzzInput) []string{
 	func(in *fuzzInput) []string { return []string{"SETNX", in.pick(fzKeys), in.pick(fzValues)} },
 }
 
+// Domains of the commands added with databases, bitmaps, lex ranges,
+// set algebra, SORT, streams, HyperLogLog and geo.
+var (
+	fzDBs     = []string{"0", "1", "2", "16", "x"}
+	fzLex     = []string{"-", "+", "[f0", "(f1", "[f2", "f0", "(a"}
+	fzIDs     = []string{"1", "2", "1-1", "2-*", "5-1", "0-0", "x", "3"}
+	fzBitOffs = []string{"0", "1", "7", "8", "15", "100", "-1", "x"}
+	fzCoords  = [][2]string{{"13.361389", "38.115556"}, {"15.087269", "37.502669"}, {"0", "0"}, {"181", "0"}, {"-0.1", "51.5"}}
+)
+
+func init() {
+	fuzzCommands = append(fuzzCommands,
+		func(in *fuzzInput) []string { return []string{"SELECT", in.pick(fzDBs)} },
+		func(in *fuzzInput) []string { return []string{"MOVE", in.pick(fzKeys), in.pick(fzDBs)} },
+		func(in *fuzzInput) []string {
+			c := []string{"COPY", in.pick(fzKeys), in.pick(fzKeys)}
+			if in.next()%2 == 0 {
+				c = append(c, "DB", in.pick(fzDBs))
+			}
+			if in.next()%2 == 0 {
+				c = append(c, "REPLACE")
+			}
+			return c
+		},
+		func(in *fuzzInput) []string { return []string{"SWAPDB", in.pick(fzDBs), in.pick(fzDBs)} },
+		func(in *fuzzInput) []string { return []string{"OBJECT", "ENCODING", in.pick(fzKeys)} },
+		func(in *fuzzInput) []string {
+			return []string{"SETBIT", in.pick(fzKeys), in.pick(fzBitOffs), in.pick([]string{"0", "1", "2"})}
+		},
+		func(in *fuzzInput) []string { return []string{"GETBIT", in.pick(fzKeys), in.pick(fzBitOffs)} },
+		func(in *fuzzInput) []string {
+			c := []string{"BITCOUNT", in.pick(fzKeys)}
+			if in.next()%2 == 0 {
+				c = append(c, in.pick(fzInts), in.pick(fzInts))
+				if in.next()%2 == 0 {
+					c = append(c, in.pick([]string{"BIT", "BYTE"}))
+				}
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			c := []string{"BITPOS", in.pick(fzKeys), in.pick([]string{"0", "1"})}
+			for n := in.next() % 3; n > 0; n-- {
+				c = append(c, in.pick(fzInts))
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			return []string{"BITOP", in.pick([]string{"AND", "OR", "XOR", "NOT"}), in.pick(fzKeys), in.pick(fzKeys)}
+		},
+		func(in *fuzzInput) []string {
+			t := in.pick([]string{"u4", "i8", "u8", "i16", "u1", "i64"})
+			c := []string{"BITFIELD", in.pick(fzKeys)}
+			if in.next()%2 == 0 {
+				c = append(c, "OVERFLOW", in.pick([]string{"WRAP", "SAT", "FAIL"}))
+			}
+			switch in.next() % 3 {
+			case 0:
+				c = append(c, "GET", t, in.pick(fzBitOffs))
+			case 1:
+				c = append(c, "SET", t, in.pick(fzBitOffs), in.pick(fzValues))
+			default:
+				c = append(c, "INCRBY", t, in.pick(fzBitOffs), in.pick(fzInts))
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			c := []string{"LPOS", in.pick(fzKeys), in.pick(fzValues)}
+			if in.next()%2 == 0 {
+				c = append(c, in.pick([]string{"RANK", "COUNT", "MAXLEN"}), in.pick(fzInts))
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			return []string{"LMPOP", "2", in.pick(fzKeys), in.pick(fzKeys), in.pick([]string{"LEFT", "RIGHT"}), "COUNT", in.pick(fzInts)}
+		},
+		func(in *fuzzInput) []string { return []string{"SINTERCARD", "2", in.pick(fzKeys), in.pick(fzKeys)} },
+		func(in *fuzzInput) []string {
+			return []string{"LCS", in.pick(fzKeys), in.pick(fzKeys), in.pick([]string{"LEN", "IDX", "WITHMATCHLEN"})}
+		},
+		func(in *fuzzInput) []string {
+			return []string{in.pick([]string{"ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT", "ZREMRANGEBYLEX"}), in.pick(fzKeys), in.pick(fzLex), in.pick(fzLex)}
+		},
+		func(in *fuzzInput) []string {
+			c := []string{in.pick([]string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"}), in.pick(fzKeys), "2", in.pick(fzKeys), in.pick(fzKeys)}
+			if c[0] != "ZDIFFSTORE" && in.next()%2 == 0 {
+				c = append(c, "WEIGHTS", in.pick(fzScores), in.pick(fzScores))
+			}
+			if c[0] != "ZDIFFSTORE" && in.next()%2 == 0 {
+				c = append(c, "AGGREGATE", in.pick([]string{"SUM", "MIN", "MAX", "FOO"}))
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			return []string{in.pick([]string{"ZUNION", "ZINTER", "ZDIFF"}), "2", in.pick(fzKeys), in.pick(fzKeys), "WITHSCORES"}
+		},
+		func(in *fuzzInput) []string {
+			return []string{"ZRANGESTORE", in.pick(fzKeys), in.pick(fzKeys), in.pick(fzInts), in.pick(fzInts)}
+		},
+		func(in *fuzzInput) []string {
+			return []string{"ZMPOP", "1", in.pick(fzKeys), in.pick([]string{"MIN", "MAX"}), "COUNT", in.pick(fzInts)}
+		},
+		func(in *fuzzInput) []string { return []string{"ZINTERCARD", "2", in.pick(fzKeys), in.pick(fzKeys)} },
+		func(in *fuzzInput) []string { return []string{"HRANDFIELD", in.pick(fzKeys), "100", "WITHVALUES"} },
+		func(in *fuzzInput) []string {
+			c := []string{"SORT", in.pick(fzKeys)}
+			for n := in.next() % 3; n > 0; n-- {
+				switch in.next() % 4 {
+				case 0:
+					c = append(c, "ALPHA")
+				case 1:
+					c = append(c, "DESC")
+				case 2:
+					c = append(c, "LIMIT", in.pick(fzInts), in.pick(fzInts))
+				default:
+					c = append(c, "STORE", in.pick(fzKeys))
+				}
+			}
+			return c
+		},
+		func(in *fuzzInput) []string {
+			return []string{"XADD", in.pick(fzKeys), in.pick(fzIDs), in.pick(fzFields), in.pick(fzValues)}
+		},
+		func(in *fuzzInput) []string {
+			return []string{in.pick([]string{"XRANGE", "XREVRANGE"}), in.pick(fzKeys), in.pick([]string{"-", "+", "1", "(1-1", "2"}), in.pick([]string{"-", "+", "5", "(5-1"})}
+		},
+		func(in *fuzzInput) []string { return []string{"XLEN", in.pick(fzKeys)} },
+		func(in *fuzzInput) []string { return []string{"XDEL", in.pick(fzKeys), in.pick(fzIDs)} },
+		func(in *fuzzInput) []string { return []string{"XTRIM", in.pick(fzKeys), "MAXLEN", in.pick(fzInts)} },
+		func(in *fuzzInput) []string { return []string{"XREAD", "STREAMS", in.pick(fzKeys), in.pick(fzIDs)} },
+		func(in *fuzzInput) []string {
+			return []string{"PFADD", in.pick(fzKeys), in.pick(fzValues), in.pick(fzFields)}
+		},
+		func(in *fuzzInput) []string { return []string{"PFCOUNT", in.pick(fzKeys), in.pick(fzKeys)} },
+		func(in *fuzzInput) []string { return []string{"PFMERGE", in.pick(fzKeys), in.pick(fzKeys)} },
+		func(in *fuzzInput) []string {
+			xy := fzCoords[in.next()%len(fzCoords)]
+			return []string{"GEOADD", in.pick(fzKeys), xy[0], xy[1], in.pick(fzFields)}
+		},
+		func(in *fuzzInput) []string {
+			return []string{"GEODIST", in.pick(fzKeys), in.pick(fzFields), in.pick(fzFields), in.pick([]string{"m", "km", "mi"})}
+		},
+		func(in *fuzzInput) []string { return []string{"GEOPOS", in.pick(fzKeys), in.pick(fzFields)} },
+		func(in *fuzzInput) []string {
+			return []string{"GEOSEARCH", in.pick(fzKeys), "FROMMEMBER", in.pick(fzFields), "BYRADIUS", in.pick([]string{"10", "200", "5000"}), "km", "ASC", "WITHDIST"}
+		},
+	)
+}
+
 // fuzzScript builds a script of up to 24 pcalls whose replies are collected
 // in an array (nil stored as the string "NIL" so the array has no holes).
 func fuzzScript(data []byte) string {

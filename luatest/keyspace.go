@@ -15,9 +15,10 @@ const (
 	typeList
 	typeSet
 	typeZSet
+	typeStream
 )
 
-var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeList: "list", typeSet: "set", typeZSet: "zset"}
+var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeList: "list", typeSet: "set", typeZSet: "zset", typeStream: "stream"}
 
 // entry is one key's value and expiry.
 type entry struct {
@@ -27,6 +28,8 @@ type entry struct {
 	list     []string
 	set      map[string]struct{}
 	zset     *zsetValue
+	stream   *streamValue
+	raw      bool  // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
@@ -216,4 +219,41 @@ func (r *Redis) dropIfEmpty(key string, e *entry) {
 	if empty {
 		delete(r.db, key)
 	}
+}
+
+// clone returns a deep copy of e (COPY).
+func (e *entry) clone() *entry {
+	c := *e
+	switch e.kind {
+	case typeHash:
+		h := newHash()
+		for _, f := range e.hash.fields {
+			h.set(f, e.hash.values[f])
+		}
+		c.hash = h
+	case typeList:
+		c.list = slices.Clone(e.list)
+	case typeSet:
+		c.set = make(map[string]struct{}, len(e.set))
+		for m := range e.set {
+			c.set[m] = struct{}{}
+		}
+	case typeZSet:
+		z := newZSet()
+		for m, s := range e.zset.scores {
+			z.set(m, s)
+		}
+		c.zset = z
+	case typeStream:
+		c.stream = e.stream.clone()
+	}
+	return &c
+}
+
+// lookupIn returns the live entry for key in database db.
+func (r *Redis) lookupIn(db int, key string) *entry {
+	saved := r.dbIndex
+	r.selectDB(db)
+	defer r.selectDB(saved)
+	return r.lookup(key)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 	lua "github.com/yuin/gopher-lua"
@@ -129,30 +130,32 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 // the cluster check.
 func (r *Redis) scriptCommand(run *runCtx, argv []string, where func() string) resp.Reply {
 	n := r.faults.count()
-	cmd := lookupCommand(argv[0])
+	rc, ok := resolve(argv)
 	switch {
-	case cmd == nil:
+	case !ok:
 		return resp.ErrorReply("ERR Unknown Redis command called from script")
-	case !cmd.arityOK(len(argv)):
+	case !rc.info.ArityOK(len(argv)):
 		return resp.ErrorReply("ERR Wrong number of args calling Redis command from script")
-	case cmd.flags&fNoScript != 0:
+	case rc.info.Has(rediscmd.NoScript):
 		return resp.ErrorReply("ERR This Redis command is not allowed from script")
-	case run != nil && run.readOnly && cmd.flags&(fWrite|fMayReplicate) != 0:
+	case run != nil && run.readOnly && rc.info.Flags&(rediscmd.Write|rediscmd.MayReplicate) != 0:
 		return resp.ErrorReply("ERR Write commands are not allowed from read-only scripts.")
+	case rc.impl == nil:
+		return errNotImplemented(rc.info.Name)
 	}
 	if run != nil && r.keysCheck != KeysUnchecked {
-		if msg := r.checkKeys(run, cmd.keysOf(argv), where); msg != "" {
+		if msg := r.checkKeys(run, rc.keysOf(argv), where); msg != "" {
 			return resp.ErrorReply("ERR " + msg)
 		}
 	}
-	if msg, ok := r.faults.injected(n, cmd.name); ok {
+	if msg, ok := r.faults.injected(n, rc.impl.name); ok {
 		return resp.ErrorReply(msg)
 	}
 	proto := 2
 	if run != nil {
 		proto = run.resp
 	}
-	return cmd.fn(&cmdCtx{r: r, proto: proto, name: cmd.name}, argv[1:])
+	return rc.impl.fn(&cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: argv[0], run: run}, argv[1:])
 }
 
 // checkKeys returns why keys break the KEYS check, or "".
@@ -283,7 +286,7 @@ func luaACLCheckCmd(L *lua.LState) int {
 	if L.GetTop() < 1 {
 		raise(L, "Please specify at least one argument for this redis lib call")
 	}
-	if lookupCommand(L.ToString(1)) == nil {
+	if _, ok := rediscmd.Lookup(L.ToString(1)); !ok {
 		raise(L, "Invalid command passed to redis.acl_check_cmd()")
 	}
 	L.Push(lua.LTrue)

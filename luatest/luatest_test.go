@@ -255,10 +255,19 @@ z zset ["m":1.5]
 
 func TestUnsupportedCommandsFailLoudly(t *testing.T) {
 	r := luatest.New(t)
-	_, err := eval(t, r, "return redis.call('XADD', KEYS[1], '*', 'f', 'v')", []string{"s"})
-	var se *runtime.ScriptError
-	require.ErrorAs(t, err, &se)
-	assert.True(t, strings.HasPrefix(se.Err.Msg, "Unknown Redis command called from script"), se.Err.Msg)
+	for cmd, want := range map[string]string{
+		"'NOSUCH', KEYS[1]":   "Unknown Redis command called from script",
+		"'OBJECT', 'NOSUCH'":  "Unknown Redis command called from script",
+		"'MULTI'":             "This Redis command is not allowed from script",
+		"'BLPOP', KEYS[1], 0": "This Redis command is not allowed from script",
+		"'CLIENT', 'KILL'":    "Wrong number of args calling Redis command from script",
+		"'DUMP', 's'":         "luatest: the Redis command 'DUMP' is not implemented by luatest",
+	} {
+		_, err := eval(t, r, "return redis.call("+cmd+")", []string{"s"})
+		var se *runtime.ScriptError
+		require.ErrorAs(t, err, &se, cmd)
+		assert.True(t, strings.HasPrefix(se.Err.Msg, want), "%s: %s", cmd, se.Err.Msg)
+	}
 }
 
 func TestScriptTimeout(t *testing.T) {

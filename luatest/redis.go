@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 )
@@ -21,7 +22,10 @@ type Redis struct {
 	mu        sync.Mutex
 	tb        testing.TB // nil when made with NewRedis
 	now       time.Time
-	db        map[string]*entry
+	dbs       [numDBs]map[string]*entry
+	db        map[string]*entry  // dbs[dbIndex]: the database commands act on
+	dbIndex   int                // the selected database: a script's SELECT moves it for the rest of its run
+	clientDB  int                // the database SELECT chose for the callers of Do and Command
 	scripts   map[string]*script // SHA1 → script: the script cache
 	vm        *luaVM
 	rand      rand48
@@ -68,15 +72,27 @@ const DefaultCallLog = 10_000
 func NewRedis(opts ...Option) *Redis {
 	r := &Redis{
 		now:      time.Now().Truncate(time.Millisecond),
-		db:       map[string]*entry{},
 		scripts:  map[string]*script{},
 		rand:     rand48{x: rand48Default},
 		callsMax: DefaultCallLog,
 	}
+	for i := range r.dbs {
+		r.dbs[i] = map[string]*entry{}
+	}
+	r.db = r.dbs[0]
 	for _, o := range opts {
 		o(r)
 	}
 	return r
+}
+
+// numDBs is how many databases the server has (the "databases" default).
+const numDBs = 16
+
+// selectDB makes database i the one commands act on.
+func (r *Redis) selectDB(i int) {
+	r.dbIndex = i
+	r.db = r.dbs[i]
 }
 
 // New returns a fake server for one test: like [NewRedis], closed when tb
@@ -161,14 +177,19 @@ func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 			reply = resp.ErrorReply(fmt.Sprintf("ERR luatest: internal error in %s: %v", args[0], p))
 		}
 	}()
-	cmd := lookupCommand(args[0])
-	if cmd == nil {
+	rc, ok := resolve(args)
+	switch {
+	case !ok:
+		if c, ok := rediscmd.Lookup(args[0]); ok && c.Subcommands {
+			return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(args[0])))
+		}
 		return errUnknownCommand(args)
+	case !rc.info.ArityOK(len(args)):
+		return errArity(rc.info.Name)
+	case rc.impl == nil:
+		return errNotImplemented(rc.info.Name)
 	}
-	if !cmd.arityOK(len(args)) {
-		return errArity(cmd.name)
-	}
-	return cmd.fn(&cmdCtx{r: r, proto: proto, name: cmd.name}, args[1:])
+	return rc.impl.fn(&cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: args[0]}, args[1:])
 }
 
 // errUnknownCommand is the server's reply to an unknown command

@@ -1,0 +1,233 @@
+// Administrative commands scripts may call: from
+// https://redis.io/commands/?group=server, ?group=cluster, ?group=pubsub
+// and ?group=connection. luatest has no clients, replication, cluster or
+// persistence, so these answer what a fresh standalone 7.0.15 server with
+// no other clients answers, plausibly where the server's answer depends on
+// its process (memory figures, the slow log).
+
+package luatest
+
+import (
+	"sort"
+	"strings"
+
+	rediscmd "github.com/luagen/luagen/internal/commands"
+	"github.com/luagen/luagen/luatest/resp"
+)
+
+var adminCommands = []*command{
+	{name: "command", fn: cmdCommand},
+	{name: "pubsub", fn: cmdPubsub},
+	{name: "slowlog", fn: cmdSlowlog},
+	{name: "memory", fn: cmdMemory},
+	{name: "lolwut", fn: cmdLolwut},
+	{name: "readonly", fn: cmdClusterDisabled},
+	{name: "readwrite", fn: cmdClusterDisabled},
+	{name: "asking", fn: cmdClusterDisabled},
+	{name: "cluster", fn: cmdClusterDisabled},
+	{name: "pfselftest", fn: func(c *cmdCtx, args []string) resp.Reply { return resp.OK }},
+	{name: "acl", fn: cmdHelpOnly},
+	{name: "client", fn: cmdHelpOnly},
+	{name: "config", fn: cmdHelpOnly},
+	{name: "function", fn: cmdHelpOnly},
+	{name: "latency", fn: cmdHelpOnly},
+	{name: "module", fn: cmdHelpOnly},
+	{name: "blmpop", fn: cmdBlockingMpop},
+	{name: "bzmpop", fn: cmdBlockingMpop},
+	{name: "migrate", fn: cmdMigrate},
+}
+
+// MIGRATE host port key|"" destination-db timeout [...] —
+// https://redis.io/commands/migrate/: luatest has no other server to
+// reach, so it answers what the server answers for an unreachable target.
+func cmdMigrate(c *cmdCtx, args []string) resp.Reply {
+	return resp.ErrorReply("IOERR error or timeout connecting to the client")
+}
+
+// cmdHelpOnly answers CONTAINER HELP, the only subcommand of ACL, CLIENT,
+// CONFIG, FUNCTION, LATENCY and MODULE that scripts may call (the others
+// are refused before a command runs).
+func cmdHelpOnly(c *cmdCtx, args []string) resp.Reply {
+	name := strings.ToUpper(c.name)
+	return resp.BulkArray([]string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"HELP", "    Prints this help."})
+}
+
+// READONLY, READWRITE, ASKING, CLUSTER INFO — the standalone server's error.
+func cmdClusterDisabled(c *cmdCtx, args []string) resp.Reply {
+	return resp.ErrorReply("ERR This instance has cluster support disabled")
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count] and BZMPOP
+// — https://redis.io/commands/blmpop/. A script never blocks: they answer
+// like LMPOP and ZMPOP (nil when every key is empty), as on the server.
+func cmdBlockingMpop(c *cmdCtx, args []string) resp.Reply {
+	t, ok := parseFloat(args[0])
+	if !ok {
+		return resp.ErrorReply("ERR timeout is not a float or out of range")
+	}
+	if t < 0 {
+		return resp.ErrorReply("ERR timeout is negative")
+	}
+	inner := &cmdCtx{r: c.r, proto: c.proto, name: c.name[1:], argv0: c.argv0, run: c.run}
+	if c.name == "blmpop" {
+		return cmdLmpop(inner, args[1:])
+	}
+	return cmdZmpop(inner, args[1:])
+}
+
+// COMMAND COUNT | LIST | INFO | GETKEYS | GETKEYSANDFLAGS | DOCS | HELP —
+// https://redis.io/commands/command/, from the shared command table. INFO
+// gives name, arity, flags and the first key position; ACL categories,
+// tips and key-spec details are left empty.
+func cmdCommand(c *cmdCtx, args []string) resp.Reply {
+	var tops []string
+	for _, n := range rediscmd.Names() {
+		if !strings.Contains(n, "|") {
+			tops = append(tops, n)
+		}
+	}
+	sort.Strings(tops)
+	if len(args) == 0 {
+		return resp.ErrorReply("ERR luatest: COMMAND without a subcommand is not supported; use COMMAND INFO")
+	}
+	switch strings.ToUpper(args[0]) {
+	case "COUNT":
+		return resp.IntReply(int64(len(tops)))
+	case "LIST":
+		return resp.BulkArray(tops)
+	case "INFO":
+		names := args[1:]
+		if len(names) == 0 {
+			names = tops
+		}
+		out := make([]resp.Reply, 0, len(names))
+		for _, n := range names {
+			info, ok := rediscmd.Lookup(n)
+			if !ok {
+				out = append(out, nullArray)
+				continue
+			}
+			first := 0
+			if len(info.Specs) > 0 && info.Specs[0].Keyword == "" {
+				first = info.Specs[0].Index
+			}
+			out = append(out, resp.ArrayReply(resp.BulkReply(info.Name), resp.IntReply(int64(info.Arity)),
+				resp.ArrayReply(), resp.IntReply(int64(first)), resp.IntReply(int64(first)),
+				resp.IntReply(int64(min(first, 1))), resp.ArrayReply(), resp.ArrayReply(), resp.ArrayReply(), resp.ArrayReply()))
+		}
+		return resp.ArrayReply(out...)
+	case "GETKEYS", "GETKEYSANDFLAGS":
+		info, ok := rediscmd.LookupArgs(args[1:])
+		if !ok {
+			return resp.ErrorReply("ERR Invalid command specified")
+		}
+		if !info.ArityOK(len(args) - 1) {
+			return resp.ErrorReply("ERR Invalid number of arguments specified for command")
+		}
+		keys := info.Keys(args[1:])
+		if len(keys) == 0 {
+			return resp.ErrorReply("ERR The command has no key arguments")
+		}
+		return resp.BulkArray(keys)
+	case "DOCS":
+		return c.mapReply(nil)
+	case "HELP":
+		return cmdHelpOnly(c, args)
+	}
+	return resp.ErrorReply("ERR unknown subcommand '" + args[0] + "'. Try COMMAND HELP.")
+}
+
+// PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB | HELP —
+// https://redis.io/commands/pubsub/: luatest has no subscribers.
+func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
+	switch strings.ToUpper(args[0]) {
+	case "CHANNELS", "SHARDCHANNELS":
+		return resp.ArrayReply()
+	case "NUMPAT":
+		return resp.IntReply(0)
+	case "NUMSUB", "SHARDNUMSUB":
+		var out []resp.Reply
+		for _, ch := range args[1:] {
+			out = append(out, resp.BulkReply(ch), resp.IntReply(0))
+		}
+		if c.proto == 3 {
+			return resp.Reply{Kind: resp.Map, Elems: out}
+		}
+		return resp.ArrayReply(out...)
+	}
+	return cmdHelpOnly(c, args)
+}
+
+// SLOWLOG GET | LEN | RESET | HELP — https://redis.io/commands/slowlog/:
+// luatest's slow log is always empty.
+func cmdSlowlog(c *cmdCtx, args []string) resp.Reply {
+	switch strings.ToUpper(args[0]) {
+	case "GET":
+		return resp.ArrayReply()
+	case "LEN":
+		return resp.IntReply(0)
+	case "RESET":
+		return resp.OK
+	}
+	return cmdHelpOnly(c, args)
+}
+
+// MEMORY USAGE | DOCTOR | STATS | PURGE | MALLOC-STATS | HELP —
+// https://redis.io/commands/memory/. USAGE estimates the value's size
+// (the server's figure depends on its allocator).
+func cmdMemory(c *cmdCtx, args []string) resp.Reply {
+	switch strings.ToUpper(args[0]) {
+	case "USAGE":
+		e := c.r.lookup(args[1])
+		if e == nil {
+			return resp.NilReply
+		}
+		n := 56 + len(args[1])
+		switch e.kind {
+		case typeString:
+			n += len(e.str)
+		case typeHash:
+			for _, f := range e.hash.fields {
+				n += len(f) + len(e.hash.values[f]) + 4
+			}
+		case typeList:
+			for _, v := range e.list {
+				n += len(v) + 2
+			}
+		case typeSet:
+			for m := range e.set {
+				n += len(m) + 8
+			}
+		case typeZSet:
+			for m := range e.zset.scores {
+				n += len(m) + 12
+			}
+		case typeStream:
+			n += 600
+			for _, en := range e.stream.entries {
+				for _, f := range en.fields {
+					n += len(f) + 2
+				}
+			}
+		}
+		return resp.IntReply(int64(n))
+	case "DOCTOR":
+		return resp.BulkReply("Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.")
+	case "STATS":
+		return c.mapReply([]resp.Reply{resp.BulkReply("peak.allocated"), resp.IntReply(1000000),
+			resp.BulkReply("total.allocated"), resp.IntReply(1000000), resp.BulkReply("keys.count"),
+			resp.IntReply(int64(len(c.r.keys("*"))))})
+	case "PURGE":
+		return resp.OK
+	case "MALLOC-STATS":
+		return resp.BulkReply("Stats not supported for the current allocator")
+	}
+	return cmdHelpOnly(c, args)
+}
+
+// LOLWUT [VERSION version] — https://redis.io/commands/lolwut/ (without
+// the art, which the server draws at random).
+func cmdLolwut(c *cmdCtx, args []string) resp.Reply {
+	return resp.BulkReply("Redis ver. " + redisVersion + "\n")
+}
