@@ -183,16 +183,22 @@ func (vm *luaVM) getmetatable(orig lua.LGFunction) lua.LGFunction {
 // compile parses and compiles body (the shebang line already blanked) as
 // the "@user_script" chunk.
 func compileScript(body string) (*lua.FunctionProto, error) {
-	chunk, err := parse.Parse(strings.NewReader(body), chunkName)
+	return compileChunk(body, chunkName)
+}
+
+// compileChunk compiles body as the chunk named name: "user_script" for
+// EVAL, "user_function" for FUNCTION LOAD.
+func compileChunk(body, name string) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(strings.NewReader(body), name)
 	if err != nil {
 		return nil, err
 	}
 	if line, label := findGoto(reflect.ValueOf(chunk)); line > 0 {
 		// goto and labels are Lua 5.2; Lua 5.1 reads "goto x" as a
 		// statement that lacks its '='.
-		return nil, fmt.Errorf("%s:%d: '=' expected near '%s'", chunkName, line, label)
+		return nil, fmt.Errorf("%s:%d: '=' expected near '%s'", name, line, label)
 	}
-	proto, err := lua.Compile(chunk, chunkName)
+	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +271,7 @@ func where(L *lua.LState, level int) string {
 	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s:%d: ", chunkName, dbg.CurrentLine)
+	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
 }
 
 // gopherArgError matches gopher-lua's "bad argument #1 to rep (...)",
@@ -291,10 +297,10 @@ func (vm *luaVM) errorHandler(L *lua.LState) int {
 		v = lua.LString(lua51Message(string(s)))
 	}
 	t := errorTable(L, v)
-	if line := currentLine(L); line > 0 {
+	if source, line := currentPos(L); line > 0 {
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
-		L.SetField(t, "source", lua.LString("@"+chunkName))
+		L.SetField(t, "source", lua.LString("@"+source))
 		L.SetField(t, "line", lua.LNumber(line))
 	}
 	L.Push(t)
@@ -321,16 +327,23 @@ func luaToStr(v lua.LValue) string {
 // currentLine returns the line of the innermost Lua function on the call
 // stack, or 0.
 func currentLine(L *lua.LState) int {
+	_, line := currentPos(L)
+	return line
+}
+
+// currentPos returns the chunk name ("user_script", "user_function") and
+// line of the innermost Lua function on the call stack, or "", 0.
+func currentPos(L *lua.LState) (string, int) {
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
-			return 0
+			return "", 0
 		}
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
 			continue
 		}
 		if dbg.What != "G" && dbg.CurrentLine > 0 {
-			return dbg.CurrentLine
+			return dbg.Source, dbg.CurrentLine
 		}
 	}
 }

@@ -24,6 +24,7 @@ type Redis struct {
 	db        map[string]*entry
 	scripts   map[string]*script // SHA1 → script: the script cache
 	vm        *luaVM
+	funcs     *functions // FUNCTION LOAD's libraries and their interpreter
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
@@ -99,6 +100,7 @@ func (r *Redis) Close() {
 		r.vm.L.Close()
 		r.vm = nil
 	}
+	r.funcs.close()
 }
 
 // Now returns the virtual clock.
