@@ -39,7 +39,9 @@ var functionSubcommands = map[string]struct {
 	"dump":    {2, cmdFunctionDump},
 	"restore": {-3, cmdFunctionRestore},
 	"stats":   {2, cmdFunctionStats},
-	"kill":    {2, func(*cmdCtx, []string) resp.Reply { return resp.ErrorReply("NOTBUSY No scripts in execution right now.") }},
+	"kill": {2, func(*cmdCtx, []string) resp.Reply {
+		return resp.ErrorReply("NOTBUSY No scripts in execution right now.")
+	}},
 }
 
 // FUNCTION <subcommand> ... — https://redis.io/commands/function-load/
