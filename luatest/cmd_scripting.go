@@ -42,6 +42,9 @@ type runCtx struct {
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
 	readOnly bool // no-writes flag or an *_RO command
+	// lineShift is subtracted from Lua lines in the call log: a function's
+	// library line minus its .lua file line.
+	lineShift int
 }
 
 func evalKeys(args []string) []string {

@@ -414,12 +414,18 @@ func readFunctionFlags(t *lua.LTable) (scriptFlags, bool) {
 // luaEngineCall): the function gets them as two tables, not as the
 // KEYS/ARGV globals.
 func (r *Redis) callFunction(fn *function, keys, argv []string, opt runOptions) resp.Reply {
+	return r.callFunctionShifted(fn, keys, argv, opt, 0)
+}
+
+// callFunctionShifted is callFunction with the call log's lines moved up
+// by lineShift (see runCtx.lineShift).
+func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOptions, lineShift int) resp.Reply {
 	if opt.ro && fn.flags&flagNoWrites == 0 {
 		return resp.ErrorReply("ERR Can not execute a script with write flag using *_ro command.")
 	}
 	f := r.fns()
 	L := f.vm.L
-	run := &runCtx{file: opt.file, keyList: keys, resp: 2,
+	run := &runCtx{file: opt.file, keyList: keys, resp: 2, lineShift: lineShift,
 		readOnly: opt.ro || fn.flags&flagNoWrites != 0}
 	if r.keysCheck != KeysUnchecked {
 		run.keys = make(map[string]bool, len(keys))
