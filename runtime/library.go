@@ -270,13 +270,15 @@ func (s *Script) FunctionLine() int { return s.fnLine }
 func (s *Script) Library() *Library { return s.lib }
 
 // fcall is one try in function mode: FCALL, and on the server's "Function
-// not found" (a node that never had the library, a FUNCTION FLUSH, an
-// older server state restored) FUNCTION LOAD and FCALL again — safe,
-// because the function did not run. A reply the function made itself
-// never counts (see [wrapFunction]).
+// not found" (a node that never had the library, a FUNCTION FLUSH, a
+// server restarted without persistence) FUNCTION LOAD and FCALL again —
+// safe, because the function did not run. A reply the function made itself
+// never counts (see [wrapFunction]). The library can vanish again between
+// the load and the call (another FUNCTION FLUSH), so this repeats, at most
+// [functionLoads] loads in all.
 func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
 	v, err := e.FCall(ctx, s, keys, args)
-	if err != nil && IsFunctionNotFound(err) {
+	for n := 0; n < functionLoads && err != nil && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
 		if lerr := e.LoadLibrary(ctx, s.lib); lerr != nil {
 			return Value{}, fmt.Errorf("%s: loading library %s after %q: %w", s.name, s.lib.name, "Function not found", lerr)
 		}
@@ -284,6 +286,10 @@ func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []str
 	}
 	return v, err
 }
+
+// functionLoads is how many times one call loads the library before it
+// returns "Function not found" to the caller.
+const functionLoads = 3
 
 // IsFunctionNotFound reports whether err is the server's reply to FCALL of
 // a function it does not have: exactly "Function not found" after an

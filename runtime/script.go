@@ -177,8 +177,9 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 // A script that belongs to a [Library], run on a [FunctionExecutor], takes
 // FCALL (FCALL_RO) of its function for step 2; on the server's "Function
 // not found" the library is loaded (FUNCTION LOAD REPLACE on every
-// primary) and the call sent once more, which is safe because the function
-// did not run. Errors raised inside it name the line of the .lua file as
+// primary) and the call sent again, which is safe because the function
+// did not run (at most three loads per try, for a library flushed again
+// in between). Errors raised inside it name the line of the .lua file as
 // under EVAL. On any other executor it runs with EVALSHA/EVAL.
 //
 // Exec never retries a script that may have run, unless its header declares

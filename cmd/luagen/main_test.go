@@ -244,9 +244,10 @@ func TestIOErrorsExitOne(t *testing.T) {
 }
 
 func TestHeaderCommand(t *testing.T) {
-	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", false, "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate -functions ../lua/kv", headerCommand("kv", "kv", "New", true, "/m/kv", []string{"/m/lua/kv"}))
 	assert.Equal(t, `luagen generate -pkg other -new NewScripts ../lua/a.lua "../lua/with space.lua"`,
-		headerCommand("other", "kv", "NewScripts", "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
+		headerCommand("other", "kv", "NewScripts", false, "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
 	assert.Equal(t, "mypkg", packageName("my-pkg"))
 	assert.Equal(t, "scripts", packageName("123"))
 }
