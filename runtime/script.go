@@ -32,7 +32,8 @@ type Executor interface {
 
 // Script is one Lua script as a generated package declares it. Create it with
 // [NewScript] at package initialisation; it is immutable and safe for
-// concurrent use.
+// concurrent use ([NewLibrary] attaches it to a library once, during
+// package initialisation too).
 type Script struct {
 	name     string
 	file     string
