@@ -305,3 +305,50 @@ func commandCalls(t *testing.T, srv *redistest.Server, name string) int {
 	}
 	return 0
 }
+
+// The race when the SKU's primary is killed (SIGKILL, no coordination)
+// mid-race: buyers meet refused connections until the cluster promotes the
+// replica, which has the library by replication; runtime and then the
+// buyers (same order id) retry. No error other than a transient one ever
+// reaches a buyer — never "Function not found" — and nothing is oversold.
+// Replication is asynchronous, so sales the dead primary acknowledged but
+// had not replicated may be lost with their records: stock and records
+// still agree.
+func TestRaceWithPrimaryKilled(t *testing.T) {
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		c := cluster.Get(t)
+		s := stockfn.New(ex.Cluster(t, c))
+		require.NoError(t, s.Preload(context.Background()))
+		k := stockfn.KeysFor("fn:", fresh("killed-"+ex.Name))
+		primary, replica, err := c.PrimaryOf(runtime.Slot(k.Stock))
+		require.NoError(t, err)
+		primary.Do(t, "SET", k.Stock, strconv.Itoa(units))
+		require.Eventually(t, func() bool {
+			return strings.Contains(replica.Do(t, "FUNCTION", "LIST"), stockfn.Library().Name())
+		}, 20*time.Second, 50*time.Millisecond)
+		replica.Do(t, "CONFIG", "RESETSTAT")
+		t.Cleanup(func() { // rejoin as a replica, for whoever uses the cluster next
+			if primary.PID() == 0 {
+				assert.NoError(t, primary.Restart())
+				assert.NoError(t, c.WaitHealthy(60*time.Second))
+			}
+		})
+		res := race(t, s, k, buyers, 16, 150, func() { primary.Stop() })
+		require.Empty(t, res.errs)
+		assert.Positive(t, res.retried.Load(), "buyers met the dead primary and tried again")
+		assert.LessOrEqual(t, res.sold.Load(), int64(units), "no oversell")
+		newPrimary := replica
+		require.Contains(t, newPrimary.Do(t, "INFO", "replication"), "role:master", "the replica was promoted")
+		left, err := strconv.Atoi(newPrimary.Do(t, "GET", k.Stock))
+		require.NoError(t, err)
+		sold := 0
+		for _, f := range strings.Fields(newPrimary.Do(t, "HVALS", k.Orders)) {
+			if f == "sold" {
+				sold++
+			}
+		}
+		assert.Equal(t, units, left+sold, "stock and sold records agree")
+		assert.Zero(t, commandCalls(t, newPrimary, "function|load"), "the promoted replica had the library")
+		t.Logf("sold %d, recorded %d, %d buyer retries", res.sold.Load(), sold, res.retried.Load())
+	})
+}
