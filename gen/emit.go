@@ -745,9 +745,12 @@ func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f.Add(docComment(wrap("All returns this package's scripts in file order, in a new slice.", 76)...))
 	f.Func().Id("All").Params().Index().Op("*").Add(rt("Script")).Block(
 		jen.Return(jen.Index().Op("*").Add(rt("Script")).Values(all...)))
-	f.Add(docComment(wrap("Preload adds every script of this package to the script cache of every node (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.", 76)...))
+	f.Add(docComment(wrap(preloadDoc(cfg), 76)...))
 	f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Preload").Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
 		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id("All").Call().Op("..."))))
+	if cfg.Functions {
+		emitLibrary(f, cfg)
+	}
 	emitSharedErrors(f, scripts, cfg, pkg)
 	emitFamilies(f, cfg, pkg)
 	return render(f)

@@ -27,6 +27,9 @@ type Config struct {
 	// (also what "" means) for a build from a checkout. It must not vary
 	// between machines, or the generated files would.
 	Version string
+	// Functions also compiles the scripts into one Redis function library
+	// (see library.go): calls use FCALL where the executor supports it.
+	Functions bool
 }
 
 // DevelVersion is the version recorded for a luagen built from a checkout
@@ -84,6 +87,8 @@ func (c Config) Check() error {
 		return bad("New", n, "is taken by the Scripts type luagen generates")
 	case n == "All":
 		return bad("New", n, "is taken by the All variable luagen generates")
+	case c.Functions && (n == "Library" || n == "library"):
+		return bad("New", n, "is taken by the function library luagen -functions generates")
 	case n == "init":
 		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
 	case n == "main" && c.Package == "main":
@@ -206,6 +211,9 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	builtin := symbol{tag: "luagen"}
 	for _, n := range []string{"Scripts", "All"} {
 		pkgScope[n] = builtin
+	}
+	if cfg.Functions {
+		pkgScope["Library"], pkgScope["library"] = builtin, builtin
 	}
 	pkgScope[cfg.New] = symbol{tag: "constructor"}
 	methods["Preload"] = builtin

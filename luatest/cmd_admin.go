@@ -29,7 +29,6 @@ var adminCommands = []*command{
 	{name: "acl", fn: cmdHelpOnly},
 	{name: "client", fn: cmdHelpOnly},
 	{name: "config", fn: cmdHelpOnly},
-	{name: "function", fn: cmdHelpOnly},
 	{name: "latency", fn: cmdHelpOnly},
 	{name: "module", fn: cmdHelpOnly},
 	{name: "blmpop", fn: cmdBlockingMpop},

@@ -43,6 +43,9 @@ type runCtx struct {
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
 	readOnly bool // no-writes flag or an *_RO command
+	// lineShift is subtracted from Lua lines in the call log: a function's
+	// library line minus its .lua file line.
+	lineShift int
 }
 
 func sha1hex(s string) string {
@@ -75,7 +78,10 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 // compileErrorText words a gopher-lua parse error the way Lua 5.1 words
 // its own ("user_script:1: unexpected symbol near '+'"). The position and
 // the near token match; the message itself often differs (see the README).
-func compileErrorText(err error) string {
+func compileErrorText(err error) string { return compileErrorTextIn(err, chunkName) }
+
+// compileErrorTextIn is compileErrorText for the chunk named chunkName.
+func compileErrorTextIn(err error, chunkName string) string {
 	var pe *parse.Error
 	if errors.As(err, &pe) {
 		msg := pe.Message
@@ -236,7 +242,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	return luaToReply(L.Get(-1), opt.proto, run.resp)
 }
 
-var positionRe = regexp.MustCompile(`^` + chunkName + `:(\d+): `)
+var positionRe = regexp.MustCompile(`^(` + chunkName + `|` + functionChunkName + `):(\d+): `)
 
 // scriptErrorReply is the reply for a script that raised an error
 // (luaCallFunction): the err field, then " script: <sha>, on
@@ -244,6 +250,12 @@ var positionRe = regexp.MustCompile(`^` + chunkName + `:(\d+): `)
 // are read as luaExtractErrorInformation reads them: with lua_getfield
 // (metamethods apply) and lua_isstring (a number counts).
 func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
+	return runErrorReply(L, sc.sha, err)
+}
+
+// runErrorReply is scriptErrorReply for the script or function named name
+// (a SHA1 for EVAL, the function name for FCALL).
+func runErrorReply(L *lua.LState, name string, err error) resp.Reply {
 	var obj lua.LValue = lua.LString(err.Error())
 	var ae *lua.ApiError
 	if errors.As(err, &ae) && ae.Object != nil {
@@ -254,11 +266,11 @@ func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
 		// The error handler itself failed, as it does on a stack overflow
 		// (it needs a call frame too): build what it would have built.
 		if m := positionRe.FindStringSubmatch(string(s)); m != nil {
-			return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", s, sc.sha, chunkName, m[1])))
+			return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", s, name, m[1], m[2])))
 		}
 	}
 	if !ok {
-		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", sc.sha, cString(luaToStr(obj)))))
+		return resp.ErrorReply(sanitizeLine(fmt.Sprintf("ERR Error running script f_%s, %.100s", name, cString(luaToStr(obj)))))
 	}
 	msg, ok := luaIsString(L.GetField(t, "err"))
 	msg = cString(msg)
@@ -270,7 +282,7 @@ func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
 	source, okSource := luaIsString(L.GetField(t, "source"))
 	line, okLine := luaIsString(L.GetField(t, "line"))
 	if okSource && okLine {
-		msg += fmt.Sprintf(" script: %s, on %s:%s.", sc.sha, cString(source), cString(line))
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", name, cString(source), cString(line))
 	}
 	return resp.ErrorReply(sanitizeLine(msg))
 }

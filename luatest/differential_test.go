@@ -31,6 +31,7 @@ func TestDifferential(t *testing.T) {
 			fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
 			defer fake.Close()
 			do(t, real2, "FLUSHALL")
+			do(t, real2, "FUNCTION", "FLUSH")
 			runDifferentialCase(t, tc, fake, real2, real3)
 		})
 	}
@@ -72,12 +73,16 @@ func runDifferentialCase(t *testing.T, tc corpus.Case, fake *luatest.Redis, real
 			t.Fatalf("%s: init %q:\nserver:  %s\nluatest: %s", tc.File, cmd, want, got)
 		}
 	}
-	args := append([]string{"EVAL", tc.Script, strconv.Itoa(len(tc.Keys))}, tc.Keys...)
-	args = append(args, tc.Args...)
-	want := do(t, real, args...)
-	got := fake.Command(proto, args...)
-	if !sameReply(tc.Deviation, want, got) {
-		t.Fatalf("%s: reply differs (deviation %q):\nserver:  %s\nluatest: %s", tc.File, tc.Deviation, want, got)
+	if tc.Library {
+		runLibraryCase(t, tc, fake, real, proto)
+	} else {
+		args := append([]string{"EVAL", tc.Script, strconv.Itoa(len(tc.Keys))}, tc.Keys...)
+		args = append(args, tc.Args...)
+		want := do(t, real, args...)
+		got := fake.Command(proto, args...)
+		if !sameReply(tc.Deviation, want, got) {
+			t.Fatalf("%s: reply differs (deviation %q):\nserver:  %s\nluatest: %s", tc.File, tc.Deviation, want, got)
+		}
 	}
 	wantKS, gotKS := dumpKeyspace(t, func(a ...string) resp.Reply { return do(t, real2, a...) }),
 		dumpKeyspace(t, func(a ...string) resp.Reply { return fake.Command(2, a...) })
@@ -86,9 +91,24 @@ func runDifferentialCase(t *testing.T, tc corpus.Case, fake *luatest.Redis, real
 	}
 }
 
+// runLibraryCase loads a library case's body with FUNCTION LOAD and runs
+// its calls, comparing every reply.
+func runLibraryCase(t *testing.T, tc corpus.Case, fake *luatest.Redis, real *resp.Conn, proto int) {
+	t.Helper()
+	cmds := append([][]string{{"FUNCTION", "LOAD", tc.Script}}, tc.Calls...)
+	for _, cmd := range cmds {
+		want := do(t, real, cmd...)
+		got := fake.Command(proto, cmd...)
+		// A deviation describes the error replies of a case, not its loads.
+		if !resp.Equal(want, got) && (want.Kind != resp.Error || !sameReply(tc.Deviation, want, got)) {
+			t.Fatalf("%s: %.60q differs (deviation %q):\nserver:  %s\nluatest: %s", tc.File, cmd, tc.Deviation, want, got)
+		}
+	}
+}
+
 var (
-	luaErrorRe = regexp.MustCompile(`^(ERR user_script:\d+:) .*( script: [0-9a-f]{40}, on @user_script:\d+\.)$`)
-	compileRe  = regexp.MustCompile(`^ERR Error compiling script \(new function\): user_script:`)
+	luaErrorRe = regexp.MustCompile(`^(ERR user_(?:script|function):\d+:) .*( script: \w+, on @user_(?:script|function):\d+\.)$`)
+	compileRe  = regexp.MustCompile(`^ERR Error compiling (?:script \(new function\): user_script|function: user_function):`)
 )
 
 // sameReply compares two replies by the rule of the case's deviation.

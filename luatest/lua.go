@@ -223,6 +223,8 @@ func compileScript(body string) (*lua.FunctionProto, *chunkInfo, error) {
 	return compileChunk(body, chunkName)
 }
 
+// compileChunk compiles body as the chunk named name: "user_script" for
+// EVAL, "user_function" for FUNCTION LOAD.
 func compileChunk(body, name string) (*lua.FunctionProto, *chunkInfo, error) {
 	chunk, err := parse.Parse(strings.NewReader(body), name)
 	if err != nil {
@@ -307,7 +309,7 @@ func where(L *lua.LState, level int) string {
 	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s:%d: ", chunkName, dbg.CurrentLine)
+	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
 }
 
 // gopherArgError matches gopher-lua's "bad argument #1 to rep (...)",
@@ -342,10 +344,10 @@ func (vm *luaVM) errorHandler(L *lua.LState) int {
 		v = lua.LString(vm.rename(L, lua51Message(string(s))))
 	}
 	t := errorTable(L, v)
-	if line := currentLine(L); line > 0 {
+	if source, line := currentPos(L); line > 0 {
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
-		L.SetField(t, "source", lua.LString("@"+chunkName))
+		L.SetField(t, "source", lua.LString("@"+source))
 		L.SetField(t, "line", lua.LNumber(line))
 	}
 	L.Push(t)
@@ -372,16 +374,23 @@ func luaToStr(v lua.LValue) string {
 // currentLine returns the line of the innermost Lua function on the call
 // stack, or 0.
 func currentLine(L *lua.LState) int {
+	_, line := currentPos(L)
+	return line
+}
+
+// currentPos returns the chunk name ("user_script", "user_function") and
+// line of the innermost Lua function on the call stack, or "", 0.
+func currentPos(L *lua.LState) (string, int) {
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
-			return 0
+			return "", 0
 		}
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
 			continue
 		}
 		if dbg.What != "G" && dbg.CurrentLine > 0 {
-			return dbg.CurrentLine
+			return dbg.Source, dbg.CurrentLine
 		}
 	}
 }

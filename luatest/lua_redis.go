@@ -103,6 +103,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	call := Call{Command: argv[0], Args: argv[1:], Line: currentLine(L), Protected: !raise}
 	if run != nil {
 		call.File = run.file
+		call.Line -= run.lineShift
 	}
 	reply := r.scriptCommand(run, argv, call.where)
 	call.Reply = reply

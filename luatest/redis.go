@@ -28,6 +28,7 @@ type Redis struct {
 	clientDB  int                // the database SELECT chose for the callers of Do and Command
 	scripts   map[string]*script // SHA1 → script: the script cache
 	vm        *luaVM
+	funcs     *functions // FUNCTION LOAD's libraries and their interpreter
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
@@ -115,6 +116,7 @@ func (r *Redis) Close() {
 		r.vm.L.Close()
 		r.vm = nil
 	}
+	r.funcs.close()
 }
 
 // Now returns the virtual clock.

@@ -14,6 +14,12 @@
 //     panic); package runtime/goredis adapts a go-redis v9 client with the
 //     same rules, in its own package so that a program using only rueidis
 //     never compiles go-redis; luatest implements it offline.
+//   - [Library] compiles a package's scripts into one Redis function
+//     library (luagen generate -functions). Its scripts then call FCALL on a
+//     [FunctionExecutor] (rueidis, go-redis, luatest), load the library on
+//     "Function not found" and call again, and keep EVALSHA/EVAL on any
+//     other executor. Names carry a version hashed from the scripts, so no
+//     deployment replaces another's code.
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.

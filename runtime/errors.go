@@ -77,8 +77,8 @@ func (e *ScriptError) Error() string {
 // redis.call); the line is in the prefix and the suffix, and File and Line
 // say it better.
 var (
-	userScriptPrefix = regexp.MustCompile(`^user_script:[0-9]+: `)
-	userScriptSuffix = regexp.MustCompile(` ?script: [0-9a-f]{40}, on @user_script:[0-9]+\.$`)
+	userScriptPrefix = regexp.MustCompile(`^user_(?:script|function):[0-9]+: `)
+	userScriptSuffix = regexp.MustCompile(` ?script: (?:[0-9a-f]{40}, on @user_script|\w+, on @user_function):[0-9]+\.$`)
 )
 
 // Message returns the server's text without the line and SHA1 that Redis

@@ -32,7 +32,8 @@ type Executor interface {
 
 // Script is one Lua script as a generated package declares it. Create it with
 // [NewScript] at package initialisation; it is immutable and safe for
-// concurrent use.
+// concurrent use ([NewLibrary] attaches it to a library once, during
+// package initialisation too).
 type Script struct {
 	name     string
 	file     string
@@ -46,6 +47,10 @@ type Script struct {
 	ints     map[int64]*CodeError // codes whose Reply is an integer
 	onNil    *CodeError           // the code whose Reply is "nil"
 	prefixes map[string]*CodeError
+	// Set once by NewLibrary, during package initialisation.
+	lib    *Library
+	fn     string // function name in lib
+	fnLine int    // the library line holding line 1 of the .lua file
 }
 
 // ScriptSpec describes a script to [NewScript].
@@ -170,6 +175,14 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 //  4. an integer or nil reply the header declared with ---@error becomes
 //     its *[CodeError] sentinel.
 //
+// A script that belongs to a [Library], run on a [FunctionExecutor], takes
+// FCALL (FCALL_RO) of its function for step 2; on the server's "Function
+// not found" the library is loaded (FUNCTION LOAD REPLACE on every
+// primary) and the call sent again, which is safe because the function
+// did not run (at most three loads per try, for a library flushed again
+// in between). Errors raised inside it name the line of the .lua file as
+// under EVAL. On any other executor it runs with EVALSHA/EVAL.
+//
 // Exec never retries a script that may have run, unless its header declares
 // it ---@idempotent: then a [Transient] failure (a connection error, LOADING,
 // CLUSTERDOWN, ...) is retried with backoff, at most [RetryAttempts] tries
@@ -214,6 +227,9 @@ var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.
 func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Value, error) {
+	if fe, ok := e.(FunctionExecutor); ok && s.lib != nil {
+		return s.fcall(ctx, fe, keys, args)
+	}
 	v, err := e.EvalSha(ctx, s, keys, args)
 	if err != nil && IsNoScript(err) {
 		v, err = e.Eval(ctx, s, keys, args)
@@ -239,7 +255,11 @@ func (s *Script) classify(err error) error {
 	if c := s.prefixes[re.Code()]; c != nil {
 		return &codeReplyError{code: c, reply: re}
 	}
-	if line, ok := scriptLine(re.Msg); ok {
+	line, ok := scriptLine(re.Msg)
+	if !ok {
+		line, ok = s.functionLine(re.Msg)
+	}
+	if ok {
 		return &ScriptError{Script: s.name, File: s.file, Line: line, Err: re}
 	}
 	return err
@@ -248,9 +268,23 @@ func (s *Script) classify(err error) error {
 // Preload adds scripts to the script cache of every node of e (SCRIPT
 // LOAD), trying all of them and joining their errors. Generated packages call
 // it from their Preload method.
+//
+// Scripts that belong to a [Library] load it instead, once per library
+// (FUNCTION LOAD REPLACE on every primary), when e is a [FunctionExecutor].
 func Preload(ctx context.Context, e Executor, scripts ...*Script) error {
 	var errs []error
+	fe, functions := e.(FunctionExecutor)
+	loaded := map[*Library]bool{}
 	for _, s := range scripts {
+		if functions && s.lib != nil {
+			if !loaded[s.lib] {
+				loaded[s.lib] = true
+				if err := fe.LoadLibrary(ctx, s.lib); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
 		if err := e.Load(ctx, s); err != nil {
 			errs = append(errs, err)
 		}

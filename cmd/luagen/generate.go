@@ -14,13 +14,13 @@ import (
 func init() {
 	register(&command{
 		name:  "generate",
-		args:  "[-pkg name] [-new name] [-out dir] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
 		short: "write the Go package for the scripts",
 		run:   func(e *env, args []string) int { return runGenerate(e, "generate", args) },
 	})
 	register(&command{
 		name:  "diff",
-		args:  "[-pkg name] [-new name] [-out dir] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
 		short: "report generated files that are missing, stale or extra (exit 1 if any)",
 		run:   func(e *env, args []string) int { return runGenerate(e, "diff", args) },
 	})
@@ -35,6 +35,7 @@ func init() {
 // genFlags are the flags of generate and diff; check takes -new only.
 type genFlags struct {
 	pkg, newName, out string
+	functions         bool
 }
 
 func (f *genFlags) register(fs *flag.FlagSet, full bool) {
@@ -42,6 +43,7 @@ func (f *genFlags) register(fs *flag.FlagSet, full bool) {
 	if full {
 		fs.StringVar(&f.pkg, "pkg", "", "Go package `name` (default $GOPACKAGE, else the output directory's name)")
 		fs.StringVar(&f.out, "out", ".", "output `dir`ectory")
+		fs.BoolVar(&f.functions, "functions", false, "also compile the scripts into one Redis function library; calls use FCALL where the executor runs functions")
 	}
 }
 
@@ -81,7 +83,7 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
 		return exitUsage
 	}
-	if err := (gen.Config{Package: pkg, New: f.newName}).Check(); err != nil {
+	if err := (gen.Config{Package: pkg, New: f.newName, Functions: f.functions}).Check(); err != nil {
 		flag := "-new"
 		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {
 			flag = "-pkg"
@@ -94,7 +96,8 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
 		return exitFail
 	}
-	cfg := gen.Config{Package: pkg, New: f.newName, Command: headerCommand(pkg, dirPkg, f.newName, outAbs, inputs), Version: version()}
+	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions,
+		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, inputs), Version: version()}
 	files, diags := gen.Generate(srcs, cfg)
 	if len(diags) > 0 {
 		for _, d := range diags {
@@ -130,8 +133,11 @@ func runGenerate(e *env, name string, args []string) int {
 
 // headerCommand is the command recorded in generated files: the generate
 // command that reproduces them when run in the output directory.
-func headerCommand(pkg, dirPkg, newName, outAbs string, inputs []string) string {
+func headerCommand(pkg, dirPkg, newName string, functions bool, outAbs string, inputs []string) string {
 	parts := []string{"luagen", "generate"}
+	if functions {
+		parts = append(parts, "-functions")
+	}
 	if pkg != dirPkg {
 		parts = append(parts, "-pkg", pkg)
 	}

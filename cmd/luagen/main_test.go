@@ -211,7 +211,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		assert.Empty(t, r.stdout, "%q", args)
 	}
 	r := luagen(t, nil)
-	assert.Contains(t, r.stderr, "luagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...")
+	assert.Contains(t, r.stderr, "luagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...")
 	r = luagen(t, nil, "generate", "../lua/kv", "-out", "x")
 	assert.Equal(t, "luagen generate: flag -out after the scripts: flags go before them\n", r.stderr)
 }
@@ -220,13 +220,15 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"help"}} {
 		r := luagen(t, nil, args...)
 		assert.Equal(t, 0, r.code)
-		assert.Contains(t, r.stdout, "\tluagen generate [-pkg name] [-new name] [-out dir] dir|file.lua...\n")
+		assert.Contains(t, r.stdout, "\tluagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...\n")
 		assert.Contains(t, r.stdout, "\tcheck     check the scripts'")
 	}
 	r := luagen(t, nil, "help", "generate")
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "usage: luagen generate")
 	assert.Contains(t, r.stdout, "-new name")
+	assert.Contains(t, r.stdout, "-functions")
+	assert.Contains(t, r.stdout, "function library")
 	r = luagen(t, nil, "generate", "-h")
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.stderr, "-out dir")
@@ -244,9 +246,10 @@ func TestIOErrorsExitOne(t *testing.T) {
 }
 
 func TestHeaderCommand(t *testing.T) {
-	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", false, "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate -functions ../lua/kv", headerCommand("kv", "kv", "New", true, "/m/kv", []string{"/m/lua/kv"}))
 	assert.Equal(t, `luagen generate -pkg other -new NewScripts ../lua/a.lua "../lua/with space.lua"`,
-		headerCommand("other", "kv", "NewScripts", "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
+		headerCommand("other", "kv", "NewScripts", false, "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
 	assert.Equal(t, "mypkg", packageName("my-pkg"))
 	assert.Equal(t, "scripts", packageName("123"))
 }

@@ -14,6 +14,19 @@
 //	file: ../../../lua/stock/deduct.lua   (optional: the script, relative to the corpus file)
 //	---
 //	return redis.call('GET', KEYS[1])   (the script, unless file: is given)
+//
+// A case with the header line "library" is a Redis Functions case: its
+// body is loaded with FUNCTION LOAD instead of run with EVAL (keys: and
+// args: do not apply), then each "call:" line runs in order and every reply
+// is compared:
+//
+//	=== fcall passes keys and args
+//	library
+//	call: FCALL f 1 k a
+//	call: FUNCTION LIST WITHCODE
+//	---
+//	#!lua name=lib
+//	redis.register_function('f', function(keys, args) return {keys[1], args[1]} end)
 package luacorpus
 
 import (
@@ -54,6 +67,10 @@ type Case struct {
 	RESP3     bool
 	Deviation Deviation
 	Script    string
+	// Library: Script is a function library for FUNCTION LOAD, and Calls
+	// the commands run after loading it.
+	Library bool
+	Calls   [][]string
 }
 
 // Load reads every *.txt file in dir, in name order.
@@ -109,6 +126,13 @@ func Parse(path, text string, split func(string) ([]string, error)) ([]Case, err
 				c.Args, err = split(l[5:])
 			case l == "resp3":
 				c.RESP3 = true
+			case l == "library":
+				c.Library = true
+			case strings.HasPrefix(l, "call:"):
+				var words []string
+				if words, err = split(strings.TrimSpace(l[5:])); err == nil {
+					c.Calls = append(c.Calls, words)
+				}
 			case strings.HasPrefix(l, "deviation:"):
 				c.Deviation = Deviation(strings.TrimSpace(l[10:]))
 				if c.Deviation != LuaError && c.Deviation != Compile {
@@ -127,6 +151,9 @@ func Parse(path, text string, split func(string) ([]string, error)) ([]Case, err
 		}
 		if i >= len(lines) {
 			return nil, fmt.Errorf("%s: case %q has no --- line", path, c.Name)
+		}
+		if len(c.Calls) > 0 && !c.Library {
+			return nil, fmt.Errorf("%s: case %q has call: lines but is not a library case", path, c.Name)
 		}
 		i++
 		var body []string

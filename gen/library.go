@@ -1,0 +1,43 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// Function mode (Config.Functions, luagen generate -functions): the
+// package's scripts also form one Redis function library, declared in
+// scripts.lua.go as
+//
+//	var library = runtime.NewLibrary(runtime.LibrarySpec{Name: "stock", Scripts: All()})
+//
+// runtime.NewLibrary wraps each .lua file into a registered function (see
+// runtime.Library for the wrapping, the line mapping and the version in
+// the names) and attaches the scripts to it, so the per-script methods stay
+// exactly as in EVAL mode: Script.Exec sends FCALL on an executor that
+// runs functions and EVALSHA/EVAL on any other. The .lua files and the
+// script bodies in the generated files stay the plain scripts.
+
+// emitLibrary declares the library and its accessor.
+func emitLibrary(f *jen.File, cfg Config) {
+	f.Add(docComment(wrap(fmt.Sprintf("library is this package's scripts as one Redis function library (luagen generate -functions): "+
+		"each script a function, loaded with FUNCTION LOAD and called with FCALL. Its name is %q and a version "+
+		"computed from the scripts; see [runtime.Library].", cfg.Package), 76)...))
+	f.Var().Id("library").Op("=").Add(rt("NewLibrary")).Call(rt("LibrarySpec").Values(jen.Dict{
+		jen.Id("Name"):    jen.Lit(cfg.Package),
+		jen.Id("Scripts"): jen.Id("All").Call(),
+	}))
+	f.Add(docComment(wrap("Library returns this package's function library, e.g. to load it with Library().Load or to find its versioned name.", 76)...))
+	f.Func().Id("Library").Params().Op("*").Add(rt("Library")).Block(jen.Return(jen.Id("library")))
+}
+
+// preloadDoc is the doc comment of the generated Preload method.
+func preloadDoc(cfg Config) string {
+	if cfg.Functions {
+		return "Preload loads this package's function library on every primary (FUNCTION LOAD REPLACE; Redis replicates it to replicas). " +
+			"It is optional: a call that meets \"Function not found\" loads the library and calls again. " +
+			"On an executor without functions it adds the scripts to the script cache instead (SCRIPT LOAD)."
+	}
+	return "Preload adds every script of this package to the script cache of every node (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT."
+}

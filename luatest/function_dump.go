@@ -1,0 +1,308 @@
+package luatest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc64"
+	"strings"
+
+	"github.com/luagen/luagen/luatest/resp"
+)
+
+// FUNCTION DUMP and RESTORE use the RDB encoding of functions (rdb.c):
+// for each library the opcode RDB_OPCODE_FUNCTION2 and the library's
+// payload as an RDB string, then the RDB version (2 bytes, little endian)
+// and a CRC64 (Jones polynomial, as crc64.c computes it) of all that.
+//
+// luatest writes every string uncompressed. The server compresses a
+// payload longer than 20 bytes with LZF when that saves more than 4 bytes,
+// so for such libraries the dumps differ byte for byte; each side restores
+// the other's (luatest reads LZF strings), which is what DUMP is for.
+
+const (
+	rdbOpcodeFunction  = 246 // 7.0 release candidates: name, engine, description, code
+	rdbOpcodeFunction2 = 245 // 7.0: the payload with its shebang
+	rdbVersion         = 10
+)
+
+// crcJones is the reflected Jones polynomial Redis' crc64 uses.
+var crcJones = crc64.MakeTable(0x95ac9329ac4bc9b5)
+
+// redisCRC64 is crc64(0, p, len) of crc64.c: no initial or final inversion.
+func redisCRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcJones, p) }
+
+// FUNCTION DUMP — https://redis.io/commands/function-dump/
+func cmdFunctionDump(c *cmdCtx, _ []string) resp.Reply {
+	reg := c.r.fns().cur
+	var b []byte
+	for _, name := range reg.order {
+		b = append(b, rdbOpcodeFunction2)
+		b = appendRDBString(b, reg.libs[name].code)
+	}
+	b = append(b, rdbVersion&0xff, rdbVersion>>8)
+	b = binary.LittleEndian.AppendUint64(b, redisCRC64(b))
+	return resp.BulkReply(string(b))
+}
+
+// appendRDBString is rdbSaveRawString without compression: the length
+// (rdbSaveLen) and the bytes.
+func appendRDBString(b []byte, s string) []byte {
+	n := len(s)
+	switch {
+	case n < 1<<6:
+		b = append(b, byte(n))
+	case n < 1<<14:
+		b = append(b, byte(0x40|n>>8), byte(n))
+	case uint64(n) <= 0xffffffff:
+		b = append(b, 0x80)
+		b = binary.BigEndian.AppendUint32(b, uint32(n))
+	default:
+		b = append(b, 0x81)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	return append(b, s...)
+}
+
+// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE] —
+// https://redis.io/commands/function-restore/
+func cmdFunctionRestore(c *cmdCtx, args []string) resp.Reply {
+	if len(args) > 3 {
+		return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try FUNCTION HELP.", args[0]))
+	}
+	policy := "append"
+	if len(args) == 3 {
+		policy = strings.ToLower(args[2])
+		if policy != "append" && policy != "replace" && policy != "flush" {
+			return resp.ErrorReply("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+		}
+	}
+	data := []byte(args[1])
+	n := len(data)
+	if n < 10 || int(binary.LittleEndian.Uint16(data[n-10:])) > rdbVersion ||
+		binary.LittleEndian.Uint64(data[n-8:]) != redisCRC64(data[:n-8]) {
+		return resp.ErrorReply("ERR DUMP payload version or checksum are wrong")
+	}
+	f := c.r.fns()
+	tmp := newRegistry()
+	rd := &rdbReader{b: data[:n-10]}
+	for rd.pos < len(rd.b) {
+		typ := rd.b[rd.pos]
+		rd.pos++
+		var payload string
+		switch typ {
+		case rdbOpcodeFunction2:
+			var ok bool
+			if payload, ok = rd.str(); !ok {
+				return resp.ErrorReply("ERR Failed loading library payload")
+			}
+		case rdbOpcodeFunction:
+			name, ok1 := rd.str()
+			engine, ok2 := rd.str()
+			hasDesc, ok3 := rd.length()
+			ok4 := true
+			if ok1 && ok2 && ok3 && hasDesc != 0 {
+				_, ok4 = rd.str()
+			}
+			code, ok5 := rd.str()
+			if !(ok1 && ok2 && ok3 && ok4 && ok5) {
+				return resp.ErrorReply("ERR failed loading the given functions payload")
+			}
+			payload = fmt.Sprintf("#!%s name=%s\n%s", engine, name, code)
+		default:
+			return resp.ErrorReply("ERR given type is not a function")
+		}
+		if _, msg := f.create(tmp, payload, false); msg != "" {
+			return resp.ErrorReply("ERR " + msg)
+		}
+	}
+	if policy == "flush" {
+		f.cur = tmp
+		return resp.OK
+	}
+	if msg := f.cur.join(tmp, policy == "replace"); msg != "" {
+		return resp.ErrorReply("ERR " + msg)
+	}
+	return resp.OK
+}
+
+// join adds src's libraries to reg (libraryJoin): a library of the same
+// name is an error unless replace; a function name taken by another
+// library is always one, and leaves reg as it was.
+func (reg *registry) join(src *registry, replace bool) string {
+	var replaced []*library
+	revert := func() {
+		for _, old := range replaced {
+			reg.link(old)
+		}
+	}
+	for _, name := range src.order {
+		if old := reg.libs[name]; old != nil {
+			if !replace {
+				revert()
+				return fmt.Sprintf("Library %s already exists", name)
+			}
+			reg.unlink(old)
+			replaced = append(replaced, old)
+		}
+	}
+	for _, name := range src.order {
+		for _, fn := range src.libs[name].funcs {
+			if reg.funcs[strings.ToLower(fn.name)] != nil {
+				revert()
+				return fmt.Sprintf("Function %s already exists", fn.name)
+			}
+		}
+	}
+	for _, name := range src.order {
+		reg.link(src.libs[name])
+	}
+	return ""
+}
+
+// rdbReader reads RDB lengths and strings (rdbLoadLen,
+// rdbGenericLoadStringObject), LZF-compressed ones included.
+type rdbReader struct {
+	b   []byte
+	pos int
+}
+
+// lenOrEnc reads a length, or for a special encoding (the top bits 11)
+// its type with enc set.
+func (rd *rdbReader) lenOrEnc() (n uint64, enc bool, ok bool) {
+	if rd.pos >= len(rd.b) {
+		return 0, false, false
+	}
+	first := rd.b[rd.pos]
+	rd.pos++
+	switch first >> 6 {
+	case 0:
+		return uint64(first & 0x3f), false, true
+	case 1:
+		if rd.pos >= len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(first&0x3f)<<8 | uint64(rd.b[rd.pos])
+		rd.pos++
+		return n, false, true
+	case 3:
+		return uint64(first & 0x3f), true, true
+	}
+	switch first {
+	case 0x80:
+		if rd.pos+4 > len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(binary.BigEndian.Uint32(rd.b[rd.pos:]))
+		rd.pos += 4
+		return n, false, true
+	case 0x81:
+		if rd.pos+8 > len(rd.b) {
+			return 0, false, false
+		}
+		n = binary.BigEndian.Uint64(rd.b[rd.pos:])
+		rd.pos += 8
+		return n, false, true
+	}
+	return 0, false, false
+}
+
+func (rd *rdbReader) length() (uint64, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	return n, ok && !enc
+}
+
+func (rd *rdbReader) bytes(n uint64) ([]byte, bool) {
+	if n > uint64(len(rd.b)-rd.pos) {
+		return nil, false
+	}
+	b := rd.b[rd.pos : rd.pos+int(n)]
+	rd.pos += int(n)
+	return b, true
+}
+
+func (rd *rdbReader) str() (string, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	if !ok {
+		return "", false
+	}
+	if !enc {
+		b, ok := rd.bytes(n)
+		return string(b), ok
+	}
+	switch n {
+	case 0, 1, 2: // RDB_ENC_INT8, INT16, INT32: little-endian integers
+		size := uint64(1) << n
+		b, ok := rd.bytes(size)
+		if !ok {
+			return "", false
+		}
+		var v int64
+		switch n {
+		case 0:
+			v = int64(int8(b[0]))
+		case 1:
+			v = int64(int16(binary.LittleEndian.Uint16(b)))
+		case 2:
+			v = int64(int32(binary.LittleEndian.Uint32(b)))
+		}
+		return fmt.Sprint(v), true
+	case 3: // RDB_ENC_LZF
+		clen, ok1 := rd.length()
+		ulen, ok2 := rd.length()
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		in, ok := rd.bytes(clen)
+		if !ok {
+			return "", false
+		}
+		return lzfDecompress(in, ulen)
+	}
+	return "", false
+}
+
+// lzfDecompress is lzf_decompress (lzf_d.c) for an output of exactly n
+// bytes.
+func lzfDecompress(in []byte, n uint64) (string, bool) {
+	if n > 1<<32 {
+		return "", false
+	}
+	out := make([]byte, 0, n)
+	for ip := 0; ip < len(in); {
+		ctrl := int(in[ip])
+		ip++
+		if ctrl < 32 {
+			ctrl++
+			if ip+ctrl > len(in) || uint64(len(out)+ctrl) > n {
+				return "", false
+			}
+			out = append(out, in[ip:ip+ctrl]...)
+			ip += ctrl
+			continue
+		}
+		l := ctrl >> 5
+		if l == 7 {
+			if ip >= len(in) {
+				return "", false
+			}
+			l += int(in[ip])
+			ip++
+		}
+		if ip >= len(in) {
+			return "", false
+		}
+		ref := len(out) - (ctrl&0x1f)<<8 - 1 - int(in[ip])
+		ip++
+		l += 2
+		if ref < 0 || uint64(len(out)+l) > n {
+			return "", false
+		}
+		for i := 0; i < l; i++ {
+			out = append(out, out[ref+i])
+		}
+	}
+	if uint64(len(out)) != n {
+		return "", false
+	}
+	return string(out), true
+}

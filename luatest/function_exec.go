@@ -1,0 +1,55 @@
+package luatest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/runtime"
+)
+
+var _ runtime.FunctionExecutor = (*Redis)(nil)
+
+// FCall implements [runtime.FunctionExecutor] with FCALL (FCALL_RO for a
+// read-only script): a library never loaded, or dropped with FUNCTION
+// FLUSH, answers "Function not found" as the server does, and
+// runtime.Script.Exec loads it and calls again. Lines in the call log and
+// in KEYS-check messages are lines of the script's .lua file.
+func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (v runtime.Value, err error) {
+	if err := ctx.Err(); err != nil {
+		return runtime.Value{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = runtime.Value{}, &runtime.ReplyError{Msg: fmt.Sprintf("luatest: internal error running %s: %v", s.Name(), p)}
+		}
+	}()
+	fn := r.fns().cur.funcs[strings.ToLower(s.FunctionName())]
+	if fn == nil {
+		return ToValue(resp.ErrorReply("ERR Function not found"))
+	}
+	reply := r.callFunctionShifted(fn, keys, args,
+		runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx}, s.FunctionLine()-1)
+	if r.faults.takeLostReply() {
+		return runtime.Value{}, ErrReplyLost
+	}
+	return ToValue(reply)
+}
+
+// LoadLibrary implements [runtime.FunctionExecutor] with FUNCTION LOAD
+// REPLACE.
+func (r *Redis) LoadLibrary(ctx context.Context, l *runtime.Library) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.fns()
+	if _, msg := f.create(f.cur, l.Code(), true); msg != "" {
+		return fmt.Errorf("FUNCTION LOAD %s: %w", l.Name(), &runtime.ReplyError{Msg: msg})
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/luagen/luagen/runtime"
+)
+
+var _ runtime.FunctionExecutor = (*Executor)(nil)
+
+// FCall implements [runtime.FunctionExecutor] with FCALL, or FCALL_RO for
+// a read-only script. Like EVALSHA it is never resent by go-redis, and a
+// keyless call on a cluster goes to the primary of its function name's
+// slot.
+func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	name := "fcall"
+	if s.ReadOnly() {
+		name = "fcall_ro"
+	}
+	return e.run(ctx, name, s.FunctionName(), false, s, keys, args)
+}
+
+// LoadLibrary implements [runtime.FunctionExecutor]: FUNCTION LOAD REPLACE
+// on every primary of a *redis.ClusterClient (ForEachMaster; Redis
+// replicates functions to replicas), or on the one server of a
+// *redis.Client (for a failover client, the current primary). Every node is
+// tried; the errors are joined.
+func (e *Executor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
+	load := func(ctx context.Context, c redis.Cmdable, addr string) error {
+		name, err := c.FunctionLoadReplace(ctx, l.Code()).Result()
+		if err != nil {
+			return fmt.Errorf("FUNCTION LOAD %s on %s: %w", l.Name(), addr, convertErr(err))
+		}
+		if name != l.Name() {
+			return fmt.Errorf("FUNCTION LOAD %s on %s: server loaded %q", l.Name(), addr, name)
+		}
+		return nil
+	}
+	if e.cluster == nil {
+		addr := "the server"
+		if c, ok := e.c.(*redis.Client); ok {
+			addr = c.Options().Addr
+		}
+		return load(ctx, e.c, addr)
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	err := e.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		if err := load(ctx, c, c.Options().Addr); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("FUNCTION LOAD %s: %w", l.Name(), convertErr(err)))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,328 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FunctionExecutor is an [Executor] that also runs Redis Functions (Redis
+// 7.0+): [Script.Exec] of a script that belongs to a [Library] calls it with
+// FCALL instead of EVALSHA when its executor implements this interface, and
+// falls back to EVALSHA/EVAL when it does not (WithoutShebang, a plain
+// fault injector). [Rueidis], runtime/goredis and luatest implement it.
+//
+// As for Executor, error replies must be *[ReplyError] and nothing may be
+// retried by the implementation.
+type FunctionExecutor interface {
+	Executor
+	// FCall sends FCALL (FCALL_RO for a read-only script) of
+	// s.FunctionName() with keys and args. A server without the library
+	// answers "Function not found", which Exec handles.
+	FCall(ctx context.Context, s *Script, keys, args []string) (Value, error)
+	// LoadLibrary sends FUNCTION LOAD REPLACE l.Code() to every primary
+	// (Redis replicates functions to replicas and keeps them in RDB/AOF).
+	LoadLibrary(ctx context.Context, l *Library) error
+}
+
+// Library is a package's scripts compiled into one Redis function library,
+// each script a registered function. Create it with [NewLibrary] at package
+// initialisation; it is immutable and safe for concurrent use.
+//
+// # Versions
+//
+// The library name and every function name end in a version: the first 16
+// hex digits of a SHA1 over the scripts' names and sources (and the format
+// of the wrapping). "stock_3f2a…" registers "Deduct_3f2a…". So a
+// deployment only ever calls the exact code it was built with: FUNCTION
+// LOAD REPLACE replaces a library only by the same code, an old binary
+// never downgrades a newer one (it loads its own version next to it), and
+// during a rolling deploy old and new binaries both work. The price is that
+// old versions stay loaded until removed with FUNCTION DELETE.
+type Library struct {
+	base    string
+	name    string
+	version string
+	code    string
+	scripts []*Script
+}
+
+// LibrarySpec describes a library to [NewLibrary].
+type LibrarySpec struct {
+	// Name is the library's base name, e.g. the Go package ("stock"); the
+	// version is appended. Characters other than letters, digits and
+	// underscores become underscores (Redis allows no others).
+	Name string
+	// Scripts become the library's functions, each named by the last
+	// element of its Go name ("stock.Deduct" → "Deduct_<version>").
+	Scripts []*Script
+}
+
+// libraryFormat changes whenever the wrapping below changes, so that a new
+// wrapping is a new version even for unchanged scripts.
+const libraryFormat = "luagen-library-1"
+
+// NewLibrary builds the library of spec.Scripts and attaches each script
+// to it: from then on their Exec calls FCALL on a [FunctionExecutor]. It
+// must run before the scripts are used (generated packages call it in a
+// package-level variable). It panics when a script already belongs to a
+// library or two scripts map to one function name: generator bugs, never
+// user input.
+func NewLibrary(spec LibrarySpec) *Library {
+	h := sha1.New()
+	h.Write([]byte(libraryFormat))
+	for _, s := range spec.Scripts {
+		fmt.Fprintf(h, "\x00%s\x00%s", s.name, s.source)
+	}
+	version := hex.EncodeToString(h.Sum(nil))[:16]
+	base := redisName(spec.Name)
+	l := &Library{base: base, name: base + "_" + version, version: version}
+	var b strings.Builder
+	b.WriteString("#!lua name=" + l.name + "\n")
+	line := 2
+	seen := map[string]bool{}
+	for _, s := range spec.Scripts {
+		if s.lib != nil {
+			panic("luagen: " + s.name + " belongs to two libraries")
+		}
+		short := s.name[strings.LastIndexByte(s.name, '.')+1:]
+		fn := redisName(short) + "_" + version
+		if seen[strings.ToLower(fn)] {
+			panic("luagen: two scripts of library " + spec.Name + " are named " + short)
+		}
+		seen[strings.ToLower(fn)] = true
+		s.lib, s.fn, s.fnLine = l, fn, line
+		text := wrapFunction(fn, s.source)
+		b.WriteString(text)
+		line += strings.Count(text, "\n")
+		l.scripts = append(l.scripts, s)
+	}
+	l.code = b.String()
+	return l
+}
+
+// Function bodies are wrapped as [wrapBody] wraps EVAL bodies, inside a
+// registration whose callback names its parameters KEYS and ARGV, so the
+// script reads its keys and args exactly as under EVAL:
+//
+//	redis.register_function{function_name='Deduct_<v>', description='…', flags={'no-writes'}, callback=function(KEYS, ARGV) local r = (function() ⏎
+//	<line 2 of the .lua file> …
+//	<last line>
+//	end)() <the reply check> return r end}
+//
+// The registration goes on the line of the shebang (or before the first
+// code line when there is none), so line N of the .lua file is line
+// FunctionLine()+N-1 of the library and Exec maps "@user_function:L" back
+// to file.lua:N. The reply check marks a returned error reply that reads
+// as the server's "Function not found" (or NOSCRIPT, or starts with the
+// mark) exactly as the EVAL wrapping does, so Exec's load-and-retry never
+// runs a function twice.
+const (
+	fnPrologue = "callback=function(KEYS, ARGV) local r = (function(%s) "
+	fnEpilogue = "end)() " +
+		"if type(r) == 'table' then local e = rawget(r, 'err') " +
+		"if type(e) == 'string' then local b = e:byte(1) " +
+		"if (b == 70 or b == 78 or b == 69 or b == 76) and (e:find('^Function not found') or e:find('^ERR Function not found') or " +
+		"e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
+		"e:find('^" + scriptReplyMark + " ') or e:find('^ERR " + scriptReplyMark + " ')) then " +
+		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end end return r end}\n"
+)
+
+func wrapFunction(fn, source string) string {
+	code := source
+	var flags []string
+	if strings.HasPrefix(source, "#!") {
+		i := strings.IndexByte(source, '\n')
+		if i < 0 {
+			i = len(source)
+		}
+		for _, f := range strings.Fields(source[:i]) {
+			if list, ok := strings.CutPrefix(f, "flags="); ok && list != "" {
+				flags = append(flags, strings.Split(list, ",")...)
+			}
+		}
+		code = "\n" + source[min(i+1, len(source)):]
+	}
+	params := ""
+	if strings.Contains(code, "...") {
+		params = "..."
+	}
+	var b strings.Builder
+	b.WriteString("redis.register_function{function_name=" + luaQuote(fn))
+	if d := description(source); d != "" {
+		b.WriteString(", description=" + luaQuote(d))
+	}
+	b.WriteString(", flags={")
+	for i, f := range flags {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(luaQuote(f))
+	}
+	b.WriteString("}, ")
+	b.WriteString(strings.Replace(fnPrologue, "%s", params, 1))
+	b.WriteString(code)
+	if code != "" && !strings.HasSuffix(code, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fnEpilogue)
+	return b.String()
+}
+
+// description is the script header's doc comment: the "--- " lines before
+// the first "---@" tag, joined by newlines.
+func description(source string) string {
+	var doc []string
+	for i, l := range strings.Split(source, "\n") {
+		if i == 0 && strings.HasPrefix(l, "#!") {
+			continue
+		}
+		if !strings.HasPrefix(l, "---") || strings.HasPrefix(l, "---@") {
+			break
+		}
+		doc = append(doc, strings.TrimSpace(strings.TrimPrefix(l, "---")))
+	}
+	return strings.TrimSpace(strings.Join(doc, "\n"))
+}
+
+// luaQuote returns s as a one-line Lua string literal.
+func luaQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c < ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// redisName maps s to the characters Redis allows in library and function
+// names: letters, digits and underscores.
+func redisName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "lib"
+	}
+	return string(b)
+}
+
+// Name returns the library name FUNCTION LOAD registers: the base name, an
+// underscore and the version.
+func (l *Library) Name() string { return l.name }
+
+// Version returns the version part of the name: 16 hex digits of a SHA1 of
+// the scripts (see [Library]).
+func (l *Library) Version() string { return l.version }
+
+// Code returns the FUNCTION LOAD payload: the "#!lua name=" line and one
+// registration per script.
+func (l *Library) Code() string { return l.code }
+
+// Scripts returns the library's scripts, in registration order, in a new
+// slice.
+func (l *Library) Scripts() []*Script { return append([]*Script(nil), l.scripts...) }
+
+// Load loads the library on every primary of e (FUNCTION LOAD REPLACE). It
+// is optional: a call that meets "Function not found" loads it and retries.
+// An executor that does not run functions loads the scripts with SCRIPT
+// LOAD instead.
+func (l *Library) Load(ctx context.Context, e Executor) error {
+	if fe, ok := e.(FunctionExecutor); ok {
+		return fe.LoadLibrary(ctx, l)
+	}
+	var errs []error
+	for _, s := range l.scripts {
+		if err := e.Load(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FunctionName returns the name the script is registered under in its
+// [Library] ("Deduct_<version>"), or "" for a script in no library.
+func (s *Script) FunctionName() string { return s.fn }
+
+// FunctionLine returns the library line that holds line 1 of the script's
+// .lua file (line N is FunctionLine()+N-1), or 0 for a script in no library.
+func (s *Script) FunctionLine() int { return s.fnLine }
+
+// Library returns the library the script belongs to, or nil.
+func (s *Script) Library() *Library { return s.lib }
+
+// fcall is one try in function mode: FCALL, and on the server's "Function
+// not found" (a node that never had the library, a FUNCTION FLUSH, a
+// server restarted without persistence) FUNCTION LOAD and FCALL again —
+// safe, because the function did not run. A reply the function made itself
+// never counts (see [wrapFunction]). The library can vanish again between
+// the load and the call (another FUNCTION FLUSH), so this repeats, at most
+// [functionLoads] loads in all.
+func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
+	v, err := e.FCall(ctx, s, keys, args)
+	for n := 0; n < functionLoads && err != nil && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
+		if lerr := e.LoadLibrary(ctx, s.lib); lerr != nil {
+			return Value{}, fmt.Errorf("%s: loading library %s after %q: %w", s.name, s.lib.name, "Function not found", lerr)
+		}
+		v, err = e.FCall(ctx, s, keys, args)
+	}
+	return v, err
+}
+
+// functionLoads is how many times one call loads the library before it
+// returns "Function not found" to the caller.
+const functionLoads = 3
+
+// IsFunctionNotFound reports whether err is the server's reply to FCALL of
+// a function it does not have: exactly "Function not found" after an
+// optional "ERR ". Replies a function returns with that text are marked
+// by the wrapping (see [Library]), and raised errors end with the script
+// suffix, so neither matches.
+func IsFunctionNotFound(err error) bool {
+	var re *ReplyError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return strings.TrimPrefix(re.Msg, "ERR ") == "Function not found"
+}
+
+// functionLine returns the .lua line of an error raised in the script's
+// function ("... on @user_function:L."), if msg has one.
+func (s *Script) functionLine(msg string) (int, bool) {
+	if s.lib == nil {
+		return 0, false
+	}
+	const marker = "@user_function:"
+	i := strings.LastIndex(msg, marker)
+	if i < 0 {
+		return 0, false
+	}
+	rest := msg[i+len(marker):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	n, err := strconv.Atoi(rest[:j])
+	if err != nil {
+		return 0, false
+	}
+	return n - s.fnLine + 1, true
+}
