@@ -126,6 +126,7 @@ const (
 // elements for missing fields, keys or members; HGETALL, ZRANGE ...
 // WITHSCORES and HRANDFIELD ... WITHVALUES send field, value pairs; TIME
 // sends two bulk strings; SMISMEMBER sends integers.
+// TestRedisArrayReplyElements pins these.
 var commandReplies = map[string]commandReply{
 	"incr": replyInt, "decr": replyInt, "incrby": replyInt, "decrby": replyInt,
 	"del": replyInt, "unlink": replyInt, "exists": replyInt, "touch": replyInt,
