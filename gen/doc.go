@@ -188,6 +188,17 @@
 //   - a table constructor with an element that may be nil before the last
 //     one (or anywhere in a tuple), under []T, map[string]string or a tuple:
 //     Redis cuts the array there; a false element under a non-bool type;
+//     tonumber(ARGV[n]) of a string or []byte ---@arg counts as maybe nil
+//     there (nil for text that is not a number: write tonumber(x) or 0);
+//   - under map[string]string, a command reply of single values rather
+//     than field, value pairs (HMGET, MGET, LRANGE, SMEMBERS, ZRANGE
+//     without WITHSCORES, TIME, SMISMEMBER: HMGET a b of a hash a=1 b=2
+//     would arrive as map[1:2]), and a table constructor with an odd
+//     number of elements, none of which may be nil;
+//   - the elements of a command's array reply under []T or a tuple's
+//     fields when they cannot decode: bulk strings (LRANGE, HGETALL,
+//     SMEMBERS, TIME, ZRANGE ... WITHSCORES, ...) under an integer, time or
+//     bool type, integers (SMISMEMBER) under string types;
 //   - a string under an integer or time type; an integer literal that
 //     neither the return type nor an ---@error covers (under status, []T,
 //     a tuple, string, or a bool other than 0 and 1; under int64 every
@@ -211,13 +222,25 @@
 // redis.error_reply/status_reply, table constructors, KEYS[n] and ARGV[n],
 // locals through every value assigned to them, and redis.call/pcall of
 // common commands (replyshape.go's commandReplies: INCR, DEL, HINCRBY, ...
-// give integers, GET and HGET a string or false, HGETALL and LRANGE arrays
-// of strings, MSET and SET without options a status; pcall adds an error).
+// give integers, GET and HGET a string or false, MSET and SET without
+// options a status; pcall adds an error). For array replies it knows the
+// elements, checked with redis-cli on redis-server 7.0.15: LRANGE,
+// SMEMBERS, HKEYS, HVALS, TIME give bulk strings; MGET, HMGET, ZMSCORE
+// bulk strings or nil elements (values only); HGETALL, ZRANGE, ZREVRANGE,
+// ZRANGEBYSCORE, ZREVRANGEBYSCORE with a literal WITHSCORES and
+// HRANDFIELD with WITHVALUES field, value pairs of bulk strings;
+// SMISMEMBER integers. When an argument it cannot read (ARGV[n], a
+// variable) stands where WITHSCORES or WITHVALUES may be, the reply is
+// unknown.
 //
 // It cannot see, and stays silent about: function parameters, globals,
 // table fields, results of user functions and of commands not in the table
-// (all unknown); a false or nil element that comes from data (GET of a
-// missing key: whether the key exists is not in the code); tables kept in
+// (all unknown); a false or nil reply or element that comes from data
+// (GET, HGET, MGET, HMGET of a missing key under string or []string:
+// whether the key exists is not in the code, and read-only getters rely on
+// other scripts having written it; the caller gets a *runtime.DecodeError
+// when it is missing, and ---@return T? or a default (v or an empty string) avoid it); tonumber of
+// anything but a string ARGV (taken to succeed); tables kept in
 // a local (they may be changed before the return); values of a local
 // assigned more than once (the analysis ignores statement order, so an
 // earlier value may be overwritten: such values count for "can produce"

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -306,14 +307,40 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 		return Type{}, "", false
 	}
 	if v.each != nil {
+		if t.Shape == ShapeMap && !v.pairs {
+			return []string{fmt.Sprintf("%s is a list of single values, not field, value pairs, but %s decodes a flat array field, value, ... (the caller would get the values paired with each other, or a decode error): return HGETALL, or build the pairs in a table", v.what, name)}
+		}
 		for _, ev := range v.each {
-			if ev.kind == vFalse && !ev.data {
-				if et, _, _ := elemType(0); t.Shape != ShapeTuple && et.Elem != Bool {
-					out = append(out, fmt.Sprintf("%s may hold nil elements (Redis sends a nil reply inside an array to Lua as false, and false back as a nil element), which %s cannot hold", v.what, name))
+			if ev.kind == vFalse {
+				if !ev.data {
+					if et, _, _ := elemType(0); t.Shape != ShapeTuple && et.Elem != Bool {
+						out = append(out, fmt.Sprintf("%s may hold nil elements (Redis sends a nil reply inside an array to Lua as false, and false back as a nil element), which %s cannot hold", v.what, name))
+					}
 				}
+				continue
+			}
+			n := 1
+			if t.Shape == ShapeTuple && ret != nil {
+				n = len(ret.Fields)
+			}
+			for i := 0; i < n; i++ {
+				et, ename, ok := elemType(i)
+				if !ok {
+					continue
+				}
+				ms := c.problems(ev, et, nil, ename)
+				if len(ms) > 0 && ev.kind == vStr && isIntType(et.Elem) {
+					ms = []string{fmt.Sprintf("%s is a string (Redis sends bulk strings to Lua as strings, and back as bulk strings), but %s decodes only an integer reply: convert each element with tonumber in a loop, or declare a string type", ev.what, ename)}
+				}
+				out = append(out, ms...)
 			}
 		}
 		return out
+	}
+	if t.Shape == ShapeMap && !v.more && len(v.elems)%2 == 1 && !slices.ContainsFunc(v.elems, func(ev lset) bool {
+		return slices.ContainsFunc(ev, func(x lval) bool { return x.kind == vNil || x.kind == vUnknown })
+	}) {
+		out = append(out, fmt.Sprintf("the table has %d elements, an odd number, but %s decodes a flat array field, value, ... (the caller gets a decode error): give every field a value", len(v.elems), name))
 	}
 	for i, ev := range v.elems {
 		for _, x := range ev {
@@ -321,7 +348,11 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 				continue
 			}
 			if i < len(v.elems)-1 || v.more || t.Shape == ShapeTuple {
-				out = append(out, fmt.Sprintf("element %d of the table may be nil%s, and Redis ends an array at its first nil, so the caller would get %d element(s): send false for a nil element, or a placeholder such as 0 or ''", i+1, paren(x.what, "nil"), i))
+				hint := "send false for a nil element, or a placeholder such as 0 or ''"
+				if x.hint != "" {
+					hint = x.hint
+				}
+				out = append(out, fmt.Sprintf("element %d of the table may be nil%s, and Redis ends an array at its first nil, so the caller would get %d element(s): %s", i+1, paren(x.what, "nil"), i, hint))
 			}
 			break
 		}

@@ -84,6 +84,12 @@ type lval struct {
 	elems []lset
 	more  bool
 	each  lset
+	// vArray with each: the reply is a flat list of field, value, ...
+	// pairs (HGETALL, ZRANGE ... WITHSCORES), so its length is even
+	pairs bool
+	// how to avoid this value, when a message about it has a better hint
+	// than the general one
+	hint string
 }
 
 // lset is every value an expression may have.
@@ -103,13 +109,24 @@ const (
 	replyStr                                 // bulk string → string
 	replyArray                               // array of bulk strings → table of strings
 	replyArrayOrNils                         // array of bulk strings or nils → strings and false
+	replyPairs                               // flat array field, value, ... of bulk strings
+	replyInts                                // array of integers → table of numbers
 	replyStatus                              // status reply → {ok=...}
 )
 
 // commandReplies lists reply shapes from the Redis 7.0 command docs
 // (https://redis.io/commands), for calls whose shape does not depend on
 // options; SET (NX/XX/GET change it), ZADD (INCR), LPOP/SPOP (count) are
-// looked at with their arguments in callReply.
+// looked at with their arguments in callReply, and so are ZRANGE,
+// ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE (WITHSCORES makes their reply
+// member, score pairs) and HRANDFIELD (count, WITHVALUES).
+//
+// The element shapes of array replies were checked with redis-cli EVAL on
+// redis-server 7.0.15: HMGET, MGET and ZMSCORE send values only, with nil
+// elements for missing fields, keys or members; HGETALL, ZRANGE ...
+// WITHSCORES and HRANDFIELD ... WITHVALUES send field, value pairs; TIME
+// sends two bulk strings; SMISMEMBER sends integers.
+// TestRedisArrayReplyElements pins these.
 var commandReplies = map[string]commandReply{
 	"incr": replyInt, "decr": replyInt, "incrby": replyInt, "decrby": replyInt,
 	"del": replyInt, "unlink": replyInt, "exists": replyInt, "touch": replyInt,
@@ -138,12 +155,16 @@ var commandReplies = map[string]commandReply{
 	"incrbyfloat": replyStr, "hincrbyfloat": replyStr, "getrange": replyStr,
 	"zincrby": replyStr,
 
-	"hgetall": replyArray, "hkeys": replyArray, "hvals": replyArray, "smembers": replyArray,
-	"lrange": replyArray, "zrange": replyArray, "zrevrange": replyArray,
-	"zrangebyscore": replyArray, "zrevrangebyscore": replyArray, "zrangebylex": replyArray,
+	"hkeys": replyArray, "hvals": replyArray, "smembers": replyArray,
+	"lrange": replyArray, "zrangebylex": replyArray, "zrevrangebylex": replyArray,
 	"sinter": replyArray, "sunion": replyArray, "sdiff": replyArray, "keys": replyArray,
+	"time": replyArray, // seconds and microseconds, as bulk strings
 
-	"mget": replyArrayOrNils, "hmget": replyArrayOrNils,
+	"mget": replyArrayOrNils, "hmget": replyArrayOrNils, "zmscore": replyArrayOrNils,
+
+	"hgetall": replyPairs,
+
+	"smismember": replyInts,
 
 	"mset": replyStatus, "rename": replyStatus, "ltrim": replyStatus, "lset": replyStatus,
 	"hmset": replyStatus, "setex": replyStatus, "psetex": replyStatus, "type": replyStatus,
@@ -430,7 +451,12 @@ func (sh *shaper) table(e *ast.TableExpr) lval {
 				}
 				continue
 			}
-			arr.elems = append(arr.elems, sh.eval(f.Value))
+			ev := sh.eval(f.Value)
+			if n := sh.tonumberOfText(f.Value); n != "" {
+				ev = append(ev, lval{kind: vNil, what: "tonumber(" + n + "), nil when " + n + " is not a number", line: f.Value.Line(),
+					hint: "write tonumber(" + n + ") or 0, or check it and return an error reply"})
+			}
+			arr.elems = append(arr.elems, ev)
 			continue
 		}
 		k, ok := f.Key.(*ast.StringExpr)
@@ -454,6 +480,31 @@ func (sh *shaper) table(e *ast.TableExpr) lval {
 		return sh.message(vStatus, okV, line)
 	}
 	return arr
+}
+
+// tonumberOfText returns "ARGV[n]" when e is tonumber(ARGV[n]) and the
+// ---@arg behind ARGV[n] is a string or []byte: the caller may send any
+// text, and tonumber returns nil for one that is not a number. Arguments
+// of number types are formatted by the generated code and always convert;
+// tonumber of other values (stored data, locals) is assumed to succeed.
+func (sh *shaper) tonumberOfText(e ast.Expr) string {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok || !sh.global(c.Func, "tonumber") || len(c.Args) != 1 {
+		return ""
+	}
+	a, ok := c.Args[0].(*ast.AttrGetExpr)
+	if !ok || !sh.global(a.Object, "ARGV") || a.Key == nil {
+		return ""
+	}
+	n, ok := literalIndex(a.Key)
+	args := sh.l.s.Args
+	if !ok || n < 1 || n > len(args) || args[n-1].Variadic {
+		return ""
+	}
+	if t := args[n-1].Type; t.Shape != ShapeScalar || (t.Elem != String && t.Elem != Bytes) {
+		return ""
+	}
+	return fmt.Sprintf("ARGV[%d]", n)
 }
 
 // expands reports whether e, last in a list, may give several values.
@@ -558,6 +609,24 @@ func (sh *shaper) callReply(fn string, args []ast.Expr, line int) lset {
 		return append(out, str, fls)
 	case name == "zrank" || name == "zrevrank":
 		return unknown(line)
+	case name == "zrange" || name == "zrevrange" || name == "zrangebyscore" || name == "zrevrangebyscore":
+		switch sh.optionWord(args, "withscores", 4) {
+		case optYes:
+			return append(out, lval{kind: vArray, what: what + " WITHSCORES", line: line, each: one(elem(str)), pairs: true})
+		case optNo:
+			return append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
+		}
+		return unknown(line)
+	case name == "hrandfield" && len(args) == 2:
+		return append(out, str, fls)
+	case name == "hrandfield":
+		switch sh.optionWord(args, "withvalues", 3) {
+		case optYes:
+			return append(out, lval{kind: vArray, what: what + " WITHVALUES", line: line, each: one(elem(str)), pairs: true})
+		case optNo:
+			return append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
+		}
+		return unknown(line)
 	}
 	switch commandReplies[name] {
 	case replyInt:
@@ -567,15 +636,57 @@ func (sh *shaper) callReply(fn string, args []ast.Expr, line int) lset {
 	case replyStr:
 		out = append(out, str)
 	case replyArray:
-		out = append(out, lval{kind: vArray, what: what, line: line, each: one(str)})
+		out = append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
 	case replyArrayOrNils:
-		out = append(out, lval{kind: vArray, what: what, line: line, each: lset{str, fls}})
+		out = append(out, lval{kind: vArray, what: what, line: line, each: lset{elem(str), fls}})
+	case replyPairs:
+		out = append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str)), pairs: true})
+	case replyInts:
+		out = append(out, lval{kind: vArray, what: what, line: line, each: one(elem(lval{kind: vInt, what: what, line: line}))})
 	case replyStatus:
 		out = append(out, lval{kind: vStatus, what: what + " (a status)", line: line})
 	default:
 		return unknown(line)
 	}
 	return out
+}
+
+// elem names v as an element of the reply it is part of.
+func elem(v lval) lval {
+	v.what = "an element of " + v.what
+	return v
+}
+
+// option is whether a command call carries an option word.
+type option uint8
+
+const (
+	optUnsure option = iota // an argument the analysis cannot read may be the word
+	optYes
+	optNo
+)
+
+// optionWord reports whether the literal word (case does not matter) is
+// among the arguments of a call from index from on (args[0] is the
+// command name). An argument the analysis cannot read there (ARGV[n], a
+// variable, a call), or one that expands to several anywhere, may be the
+// word: then the answer is optUnsure, unless the word is written out.
+func (sh *shaper) optionWord(args []ast.Expr, word string, from int) option {
+	res := optNo
+	for i, a := range args {
+		switch a := a.(type) {
+		case *ast.StringExpr:
+			if i >= from && strings.EqualFold(a.Value, word) {
+				return optYes
+			}
+		case *ast.NumberExpr:
+		default:
+			if i >= from || i == len(args)-1 && expands(a) {
+				res = optUnsure
+			}
+		}
+	}
+	return res
 }
 
 // isKeysOrArgv reports whether e is KEYS[n] or ARGV[n]: a string, never a

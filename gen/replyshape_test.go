@@ -48,3 +48,47 @@ func TestRedisReplyConversions(t *testing.T) {
 		assert.Equal(t, c.want, got, c.script)
 	}
 }
+
+// TestRedisArrayReplyElements pins the element shapes commandReplies and
+// callReply give array replies, on redis-server: what each element is in
+// Lua (s: string, n: number, f: false for a nil element) and its value.
+func TestRedisArrayReplyElements(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Do(t, "HSET", "h", "a", "1", "b", "2")
+	srv.Do(t, "RPUSH", "l", "x", "y")
+	srv.Do(t, "SADD", "s", "m")
+	srv.Do(t, "ZADD", "z", "1", "p", "2", "q")
+	srv.Do(t, "SET", "k", "v")
+	const describe = `local r = redis.call(unpack(ARGV))
+local out = {}
+for i = 1, #r do
+  local v = r[i]
+  if v == false then out[i] = 'f' else out[i] = string.sub(type(v), 1, 1) .. ':' .. tostring(v) end
+end
+return table.concat(out, ' ')`
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"HMGET", "h", "a", "zz", "b"}, "s:1 f s:2"}, // values only, nil for a missing field
+		{[]string{"MGET", "k", "missing"}, "s:v f"},
+		{[]string{"ZMSCORE", "z", "p", "zz"}, "s:1 f"},
+		{[]string{"HGETALL", "h"}, "s:a s:1 s:b s:2"}, // field, value pairs
+		{[]string{"HKEYS", "h"}, "s:a s:b"},
+		{[]string{"HVALS", "h"}, "s:1 s:2"},
+		{[]string{"LRANGE", "l", "0", "-1"}, "s:x s:y"},
+		{[]string{"SMEMBERS", "s"}, "s:m"},
+		{[]string{"ZRANGE", "z", "0", "-1"}, "s:p s:q"},
+		{[]string{"ZRANGE", "z", "0", "-1", "withscores"}, "s:p s:1 s:q s:2"}, // member, score pairs
+		{[]string{"ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES"}, "s:q s:2 s:p s:1"},
+		{[]string{"SMISMEMBER", "s", "m", "zz"}, "n:1 n:0"}, // integers
+	} {
+		got := srv.Do(t, append([]string{"EVAL", describe, "0"}, c.cmd...)...)
+		assert.Equal(t, c.want, got, c.cmd)
+	}
+	// HRANDFIELD ... WITHVALUES: one random field, value pair.
+	assert.Contains(t, []string{"s:a s:1", "s:b s:2"}, srv.Do(t, "EVAL", describe, "0", "HRANDFIELD", "h", "1", "WITHVALUES"))
+	// TIME: seconds and microseconds, both bulk strings of digits.
+	got := srv.Do(t, "EVAL", describe, "0", "TIME")
+	assert.Regexp(t, `^s:\d+ s:\d+$`, got)
+}
