@@ -275,6 +275,7 @@ func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	e.resultType()
 	e.errors()
 	e.scriptVar()
+	e.decode()
 	e.method()
 	e.body()
 	return render(f)
@@ -594,6 +595,71 @@ func elemFunc(t Type) jen.Code {
 		Block(jen.Return(scalarDecoder(t, jen.Id("sc"), jen.Id("e"))))
 }
 
+// resultGoType is the method's result type (besides error) and its zero
+// value; nil for a status script, whose method returns only error.
+func (e *scriptEmitter) resultGoType() (jen.Code, jen.Code) {
+	r := e.s.Return
+	if r == nil {
+		r = &Return{}
+	}
+	switch {
+	case r.Shape == ShapeStatus:
+		return nil, nil
+	case e.result != "" && r.Shape != ShapeTuple:
+		return jen.Id(e.result), zero(r.Type, "")
+	}
+	return goType(r.Type, r.Tuple), zero(r.Type, r.Tuple)
+}
+
+// decodeName is the script's decode function, e.g. deductDecode; a script
+// without ---@return has none (runtime.Raw takes its place).
+func (e *scriptEmitter) decodeName() string { return lowerCamel(e.s.Name) + "Decode" }
+
+// decode declares the function that turns the script's reply into the
+// method's result: the method and the Queue method share it.
+func (e *scriptEmitter) decode() {
+	r := e.s.Return
+	if r == nil || r.Shape == ShapeNone {
+		return
+	}
+	retType, zeroV := e.resultGoType()
+	if r.Shape == ShapeStatus {
+		retType, zeroV = jen.Struct(), jen.Struct().Values()
+	}
+	fail := func() jen.Code {
+		return jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err()))
+	}
+	var body []jen.Code
+	switch {
+	case r.Shape == ShapeStatus:
+		body = append(body,
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(rt("String")).Call(jen.Id(e.sv), jen.Id("v")),
+			jen.Return(jen.Struct().Values(), jen.Err()))
+	case r.Shape == ShapeTuple:
+		body = append(body,
+			jen.List(jen.Id("a"), jen.Err()).Op(":=").Add(rt("Tuple")).Call(jen.Id(e.sv), jen.Id("v"), jen.Lit(len(r.Fields))),
+			fail(),
+			jen.Var().Id("r").Id(r.Tuple),
+		)
+		for i, fd := range r.Fields {
+			body = append(body, jen.If(
+				jen.List(jen.Id("r").Dot(fd.GoName), jen.Err()).Op("=").Add(e.decoder(fd.Type, jen.Id("a").Index(jen.Lit(i)))),
+				jen.Err().Op("!=").Nil(),
+			).Block(jen.Return(zeroV, jen.Err())))
+		}
+		body = append(body, jen.Return(jen.Id("r"), jen.Nil()))
+	case e.result != "":
+		body = append(body,
+			jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(e.decoder(r.Type, jen.Id("v"))),
+			fail(),
+			jen.Return(jen.Id(e.result).Call(jen.Id("r")), jen.Nil()))
+	default:
+		body = append(body, jen.Return(e.decoder(r.Type, jen.Id("v"))))
+	}
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s decodes a reply of %s as %s and [Scripts.Queue%s] return it.", e.decodeName(), e.sv, e.ref, e.s.Name), 76)...))
+	e.f.Func().Id(e.decodeName()).Params(jen.Id("v").Add(rt("Value"))).Params(retType, jen.Error()).Block(body...)
+}
+
 func (e *scriptEmitter) method() {
 	s := e.s
 	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
@@ -613,14 +679,7 @@ func (e *scriptEmitter) method() {
 	var results []jen.Code
 	var body []jen.Code
 	body = append(body, pre...)
-	retType := goType(r.Type, r.Tuple)
-	zeroV := zero(r.Type, r.Tuple)
-	if e.result != "" && r.Shape != ShapeTuple {
-		retType, zeroV = jen.Id(e.result), zero(r.Type, "")
-	}
-	fail := func() jen.Code {
-		return jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err()))
-	}
+	retType, zeroV := e.resultGoType()
 	switch {
 	case r.Shape == ShapeNone:
 		results = []jen.Code{rt("Value"), jen.Error()}
@@ -630,41 +689,50 @@ func (e *scriptEmitter) method() {
 		body = append(body,
 			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.List(jen.Id("_"), jen.Err()).Op("=").Add(rt("String")).Call(jen.Id(e.sv), jen.Id("v")),
+			jen.List(jen.Id("_"), jen.Err()).Op("=").Id(e.decodeName()).Call(jen.Id("v")),
 			jen.Return(jen.Err()))
-	case r.Shape == ShapeTuple:
-		results = []jen.Code{retType, jen.Error()}
-		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
-			jen.List(jen.Id("a"), jen.Err()).Op(":=").Add(rt("Tuple")).Call(jen.Id(e.sv), jen.Id("v"), jen.Lit(len(r.Fields))),
-			fail(),
-			jen.Var().Id("r").Id(r.Tuple),
-		)
-		for i, fd := range r.Fields {
-			body = append(body, jen.If(
-				jen.List(jen.Id("r").Dot(fd.GoName), jen.Err()).Op("=").Add(e.decoder(fd.Type, jen.Id("a").Index(jen.Lit(i)))),
-				jen.Err().Op("!=").Nil(),
-			).Block(jen.Return(zeroV, jen.Err())))
-		}
-		body = append(body, jen.Return(jen.Id("r"), jen.Nil()))
-	case e.result != "":
-		results = []jen.Code{retType, jen.Error()}
-		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
-			jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(e.decoder(r.Type, jen.Id("v"))),
-			fail(),
-			jen.Return(jen.Id(e.result).Call(jen.Id("r")), jen.Nil()))
 	default:
 		results = []jen.Code{retType, jen.Error()}
 		body = append(body,
 			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
-			jen.Return(e.decoder(r.Type, jen.Id("v"))))
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err())),
+			jen.Return(jen.Id(e.decodeName()).Call(jen.Id("v"))))
 	}
 	e.f.Add(docComment(e.methodDoc()...))
 	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(s.Name).Params(params...).Params(results...).Block(body...)
+	e.queueMethod()
+}
+
+// queueMethod declares QueueName: the method's call, put on a batch.
+func (e *scriptEmitter) queueMethod() {
+	s := e.s
+	params := []jen.Code{jen.Id("b").Op("*").Add(rt("Batch"))}
+	if len(s.Keys) > 0 {
+		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
+	}
+	if len(s.Args) > 0 {
+		params = append(params, jen.Id("args").Id(s.Name+"Args"))
+	}
+	pre, argv := e.argsExpr()
+	r := s.Return
+	var elem jen.Code
+	var decode jen.Code = jen.Id(e.decodeName())
+	result := "Result returns what " + s.Name + " would have: the same value and the same errors"
+	switch {
+	case r == nil || r.Shape == ShapeNone:
+		elem, decode = rt("Value"), rt("Raw")
+	case r.Shape == ShapeStatus:
+		elem = jen.Struct()
+		result = "Err returns what " + s.Name + " would have"
+	default:
+		elem, _ = e.resultGoType()
+	}
+	doc := fmt.Sprintf("Queue%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", s.Name, e.ref, result)
+	e.f.Add(docComment(wrap(doc, 76)...))
+	body := append([]jen.Code{}, pre...)
+	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), e.keysExpr(), argv, decode)))
+	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue"+s.Name).Params(params...).
+		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }
 
 func (e *scriptEmitter) methodDoc() []string {

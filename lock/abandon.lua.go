@@ -45,6 +45,12 @@ func AbandonScript() *runtime.Script {
 	return abandonScript
 }
 
+// abandonDecode decodes a reply of abandonScript as [Scripts.Abandon] and
+// [Scripts.QueueAbandon] return it.
+func abandonDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(abandonScript, v)
+}
+
 // Abandon undoes an Acquire call whose outcome the caller never learned
 // (its context ended, or its reply was lost and could not be retried), so a
 // cancelled acquire is rolled back instead of being held until its lease
@@ -70,7 +76,18 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(abandonScript, v)
+	return abandonDecode(v)
+}
+
+// QueueAbandon queues on b the call [Scripts.Abandon] makes; after b.Send, the
+// future's Result returns what Abandon would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
+	return runtime.Queue(b, s.exec, abandonScript, []string{keys.Lock, keys.Channel, keys.Latch}, []string{
+		args.Owner,
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}, abandonDecode)
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim.

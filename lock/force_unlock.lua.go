@@ -38,6 +38,12 @@ func ForceUnlockScript() *runtime.Script {
 	return forceUnlockScript
 }
 
+// forceUnlockDecode decodes a reply of forceUnlockScript as
+// [Scripts.ForceUnlock] and [Scripts.QueueForceUnlock] return it.
+func forceUnlockDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(forceUnlockScript, v)
+}
+
 // ForceUnlock deletes the lock whoever holds it, and notifies waiters.
 // It is for operators (a holder that will never come back); the holder
 // learns of it at its next renewal.
@@ -51,7 +57,14 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(forceUnlockScript, v)
+	return forceUnlockDecode(v)
+}
+
+// QueueForceUnlock queues on b the call [Scripts.ForceUnlock] makes; after
+// b.Send, the future's Result returns what ForceUnlock would have: the same
+// value and the same errors. See [runtime.Batch].
+func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args ForceUnlockArgs) *runtime.Future[bool] {
+	return runtime.Queue(b, s.exec, forceUnlockScript, []string{keys.Lock, keys.Channel}, []string{runtime.FormatBool(args.Sharded)}, forceUnlockDecode)
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim.

@@ -70,6 +70,26 @@ func HandoffScript() *runtime.Script {
 	return handoffScript
 }
 
+// handoffDecode decodes a reply of handoffScript as [Scripts.Handoff] and
+// [Scripts.QueueHandoff] return it.
+func handoffDecode(v runtime.Value) (HandoffResult, error) {
+	a, err := runtime.Tuple(handoffScript, v, 3)
+	if err != nil {
+		return HandoffResult{}, err
+	}
+	var r HandoffResult
+	if r.Held, err = runtime.Bool(handoffScript, a[0]); err != nil {
+		return HandoffResult{}, err
+	}
+	if r.Left, err = runtime.Int64(handoffScript, a[1]); err != nil {
+		return HandoffResult{}, err
+	}
+	if r.Token, err = runtime.Int64(handoffScript, a[2]); err != nil {
+		return HandoffResult{}, err
+	}
+	return r, nil
+}
+
 // Handoff is Release for a holder whose Client has another Mutex waiting
 // for the same lock: when owner gives back its last hold, the lock goes
 // straight to heir instead of being freed, in one step, so the waiter
@@ -107,21 +127,22 @@ func (s *Scripts) Handoff(ctx context.Context, keys HandoffKeys, args HandoffArg
 	if err != nil {
 		return HandoffResult{}, err
 	}
-	a, err := runtime.Tuple(handoffScript, v, 3)
-	if err != nil {
-		return HandoffResult{}, err
-	}
-	var r HandoffResult
-	if r.Held, err = runtime.Bool(handoffScript, a[0]); err != nil {
-		return HandoffResult{}, err
-	}
-	if r.Left, err = runtime.Int64(handoffScript, a[1]); err != nil {
-		return HandoffResult{}, err
-	}
-	if r.Token, err = runtime.Int64(handoffScript, a[2]); err != nil {
-		return HandoffResult{}, err
-	}
-	return r, nil
+	return handoffDecode(v)
+}
+
+// QueueHandoff queues on b the call [Scripts.Handoff] makes; after b.Send, the
+// future's Result returns what Handoff would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueHandoff(b *runtime.Batch, keys HandoffKeys, args HandoffArgs) *runtime.Future[HandoffResult] {
+	return runtime.Queue(b, s.exec, handoffScript, append([]string{keys.Lock, keys.Fence, keys.Channel, keys.Latch, keys.HeirLatch}, keys.Acks...), []string{
+		args.Owner,
+		args.Heir,
+		runtime.FormatDuration(args.HeirLease, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatDuration(args.HeirLatchTTL, time.Millisecond),
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}, handoffDecode)
 }
 
 // handoffBody is lua/lock/handoff.lua, verbatim.

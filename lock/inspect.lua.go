@@ -49,15 +49,9 @@ func InspectScript() *runtime.Script {
 	return inspectScript
 }
 
-// Inspect reads the lock's state as owner sees it, without changing it.
-//
-// It returns [Inspection]: the lock's state. An error raised inside the script
-// is a *[runtime.ScriptError] naming the line.
-func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
-	v, err := inspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
-	if err != nil {
-		return Inspection{}, err
-	}
+// inspectDecode decodes a reply of inspectScript as [Scripts.Inspect] and
+// [Scripts.QueueInspect] return it.
+func inspectDecode(v runtime.Value) (Inspection, error) {
 	a, err := runtime.Tuple(inspectScript, v, 3)
 	if err != nil {
 		return Inspection{}, err
@@ -73,6 +67,25 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 		return Inspection{}, err
 	}
 	return r, nil
+}
+
+// Inspect reads the lock's state as owner sees it, without changing it.
+//
+// It returns [Inspection]: the lock's state. An error raised inside the script
+// is a *[runtime.ScriptError] naming the line.
+func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
+	v, err := inspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
+	if err != nil {
+		return Inspection{}, err
+	}
+	return inspectDecode(v)
+}
+
+// QueueInspect queues on b the call [Scripts.Inspect] makes; after b.Send, the
+// future's Result returns what Inspect would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueInspect(b *runtime.Batch, keys InspectKeys, args InspectArgs) *runtime.Future[Inspection] {
+	return runtime.Queue(b, s.exec, inspectScript, []string{keys.Lock}, []string{args.Owner}, inspectDecode)
 }
 
 // inspectBody is lua/lock/inspect.lua, verbatim.

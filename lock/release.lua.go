@@ -76,6 +76,16 @@ func ReleaseScript() *runtime.Script {
 	return releaseScript
 }
 
+// releaseDecode decodes a reply of releaseScript as [Scripts.Release] and
+// [Scripts.QueueRelease] return it.
+func releaseDecode(v runtime.Value) (ReleaseReply, error) {
+	r, err := runtime.Int64(releaseScript, v)
+	if err != nil {
+		return 0, err
+	}
+	return ReleaseReply(r), nil
+}
+
 // Release lowers owner's hold count by one. At zero the lock key is deleted
 // and an unlock message goes to channel, so waiters try again at once; while
 // holds remain the lease is left as it is (the watchdog or the explicit
@@ -104,11 +114,18 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 	if err != nil {
 		return 0, err
 	}
-	r, err := runtime.Int64(releaseScript, v)
-	if err != nil {
-		return 0, err
-	}
-	return ReleaseReply(r), nil
+	return releaseDecode(v)
+}
+
+// QueueRelease queues on b the call [Scripts.Release] makes; after b.Send, the
+// future's Result returns what Release would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseArgs) *runtime.Future[ReleaseReply] {
+	return runtime.Queue(b, s.exec, releaseScript, append([]string{keys.Lock, keys.Channel, keys.Latch}, keys.Acks...), []string{
+		args.Owner,
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}, releaseDecode)
 }
 
 // releaseBody is lua/lock/release.lua, verbatim.

@@ -38,6 +38,12 @@ func RenewScript() *runtime.Script {
 	return renewScript
 }
 
+// renewDecode decodes a reply of renewScript as [Scripts.Renew] and
+// [Scripts.QueueRenew] return it.
+func renewDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(renewScript, v)
+}
+
 // Renew sets the lease of a lock owner holds to lease from now (never from
 // the previous deadline, so delays do not add up). It does nothing when
 // owner does not hold the lock (released, expired or taken by another
@@ -52,7 +58,14 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(renewScript, v)
+	return renewDecode(v)
+}
+
+// QueueRenew queues on b the call [Scripts.Renew] makes; after b.Send, the
+// future's Result returns what Renew would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *runtime.Future[bool] {
+	return runtime.Queue(b, s.exec, renewScript, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)}, renewDecode)
 }
 
 // renewBody is lua/lock/renew.lua, verbatim.

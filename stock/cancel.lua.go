@@ -45,6 +45,12 @@ func CancelScript() *runtime.Script {
 	return cancelScript
 }
 
+// cancelDecode decodes a reply of cancelScript as [Scripts.Cancel] and
+// [Scripts.QueueCancel] return it.
+func cancelDecode(v runtime.Value) (int64, error) {
+	return runtime.Int64(cancelScript, v)
+}
+
 // Cancel returns an order's units to stock exactly once: the compensation
 // for an order that failed after its deduction (payment declined, checkout
 // timed out). A sold order becomes cancelled, its units go back to stock
@@ -66,7 +72,14 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(cancelScript, v)
+	return cancelDecode(v)
+}
+
+// QueueCancel queues on b the call [Scripts.Cancel] makes; after b.Send, the
+// future's Result returns what Cancel would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs) *runtime.Future[int64] {
+	return runtime.Queue(b, s.exec, cancelScript, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)}, cancelDecode)
 }
 
 // cancelBody is lua/stock/cancel.lua, verbatim.

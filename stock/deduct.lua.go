@@ -66,6 +66,12 @@ func DeductScript() *runtime.Script {
 	return deductScript
 }
 
+// deductDecode decodes a reply of deductScript as [Scripts.Deduct] and
+// [Scripts.QueueDeduct] return it.
+func deductDecode(v runtime.Value) (int64, error) {
+	return runtime.Int64(deductScript, v)
+}
+
 // Deduct takes qty units of a SKU for one order, at most once per order id.
 // The check, the decrement and the order record run as one script, so
 // concurrent buyers never oversell and every unit sold has a record.
@@ -96,7 +102,20 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(deductScript, v)
+	return deductDecode(v)
+}
+
+// QueueDeduct queues on b the call [Scripts.Deduct] makes; after b.Send, the
+// future's Result returns what Deduct would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs) *runtime.Future[int64] {
+	return runtime.Queue(b, s.exec, deductScript, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+		args.Order,
+		args.Buyer,
+		runtime.FormatInt(args.Qty),
+		runtime.FormatInt(args.Limit),
+		runtime.FormatTime(args.At, time.Millisecond),
+	}, deductDecode)
 }
 
 // deductBody is lua/stock/deduct.lua, verbatim.
