@@ -731,7 +731,7 @@ func (e *scriptEmitter) queueMethod() {
 	e.f.Add(docComment(wrap(doc, 76)...))
 	body := append([]jen.Code{}, pre...)
 	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), e.keysExpr(), argv, decode)))
-	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue"+s.Name).Params(params...).
+	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue" + s.Name).Params(params...).
 		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }
 
