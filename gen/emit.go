@@ -557,6 +557,30 @@ func (e *scriptEmitter) argsExpr() ([]jen.Code, jen.Code) {
 	return stmts, jen.Id("argv")
 }
 
+// callExprs returns the statements that build a call's KEYS and ARGV and
+// the two slice expressions. When both have a fixed length they share one
+// backing array ("kv", cut with a full slice expression so that no append
+// can reach ARGV): the executor's interface call makes the slices escape, and
+// one allocation per call is what the design allows over raw rueidis.
+func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
+	pre, argv := e.argsExpr()
+	ks, as := e.s.Keys, e.s.Args
+	if len(ks) == 0 || len(as) == 0 || ks[len(ks)-1].Variadic || as[len(as)-1].Variadic {
+		return pre, e.keysExpr(), argv
+	}
+	var items []jen.Code
+	for _, k := range ks {
+		items = append(items, jen.Id("keys").Dot(k.GoName))
+	}
+	for _, a := range as {
+		items = append(items, encode(a.Type, jen.Id("args").Dot(a.GoName)))
+	}
+	n := jen.Lit(len(ks))
+	decl := jen.Id("kv").Op(":=").Index().String().Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
+	return []jen.Code{jen.Comment("KEYS, then ARGV: one allocation for both."), decl},
+		jen.Id("kv").Index(jen.Empty(), n, n), jen.Id("kv").Index(n.Clone(), jen.Empty())
+}
+
 // decoder returns an expression of type (T, error) decoding v as t.
 func (e *scriptEmitter) decoder(t Type, v jen.Code) jen.Code {
 	sv := jen.Id(e.sv)
@@ -669,8 +693,8 @@ func (e *scriptEmitter) method() {
 	if len(s.Args) > 0 {
 		params = append(params, jen.Id("args").Id(s.Name+"Args"))
 	}
-	pre, argv := e.argsExpr()
-	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), e.keysExpr(), argv)
+	pre, keysX, argv := e.callExprs()
+	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
 
 	r := s.Return
 	if r == nil {
@@ -713,7 +737,7 @@ func (e *scriptEmitter) queueMethod() {
 	if len(s.Args) > 0 {
 		params = append(params, jen.Id("args").Id(s.Name+"Args"))
 	}
-	pre, argv := e.argsExpr()
+	pre, keysX, argv := e.callExprs()
 	r := s.Return
 	var elem jen.Code
 	var decode jen.Code = jen.Id(e.decodeName())
@@ -730,7 +754,7 @@ func (e *scriptEmitter) queueMethod() {
 	doc := fmt.Sprintf("Queue%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", s.Name, e.ref, result)
 	e.f.Add(docComment(wrap(doc, 76)...))
 	body := append([]jen.Code{}, pre...)
-	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), e.keysExpr(), argv, decode)))
+	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), keysX, argv, decode)))
 	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue" + s.Name).Params(params...).
 		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }

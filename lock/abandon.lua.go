@@ -68,11 +68,16 @@ func abandonDecode(v runtime.Value) (bool, error) {
 // [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
-	v, err := abandonScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel, keys.Latch}, []string{
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		keys.Channel,
+		keys.Latch,
 		args.Owner,
 		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
-	})
+	}
+	v, err := abandonScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
 	if err != nil {
 		return false, err
 	}
@@ -83,11 +88,16 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 // future's Result returns what Abandon would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
-	return runtime.Queue(b, s.exec, abandonScript, []string{keys.Lock, keys.Channel, keys.Latch}, []string{
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		keys.Channel,
+		keys.Latch,
 		args.Owner,
 		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
-	}, abandonDecode)
+	}
+	return runtime.Queue(b, s.exec, abandonScript, kv[:3:3], kv[3:], abandonDecode)
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim.

@@ -53,7 +53,13 @@ func forceUnlockDecode(v runtime.Value) (bool, error) {
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args ForceUnlockArgs) (bool, error) {
-	v, err := forceUnlockScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Channel}, []string{runtime.FormatBool(args.Sharded)})
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		keys.Channel,
+		runtime.FormatBool(args.Sharded),
+	}
+	v, err := forceUnlockScript.Exec(ctx, s.exec, kv[:2:2], kv[2:])
 	if err != nil {
 		return false, err
 	}
@@ -64,7 +70,13 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 // b.Send, the future's Result returns what ForceUnlock would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args ForceUnlockArgs) *runtime.Future[bool] {
-	return runtime.Queue(b, s.exec, forceUnlockScript, []string{keys.Lock, keys.Channel}, []string{runtime.FormatBool(args.Sharded)}, forceUnlockDecode)
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		keys.Channel,
+		runtime.FormatBool(args.Sharded),
+	}
+	return runtime.Queue(b, s.exec, forceUnlockScript, kv[:2:2], kv[2:], forceUnlockDecode)
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim.

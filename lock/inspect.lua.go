@@ -74,7 +74,12 @@ func inspectDecode(v runtime.Value) (Inspection, error) {
 // It returns [Inspection]: the lock's state. An error raised inside the script
 // is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
-	v, err := inspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+	}
+	v, err := inspectScript.Exec(ctx, s.exec, kv[:1:1], kv[1:])
 	if err != nil {
 		return Inspection{}, err
 	}
@@ -85,7 +90,12 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 // future's Result returns what Inspect would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueInspect(b *runtime.Batch, keys InspectKeys, args InspectArgs) *runtime.Future[Inspection] {
-	return runtime.Queue(b, s.exec, inspectScript, []string{keys.Lock}, []string{args.Owner}, inspectDecode)
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+	}
+	return runtime.Queue(b, s.exec, inspectScript, kv[:1:1], kv[1:], inspectDecode)
 }
 
 // inspectBody is lua/lock/inspect.lua, verbatim.

@@ -54,7 +54,13 @@ func renewDecode(v runtime.Value) (bool, error) {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bool, error) {
-	v, err := renewScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+		runtime.FormatDuration(args.Lease, time.Millisecond),
+	}
+	v, err := renewScript.Exec(ctx, s.exec, kv[:1:1], kv[1:])
 	if err != nil {
 		return false, err
 	}
@@ -65,7 +71,13 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 // future's Result returns what Renew would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *runtime.Future[bool] {
-	return runtime.Queue(b, s.exec, renewScript, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)}, renewDecode)
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+		runtime.FormatDuration(args.Lease, time.Millisecond),
+	}
+	return runtime.Queue(b, s.exec, renewScript, kv[:1:1], kv[1:], renewDecode)
 }
 
 // renewBody is lua/lock/renew.lua, verbatim.

@@ -129,7 +129,14 @@ func auditDecode(v runtime.Value) (AuditReply, error) {
 // with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
 // the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
-	v, err := auditScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{runtime.FormatInt(args.Max)})
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		runtime.FormatInt(args.Max),
+	}
+	v, err := auditScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
 	if err != nil {
 		return AuditReply{}, err
 	}
@@ -140,7 +147,14 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 // future's Result returns what Audit would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *runtime.Future[AuditReply] {
-	return runtime.Queue(b, s.exec, auditScript, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{runtime.FormatInt(args.Max)}, auditDecode)
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		runtime.FormatInt(args.Max),
+	}
+	return runtime.Queue(b, s.exec, auditScript, kv[:3:3], kv[3:], auditDecode)
 }
 
 // auditBody is lua/stock/audit.lua, verbatim.

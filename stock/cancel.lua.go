@@ -68,7 +68,15 @@ func cancelDecode(v runtime.Value) (int64, error) {
 // the same units and moves none), so a connection error or a transient error
 // reply is retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) (int64, error) {
-	v, err := cancelScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)})
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		args.Order,
+		runtime.FormatTime(args.At, time.Millisecond),
+	}
+	v, err := cancelScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
 	if err != nil {
 		return 0, err
 	}
@@ -79,7 +87,15 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 // future's Result returns what Cancel would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs) *runtime.Future[int64] {
-	return runtime.Queue(b, s.exec, cancelScript, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)}, cancelDecode)
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		args.Order,
+		runtime.FormatTime(args.At, time.Millisecond),
+	}
+	return runtime.Queue(b, s.exec, cancelScript, kv[:3:3], kv[3:], cancelDecode)
 }
 
 // cancelBody is lua/stock/cancel.lua, verbatim.

@@ -92,13 +92,18 @@ func deductDecode(v runtime.Value) (int64, error) {
 // and answered again), so a connection error or a transient error reply is
 // retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
-	v, err := deductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
 		args.Order,
 		args.Buyer,
 		runtime.FormatInt(args.Qty),
 		runtime.FormatInt(args.Limit),
 		runtime.FormatTime(args.At, time.Millisecond),
-	})
+	}
+	v, err := deductScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
 	if err != nil {
 		return 0, err
 	}
@@ -109,13 +114,18 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 // future's Result returns what Deduct would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs) *runtime.Future[int64] {
-	return runtime.Queue(b, s.exec, deductScript, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
 		args.Order,
 		args.Buyer,
 		runtime.FormatInt(args.Qty),
 		runtime.FormatInt(args.Limit),
 		runtime.FormatTime(args.At, time.Millisecond),
-	}, deductDecode)
+	}
+	return runtime.Queue(b, s.exec, deductScript, kv[:3:3], kv[3:], deductDecode)
 }
 
 // deductBody is lua/stock/deduct.lua, verbatim.
