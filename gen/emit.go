@@ -559,9 +559,11 @@ func (e *scriptEmitter) argsExpr() ([]jen.Code, jen.Code) {
 
 // callExprs returns the statements that build a call's KEYS and ARGV and
 // the two slice expressions. When both have a fixed length they share one
-// backing array ("kv", cut with a full slice expression so that no append
-// can reach ARGV): the executor's interface call makes the slices escape, and
-// one allocation per call is what the design allows over raw rueidis.
+// backing array, cut with a full slice expression so that no append can
+// reach ARGV, and the numbers of ARGV are formatted into a buffer allocated
+// with it (runtime.AppendInt and friends): the executor's interface call
+// makes the slices escape, and one allocation per call is what the design
+// allows over raw rueidis.
 func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
 	pre, argv := e.argsExpr()
 	ks, as := e.s.Keys, e.s.Args
@@ -572,13 +574,44 @@ func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
 	for _, k := range ks {
 		items = append(items, jen.Id("keys").Dot(k.GoName))
 	}
+	digits := 0
 	for _, a := range as {
-		items = append(items, encode(a.Type, jen.Id("args").Dot(a.GoName)))
+		x := jen.Id("args").Dot(a.GoName)
+		switch a.Type.Elem {
+		case Int64:
+			digits += 20 // -9223372036854775808
+			items = append(items, rt("AppendInt").Call(jen.Op("&").Id("digits"), x))
+		case Float64:
+			digits += 24 // strconv's 'g', -1 at its longest
+			items = append(items, rt("AppendFloat").Call(jen.Op("&").Id("digits"), x))
+		case Duration:
+			digits += 20
+			items = append(items, rt("AppendDuration").Call(jen.Op("&").Id("digits"), x, unitExpr(a.Type.Unit)))
+		case Time:
+			digits += 20
+			items = append(items, rt("AppendTime").Call(jen.Op("&").Id("digits"), x, unitExpr(a.Type.Unit)))
+		default:
+			items = append(items, encode(a.Type, x))
+		}
 	}
-	n := jen.Lit(len(ks))
-	decl := jen.Id("kv").Op(":=").Index().String().Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
-	return []jen.Code{jen.Comment("KEYS, then ARGV: one allocation for both."), decl},
-		jen.Id("kv").Index(jen.Empty(), n, n), jen.Id("kv").Index(n.Clone(), jen.Empty())
+	n := len(ks) + len(as)
+	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+	if digits == 0 {
+		decl := jen.Id("kv").Op(":=").Index().String().Custom(multi, items...)
+		return []jen.Code{jen.Comment("KEYS, then ARGV: one allocation for both."), decl},
+			jen.Id("kv").Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), jen.Id("kv").Index(jen.Lit(len(ks)), jen.Empty())
+	}
+	kv := func() *jen.Statement { return jen.Id("call").Dot("kv") }
+	stmts := []jen.Code{
+		jen.Comment("KEYS, then ARGV, and the digits of its numbers: one allocation."),
+		jen.Id("call").Op(":=").New(jen.Struct(
+			jen.Id("kv").Index(jen.Lit(n)).String(),
+			jen.Id("digits").Index(jen.Lit(digits)).Byte(),
+		)),
+		jen.Id("digits").Op(":=").Id("call").Dot("digits").Index(jen.Empty(), jen.Lit(0)),
+		kv().Op("=").Index(jen.Lit(n)).String().Custom(multi, items...),
+	}
+	return stmts, kv().Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), kv().Index(jen.Lit(len(ks)), jen.Empty())
 }
 
 // decoder returns an expression of type (T, error) decoding v as t.

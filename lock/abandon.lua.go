@@ -68,16 +68,21 @@ func abandonDecode(v runtime.Value) (bool, error) {
 // [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [6]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [6]string{
 		keys.Lock,
 		keys.Channel,
 		keys.Latch,
 		args.Owner,
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.AppendDuration(&digits, args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
 	}
-	v, err := abandonScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
+	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return false, err
 	}
@@ -88,16 +93,21 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 // future's Result returns what Abandon would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [6]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [6]string{
 		keys.Lock,
 		keys.Channel,
 		keys.Latch,
 		args.Owner,
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.AppendDuration(&digits, args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
 	}
-	return runtime.Queue(b, s.exec, abandonScript, kv[:3:3], kv[3:], abandonDecode)
+	return runtime.Queue(b, s.exec, abandonScript, call.kv[:3:3], call.kv[3:], abandonDecode)
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim.

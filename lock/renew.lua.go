@@ -54,13 +54,18 @@ func renewDecode(v runtime.Value) (bool, error) {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bool, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [3]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [3]string{
 		keys.Lock,
 		args.Owner,
-		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
-	v, err := renewScript.Exec(ctx, s.exec, kv[:1:1], kv[1:])
+	v, err := renewScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	if err != nil {
 		return false, err
 	}
@@ -71,13 +76,18 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 // future's Result returns what Renew would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *runtime.Future[bool] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [3]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [3]string{
 		keys.Lock,
 		args.Owner,
-		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
-	return runtime.Queue(b, s.exec, renewScript, kv[:1:1], kv[1:], renewDecode)
+	return runtime.Queue(b, s.exec, renewScript, call.kv[:1:1], call.kv[1:], renewDecode)
 }
 
 // renewBody is lua/lock/renew.lua, verbatim.

@@ -129,14 +129,19 @@ func auditDecode(v runtime.Value) (AuditReply, error) {
 // with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
 // the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [4]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [4]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
-		runtime.FormatInt(args.Max),
+		runtime.AppendInt(&digits, args.Max),
 	}
-	v, err := auditScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
+	v, err := auditScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return AuditReply{}, err
 	}
@@ -147,14 +152,19 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 // future's Result returns what Audit would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *runtime.Future[AuditReply] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [4]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [4]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
-		runtime.FormatInt(args.Max),
+		runtime.AppendInt(&digits, args.Max),
 	}
-	return runtime.Queue(b, s.exec, auditScript, kv[:3:3], kv[3:], auditDecode)
+	return runtime.Queue(b, s.exec, auditScript, call.kv[:3:3], call.kv[3:], auditDecode)
 }
 
 // auditBody is lua/stock/audit.lua, verbatim.

@@ -68,15 +68,20 @@ func cancelDecode(v runtime.Value) (int64, error) {
 // the same units and moves none), so a connection error or a transient error
 // reply is retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) (int64, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
-		runtime.FormatTime(args.At, time.Millisecond),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
 	}
-	v, err := cancelScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
+	v, err := cancelScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return 0, err
 	}
@@ -87,15 +92,20 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 // future's Result returns what Cancel would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs) *runtime.Future[int64] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
-		runtime.FormatTime(args.At, time.Millisecond),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
 	}
-	return runtime.Queue(b, s.exec, cancelScript, kv[:3:3], kv[3:], cancelDecode)
+	return runtime.Queue(b, s.exec, cancelScript, call.kv[:3:3], call.kv[3:], cancelDecode)
 }
 
 // cancelBody is lua/stock/cancel.lua, verbatim.

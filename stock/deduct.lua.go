@@ -92,18 +92,23 @@ func deductDecode(v runtime.Value) (int64, error) {
 // and answered again), so a connection error or a transient error reply is
 // retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [8]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [8]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
 		args.Buyer,
-		runtime.FormatInt(args.Qty),
-		runtime.FormatInt(args.Limit),
-		runtime.FormatTime(args.At, time.Millisecond),
+		runtime.AppendInt(&digits, args.Qty),
+		runtime.AppendInt(&digits, args.Limit),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
 	}
-	v, err := deductScript.Exec(ctx, s.exec, kv[:3:3], kv[3:])
+	v, err := deductScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return 0, err
 	}
@@ -114,18 +119,23 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 // future's Result returns what Deduct would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs) *runtime.Future[int64] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [8]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [8]string{
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
 		args.Buyer,
-		runtime.FormatInt(args.Qty),
-		runtime.FormatInt(args.Limit),
-		runtime.FormatTime(args.At, time.Millisecond),
+		runtime.AppendInt(&digits, args.Qty),
+		runtime.AppendInt(&digits, args.Limit),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
 	}
-	return runtime.Queue(b, s.exec, deductScript, kv[:3:3], kv[3:], deductDecode)
+	return runtime.Queue(b, s.exec, deductScript, call.kv[:3:3], call.kv[3:], deductDecode)
 }
 
 // deductBody is lua/stock/deduct.lua, verbatim.
