@@ -535,7 +535,7 @@ func printTable() {
 	if allocs.wrapper > 0 {
 		fmt.Printf("allocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",
 			allocs.wrapper, allocs.raw, allocs.wrapper-allocs.raw)
-		fmt.Printf("allocs per call, arguments built once: wrapper %.1f (KEYS+ARGV in one slice, and the time formatted), raw rueidis %.1f; plain script: wrapper %.1f, raw rueidis %.1f\n",
+		fmt.Printf("allocs per call, arguments built once: wrapper %.1f (KEYS, ARGV and their digits in one allocation), raw rueidis %.1f; plain script: wrapper %.1f, raw rueidis %.1f\n",
 			allocs.fixedWrapper, allocs.fixedRaw, allocs.plainWrapper, allocs.plainRaw)
 		fmt.Printf("allocs per call, go-redis: wrapper on goredis.New %.1f, Script.Run %.1f, extra %.1f\n",
 			allocs.goWrapper, allocs.goRaw, allocs.goWrapper-allocs.goRaw)
