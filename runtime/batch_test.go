@@ -143,3 +143,17 @@ func TestBatchGroupsByExecutor(t *testing.T) {
 	assert.Equal(t, want, p1.rounds)
 	assert.Equal(t, want, p2.rounds)
 }
+
+// A batch sent with a context already done runs nothing; every call has
+// the context's error.
+func TestBatchCancelledContext(t *testing.T) {
+	p := &roundTrips{Redis: luatest.New(t)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var b runtime.Batch
+	f := runtime.Queue(&b, p, incr(true), []string{"k"}, nil, runtime.Raw)
+	assert.ErrorIs(t, b.Send(ctx), context.Canceled)
+	assert.ErrorIs(t, f.Err(), context.Canceled)
+	assert.Equal(t, runtime.Nil, p.MustDo("GET", "k"))
+	assert.Len(t, p.rounds, 1, "a cancelled context is not transient: no retry")
+}

@@ -491,6 +491,7 @@ func median(xs []float64) float64 {
 }
 
 func printTable() {
+	batchRates.print()
 	table.mu.Lock()
 	defer table.mu.Unlock()
 	if len(table.ops) == 0 {
