@@ -5,27 +5,6 @@ import (
 	"errors"
 )
 
-// Typed batches: many script calls, one round trip per node.
-//
-// A generated package has, next to each method Name, a QueueName method that
-// puts the same call on a [Batch] and returns a [*Future] of the method's
-// result type:
-//
-//	var b runtime.Batch
-//	f1 := s.QueueDeduct(&b, k.Deduct(), args1)
-//	f2 := s.QueueCancel(&b, k.Cancel(), args2)
-//	b.Send(ctx)
-//	left, err := f1.Result() // as s.Deduct would have returned
-//
-// Send runs the calls with the rules of [Script.Exec], per call: a call
-// whose keys hash to different slots fails alone before anything is sent;
-// every other call is sent with EVALSHA in one pipeline per executor (one
-// round trip per node: rueidis DoMulti and go-redis pipelines route each
-// call to its slot's node); the calls the server answered NOSCRIPT, and only
-// those, are sent again with EVAL in one more round trip; after a
-// [Transient] failure the calls of ---@idempotent scripts are sent again
-// with backoff, and calls of other scripts never are.
-
 // ErrBatchSent is returned by [Batch.Send] on a batch already sent, and by
 // the [Future] of a call queued after its batch was sent: a batch runs once.
 var ErrBatchSent = errors.New("runtime: batch already sent")
@@ -61,12 +40,32 @@ type Pipeliner interface {
 	Pipeline(ctx context.Context, calls []*PipelineCall)
 }
 
-// Batch collects script calls to send together with [Batch.Send]. The zero
-// value is an empty batch ready for use. Calls of different scripts,
-// packages and executors may share a batch; Send sends each executor's
-// calls as one pipeline. A Batch is not safe for concurrent use, and it is
-// not a transaction: other clients' commands may run between its calls, and
-// calls resent with EVAL after NOSCRIPT run after the others.
+// Batch collects script calls to send together with [Batch.Send]: many
+// calls, one round trip per node. The zero value is an empty batch ready
+// for use. A generated package has, next to each method Name, a QueueName
+// method that puts the same call on a Batch and returns a [*Future] of the
+// method's result type:
+//
+//	var b runtime.Batch
+//	f1 := s.QueueDeduct(&b, k.Deduct(), args1)
+//	f2 := s.QueueCancel(&b, k.Cancel(), args2)
+//	b.Send(ctx)
+//	left, err := f1.Result() // as s.Deduct would have returned
+//
+// Send applies the rules of [Script.Exec] per call: a call whose keys hash
+// to different slots fails alone before anything is sent; every other call
+// is sent with EVALSHA in one pipeline per executor (one round trip per
+// node: rueidis DoMulti and go-redis pipelines route each call to its
+// slot's node; see [Pipeliner]); the calls the server answered NOSCRIPT,
+// and only those, are sent again with EVAL in one more round trip; after a
+// [Transient] failure the failed calls of ---@idempotent scripts are sent
+// again with backoff, the others never.
+//
+// Calls of different scripts, packages and executors may share a batch;
+// each executor's calls form one pipeline. A Batch is not safe for
+// concurrent use, and it is not a transaction: other clients' commands may
+// run between its calls, and calls resent with EVAL after NOSCRIPT run
+// after the others.
 type Batch struct {
 	calls []*batchCall
 	sent  bool
