@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -201,4 +202,46 @@ func TestBatchOffline(t *testing.T) {
 	assert.ErrorIs(t, b.Send(ctx), stock.ErrOutOfStock)
 	check(t)
 	assert.Equal(t, "9", r.MustDo("GET", sold.Stock).Str)
+}
+
+// A batch sent while the server is down: every call fails with a
+// connection error, and since Deduct is ---@idempotent the batch sends the
+// failed calls again with backoff until the server is back. Each order is
+// sold once.
+func TestBatchAcrossRestart(t *testing.T) {
+	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+		s := stock.New(ex.Single(t, srv))
+		ctx := context.Background()
+		k := keysFor("restart")
+		srv.Do(t, "SET", k.Stock, "100")
+		require.NoError(t, s.Preload(ctx))
+
+		var b runtime.Batch
+		var fs []*runtime.Future[int64]
+		for i := range 20 {
+			fs = append(fs, s.QueueDeduct(&b, k.Deduct(), order("o"+strconv.Itoa(i), "u", 1)))
+		}
+		srv.Stop()
+		restarted := make(chan error, 1)
+		go func() {
+			// Well inside the retries' 2 s of backoff.
+			time.Sleep(100 * time.Millisecond)
+			restarted <- srv.Restart()
+		}()
+		sendCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := b.Send(sendCtx)
+		require.NoError(t, <-restarted)
+		require.NoError(t, err)
+		var lefts []int64
+		for _, f := range fs {
+			left, err := f.Result()
+			require.NoError(t, err)
+			lefts = append(lefts, left)
+		}
+		assert.ElementsMatch(t, []int64{99, 98, 97, 96, 95, 94, 93, 92, 91, 90, 89, 88, 87, 86, 85, 84, 83, 82, 81, 80}, lefts)
+		assert.Equal(t, "80", srv.Do(t, "GET", k.Stock), "every order sold once")
+		assert.Equal(t, "20", srv.Do(t, "HLEN", k.Orders))
+	})
 }
