@@ -275,6 +275,7 @@ func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	e.resultType()
 	e.errors()
 	e.scriptVar()
+	e.decode()
 	e.method()
 	e.body()
 	return render(f)
@@ -556,6 +557,63 @@ func (e *scriptEmitter) argsExpr() ([]jen.Code, jen.Code) {
 	return stmts, jen.Id("argv")
 }
 
+// callExprs returns the statements that build a call's KEYS and ARGV and
+// the two slice expressions. When both have a fixed length they share one
+// backing array, cut with a full slice expression so that no append can
+// reach ARGV, and the numbers of ARGV are formatted into a buffer allocated
+// with it (runtime.AppendInt and friends): the executor's interface call
+// makes the slices escape, and one allocation per call is what the design
+// allows over raw rueidis.
+func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
+	pre, argv := e.argsExpr()
+	ks, as := e.s.Keys, e.s.Args
+	if len(ks) == 0 || len(as) == 0 || ks[len(ks)-1].Variadic || as[len(as)-1].Variadic {
+		return pre, e.keysExpr(), argv
+	}
+	var items []jen.Code
+	for _, k := range ks {
+		items = append(items, jen.Id("keys").Dot(k.GoName))
+	}
+	digits := 0
+	for _, a := range as {
+		x := jen.Id("args").Dot(a.GoName)
+		switch a.Type.Elem {
+		case Int64:
+			digits += 20 // -9223372036854775808
+			items = append(items, rt("AppendInt").Call(jen.Op("&").Id("digits"), x))
+		case Float64:
+			digits += 24 // strconv's 'g', -1 at its longest
+			items = append(items, rt("AppendFloat").Call(jen.Op("&").Id("digits"), x))
+		case Duration:
+			digits += 20
+			items = append(items, rt("AppendDuration").Call(jen.Op("&").Id("digits"), x, unitExpr(a.Type.Unit)))
+		case Time:
+			digits += 20
+			items = append(items, rt("AppendTime").Call(jen.Op("&").Id("digits"), x, unitExpr(a.Type.Unit)))
+		default:
+			items = append(items, encode(a.Type, x))
+		}
+	}
+	n := len(ks) + len(as)
+	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+	if digits == 0 {
+		decl := jen.Id("kv").Op(":=").Index().String().Custom(multi, items...)
+		return []jen.Code{jen.Comment("KEYS, then ARGV: one allocation for both."), decl},
+			jen.Id("kv").Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), jen.Id("kv").Index(jen.Lit(len(ks)), jen.Empty())
+	}
+	kv := func() *jen.Statement { return jen.Id("call").Dot("kv") }
+	stmts := []jen.Code{
+		jen.Comment("KEYS, then ARGV, and the digits of its numbers: one allocation."),
+		jen.Id("call").Op(":=").New(jen.Struct(
+			jen.Id("kv").Index(jen.Lit(n)).String(),
+			jen.Id("digits").Index(jen.Lit(digits)).Byte(),
+		)),
+		jen.Id("digits").Op(":=").Id("call").Dot("digits").Index(jen.Empty(), jen.Lit(0)),
+		kv().Op("=").Index(jen.Lit(n)).String().Custom(multi, items...),
+	}
+	return stmts, kv().Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), kv().Index(jen.Lit(len(ks)), jen.Empty())
+}
+
 // decoder returns an expression of type (T, error) decoding v as t.
 func (e *scriptEmitter) decoder(t Type, v jen.Code) jen.Code {
 	sv := jen.Id(e.sv)
@@ -594,49 +652,48 @@ func elemFunc(t Type) jen.Code {
 		Block(jen.Return(scalarDecoder(t, jen.Id("sc"), jen.Id("e"))))
 }
 
-func (e *scriptEmitter) method() {
-	s := e.s
-	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
-	if len(s.Keys) > 0 {
-		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
-	}
-	if len(s.Args) > 0 {
-		params = append(params, jen.Id("args").Id(s.Name+"Args"))
-	}
-	pre, argv := e.argsExpr()
-	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), e.keysExpr(), argv)
-
-	r := s.Return
+// resultGoType is the method's result type (besides error) and its zero
+// value; nil for a status script, whose method returns only error.
+func (e *scriptEmitter) resultGoType() (jen.Code, jen.Code) {
+	r := e.s.Return
 	if r == nil {
 		r = &Return{}
 	}
-	var results []jen.Code
-	var body []jen.Code
-	body = append(body, pre...)
-	retType := goType(r.Type, r.Tuple)
-	zeroV := zero(r.Type, r.Tuple)
-	if e.result != "" && r.Shape != ShapeTuple {
-		retType, zeroV = jen.Id(e.result), zero(r.Type, "")
+	switch {
+	case r.Shape == ShapeStatus:
+		return nil, nil
+	case e.result != "" && r.Shape != ShapeTuple:
+		return jen.Id(e.result), zero(r.Type, "")
+	}
+	return goType(r.Type, r.Tuple), zero(r.Type, r.Tuple)
+}
+
+// decodeName is the script's decode function, e.g. deductDecode; a script
+// without ---@return has none (runtime.Raw takes its place).
+func (e *scriptEmitter) decodeName() string { return lowerCamel(e.s.Name) + "Decode" }
+
+// decode declares the function that turns the script's reply into the
+// method's result: the method and the Queue method share it.
+func (e *scriptEmitter) decode() {
+	r := e.s.Return
+	if r == nil || r.Shape == ShapeNone {
+		return
+	}
+	retType, zeroV := e.resultGoType()
+	if r.Shape == ShapeStatus {
+		retType, zeroV = jen.Struct(), jen.Struct().Values()
 	}
 	fail := func() jen.Code {
 		return jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err()))
 	}
+	var body []jen.Code
 	switch {
-	case r.Shape == ShapeNone:
-		results = []jen.Code{rt("Value"), jen.Error()}
-		body = append(body, jen.Return(exec))
 	case r.Shape == ShapeStatus:
-		results = []jen.Code{jen.Error()}
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.List(jen.Id("_"), jen.Err()).Op("=").Add(rt("String")).Call(jen.Id(e.sv), jen.Id("v")),
-			jen.Return(jen.Err()))
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(rt("String")).Call(jen.Id(e.sv), jen.Id("v")),
+			jen.Return(jen.Struct().Values(), jen.Err()))
 	case r.Shape == ShapeTuple:
-		results = []jen.Code{retType, jen.Error()}
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
 			jen.List(jen.Id("a"), jen.Err()).Op(":=").Add(rt("Tuple")).Call(jen.Id(e.sv), jen.Id("v"), jen.Lit(len(r.Fields))),
 			fail(),
 			jen.Var().Id("r").Id(r.Tuple),
@@ -649,22 +706,90 @@ func (e *scriptEmitter) method() {
 		}
 		body = append(body, jen.Return(jen.Id("r"), jen.Nil()))
 	case e.result != "":
-		results = []jen.Code{retType, jen.Error()}
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
 			jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(e.decoder(r.Type, jen.Id("v"))),
 			fail(),
 			jen.Return(jen.Id(e.result).Call(jen.Id("r")), jen.Nil()))
 	default:
+		body = append(body, jen.Return(e.decoder(r.Type, jen.Id("v"))))
+	}
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s decodes a reply of %s as %s and [Scripts.Queue%s] return it.", e.decodeName(), e.sv, e.ref, e.s.Name), 76)...))
+	e.f.Func().Id(e.decodeName()).Params(jen.Id("v").Add(rt("Value"))).Params(retType, jen.Error()).Block(body...)
+}
+
+func (e *scriptEmitter) method() {
+	s := e.s
+	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
+	if len(s.Keys) > 0 {
+		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
+	}
+	if len(s.Args) > 0 {
+		params = append(params, jen.Id("args").Id(s.Name+"Args"))
+	}
+	pre, keysX, argv := e.callExprs()
+	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
+
+	r := s.Return
+	if r == nil {
+		r = &Return{}
+	}
+	var results []jen.Code
+	var body []jen.Code
+	body = append(body, pre...)
+	retType, zeroV := e.resultGoType()
+	switch {
+	case r.Shape == ShapeNone:
+		results = []jen.Code{rt("Value"), jen.Error()}
+		body = append(body, jen.Return(exec))
+	case r.Shape == ShapeStatus:
+		results = []jen.Code{jen.Error()}
+		body = append(body,
+			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.List(jen.Id("_"), jen.Err()).Op("=").Id(e.decodeName()).Call(jen.Id("v")),
+			jen.Return(jen.Err()))
+	default:
 		results = []jen.Code{retType, jen.Error()}
 		body = append(body,
 			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
-			fail(),
-			jen.Return(e.decoder(r.Type, jen.Id("v"))))
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err())),
+			jen.Return(jen.Id(e.decodeName()).Call(jen.Id("v"))))
 	}
 	e.f.Add(docComment(e.methodDoc()...))
 	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(s.Name).Params(params...).Params(results...).Block(body...)
+	e.queueMethod()
+}
+
+// queueMethod declares QueueName: the method's call, put on a batch.
+func (e *scriptEmitter) queueMethod() {
+	s := e.s
+	params := []jen.Code{jen.Id("b").Op("*").Add(rt("Batch"))}
+	if len(s.Keys) > 0 {
+		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
+	}
+	if len(s.Args) > 0 {
+		params = append(params, jen.Id("args").Id(s.Name+"Args"))
+	}
+	pre, keysX, argv := e.callExprs()
+	r := s.Return
+	var elem jen.Code
+	var decode jen.Code = jen.Id(e.decodeName())
+	result := "Result returns what " + s.Name + " would have: the same value and the same errors"
+	switch {
+	case r == nil || r.Shape == ShapeNone:
+		elem, decode = rt("Value"), rt("Raw")
+	case r.Shape == ShapeStatus:
+		elem = jen.Struct()
+		result = "Err returns what " + s.Name + " would have"
+	default:
+		elem, _ = e.resultGoType()
+	}
+	doc := fmt.Sprintf("Queue%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", s.Name, e.ref, result)
+	e.f.Add(docComment(wrap(doc, 76)...))
+	body := append([]jen.Code{}, pre...)
+	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), keysX, argv, decode)))
+	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue" + s.Name).Params(params...).
+		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }
 
 func (e *scriptEmitter) methodDoc() []string {

@@ -269,8 +269,10 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		// When the script's name collides, the names derived from it collide
 		// too; one report is enough.
 		if add(methods, s.Name, sym(s.NamePos, nameTag)) {
+			add(methods, "Queue"+s.Name, sym(s.NamePos, nameTag))
 			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
 			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
+			add(pkgScope, lowerCamel(s.Name)+"Decode", sym(s.NamePos, nameTag))
 			if lower := lowerCamel(s.Name); lower != s.Name { // equal only for a name already reported
 				add(pkgScope, lower+"Script", sym(s.NamePos, nameTag))
 			}

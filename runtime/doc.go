@@ -23,6 +23,10 @@
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.
+//   - [Batch] sends many calls (generated QueueName methods, [Queue]) in one
+//     round trip per node through an executor that implements the optional
+//     [Pipeliner]; each call's typed result and error come back in its
+//     [Future], under the rules of [Script.Exec] applied per call.
 //   - [Slot] and [CheckSlots] implement Redis Cluster key hashing
 //     (CRC16/XMODEM of the key or its {hash tag}, modulo 16384) so a call whose
 //     keys span hash slots fails with [*CrossSlotError] before any round trip.

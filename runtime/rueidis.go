@@ -43,13 +43,7 @@ func (r *RueidisExecutor) EvalSha(ctx context.Context, s *Script, keys, args []s
 	if err := r.checkSlots(s, keys); err != nil {
 		return Value{}, err
 	}
-	var cmd rueidis.Completed
-	if s.readOnly {
-		cmd = r.c.B().EvalshaRo().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	} else {
-		cmd = r.c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	}
-	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
+	return FromRueidis(r.c.Do(ctx, r.command(s, keys, args, false)))
 }
 
 // Eval implements [Executor] with EVAL or EVAL_RO.
@@ -57,13 +51,50 @@ func (r *RueidisExecutor) Eval(ctx context.Context, s *Script, keys, args []stri
 	if err := r.checkSlots(s, keys); err != nil {
 		return Value{}, err
 	}
-	var cmd rueidis.Completed
-	if s.readOnly {
-		cmd = r.c.B().EvalRo().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	} else {
-		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return FromRueidis(r.c.Do(ctx, r.command(s, keys, args, true)))
+}
+
+var _ Pipeliner = (*RueidisExecutor)(nil)
+
+// Pipeline implements [Pipeliner] with one DoMulti: rueidis writes the
+// commands of one node back to back on its connection, and on a cluster
+// splits them by slot over the nodes, all in flight at once. A call with
+// keys of several slots on a cluster gets *[CrossSlotError] and is not
+// sent.
+func (r *RueidisExecutor) Pipeline(ctx context.Context, calls []*PipelineCall) {
+	cmds := make(rueidis.Commands, 0, len(calls))
+	sent := make([]*PipelineCall, 0, len(calls))
+	for _, c := range calls {
+		if err := r.checkSlots(c.Script, c.Keys); err != nil {
+			c.Value, c.Err = Value{}, err
+			continue
+		}
+		cmds = append(cmds, r.command(c.Script, c.Keys, c.Args, c.Eval))
+		sent = append(sent, c)
 	}
-	return FromRueidis(r.c.Do(ctx, route(cmd, s, keys)))
+	if len(cmds) == 0 {
+		return
+	}
+	for i, res := range r.c.DoMulti(ctx, cmds...) {
+		sent[i].Value, sent[i].Err = FromRueidis(res)
+	}
+}
+
+// command builds EVALSHA, or EVAL when eval is set (their _RO forms for a
+// read-only script), routed as [route] says.
+func (r *RueidisExecutor) command(s *Script, keys, args []string, eval bool) rueidis.Completed {
+	var cmd rueidis.Completed
+	switch {
+	case eval && s.readOnly:
+		cmd = r.c.B().EvalRo().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	case eval:
+		cmd = r.c.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	case s.readOnly:
+		cmd = r.c.B().EvalshaRo().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	default:
+		cmd = r.c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	return route(cmd, s, keys)
 }
 
 // checkSlots refuses, on a cluster client, keys that hash to more than one

@@ -205,6 +205,12 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	} else {
 		v, err = s.run(ctx, e, keys, args)
 	}
+	return s.finish(v, err)
+}
+
+// finish turns one call's outcome into what Exec returns: errors
+// classified, declared integer and nil replies as their sentinels.
+func (s *Script) finish(v Value, err error) (Value, error) {
 	if err != nil {
 		return Value{}, s.classify(err)
 	}

@@ -72,20 +72,9 @@ func AuditScript() *runtime.Script {
 	return auditScript
 }
 
-// Audit reads one SKU's stock counter, order records and buyer counters
-// in one atomic step and sums them up, for Reconcile. It reads every
-// record, so it takes time in proportion to the orders (it blocks the
-// shard meanwhile): run it after a sale, not in its hot path.
-//
-// It returns [AuditReply]: the sums over every record. Declared failures:
-// [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to different slots fail
-// with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
-// the script is a *[runtime.ScriptError] naming the line.
-func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
-	v, err := auditScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{runtime.FormatInt(args.Max)})
-	if err != nil {
-		return AuditReply{}, err
-	}
+// auditDecode decodes a reply of auditScript as [Scripts.Audit] and
+// [Scripts.QueueAudit] return it.
+func auditDecode(v runtime.Value) (AuditReply, error) {
 	a, err := runtime.Tuple(auditScript, v, 12)
 	if err != nil {
 		return AuditReply{}, err
@@ -128,6 +117,54 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 		return AuditReply{}, err
 	}
 	return r, nil
+}
+
+// Audit reads one SKU's stock counter, order records and buyer counters
+// in one atomic step and sums them up, for Reconcile. It reads every
+// record, so it takes time in proportion to the orders (it blocks the
+// shard meanwhile): run it after a sale, not in its hot path.
+//
+// It returns [AuditReply]: the sums over every record. Declared failures:
+// [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to different slots fail
+// with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
+// the script is a *[runtime.ScriptError] naming the line.
+func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [4]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [4]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		runtime.AppendInt(&digits, args.Max),
+	}
+	v, err := auditScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
+	if err != nil {
+		return AuditReply{}, err
+	}
+	return auditDecode(v)
+}
+
+// QueueAudit queues on b the call [Scripts.Audit] makes; after b.Send, the
+// future's Result returns what Audit would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *runtime.Future[AuditReply] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [4]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [4]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		runtime.AppendInt(&digits, args.Max),
+	}
+	return runtime.Queue(b, s.exec, auditScript, call.kv[:3:3], call.kv[3:], auditDecode)
 }
 
 // auditBody is lua/stock/audit.lua, verbatim.

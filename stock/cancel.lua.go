@@ -45,6 +45,12 @@ func CancelScript() *runtime.Script {
 	return cancelScript
 }
 
+// cancelDecode decodes a reply of cancelScript as [Scripts.Cancel] and
+// [Scripts.QueueCancel] return it.
+func cancelDecode(v runtime.Value) (int64, error) {
+	return runtime.Int64(cancelScript, v)
+}
+
 // Cancel returns an order's units to stock exactly once: the compensation
 // for an order that failed after its deduction (payment declined, checkout
 // timed out). A sold order becomes cancelled, its units go back to stock
@@ -62,11 +68,44 @@ func CancelScript() *runtime.Script {
 // the same units and moves none), so a connection error or a transient error
 // reply is retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) (int64, error) {
-	v, err := cancelScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{args.Order, runtime.FormatTime(args.At, time.Millisecond)})
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		args.Order,
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
+	}
+	v, err := cancelScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(cancelScript, v)
+	return cancelDecode(v)
+}
+
+// QueueCancel queues on b the call [Scripts.Cancel] makes; after b.Send, the
+// future's Result returns what Cancel would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs) *runtime.Future[int64] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		args.Order,
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
+	}
+	return runtime.Queue(b, s.exec, cancelScript, call.kv[:3:3], call.kv[3:], cancelDecode)
 }
 
 // cancelBody is lua/stock/cancel.lua, verbatim.

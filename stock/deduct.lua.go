@@ -66,6 +66,12 @@ func DeductScript() *runtime.Script {
 	return deductScript
 }
 
+// deductDecode decodes a reply of deductScript as [Scripts.Deduct] and
+// [Scripts.QueueDeduct] return it.
+func deductDecode(v runtime.Value) (int64, error) {
+	return runtime.Int64(deductScript, v)
+}
+
 // Deduct takes qty units of a SKU for one order, at most once per order id.
 // The check, the decrement and the order record run as one script, so
 // concurrent buyers never oversell and every unit sold has a record.
@@ -86,17 +92,50 @@ func DeductScript() *runtime.Script {
 // and answered again), so a connection error or a transient error reply is
 // retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
-	v, err := deductScript.Exec(ctx, s.exec, []string{keys.Stock, keys.Orders, keys.Buyers}, []string{
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [8]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [8]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
 		args.Order,
 		args.Buyer,
-		runtime.FormatInt(args.Qty),
-		runtime.FormatInt(args.Limit),
-		runtime.FormatTime(args.At, time.Millisecond),
-	})
+		runtime.AppendInt(&digits, args.Qty),
+		runtime.AppendInt(&digits, args.Limit),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
+	}
+	v, err := deductScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(deductScript, v)
+	return deductDecode(v)
+}
+
+// QueueDeduct queues on b the call [Scripts.Deduct] makes; after b.Send, the
+// future's Result returns what Deduct would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs) *runtime.Future[int64] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [8]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [8]string{
+		keys.Stock,
+		keys.Orders,
+		keys.Buyers,
+		args.Order,
+		args.Buyer,
+		runtime.AppendInt(&digits, args.Qty),
+		runtime.AppendInt(&digits, args.Limit),
+		runtime.AppendTime(&digits, args.At, time.Millisecond),
+	}
+	return runtime.Queue(b, s.exec, deductScript, call.kv[:3:3], call.kv[3:], deductDecode)
 }
 
 // deductBody is lua/stock/deduct.lua, verbatim.

@@ -62,6 +62,26 @@ func AllowScript() *runtime.Script {
 	return allowScript
 }
 
+// allowDecode decodes a reply of allowScript as [Scripts.Allow] and
+// [Scripts.QueueAllow] return it.
+func allowDecode(v runtime.Value) (AllowResult, error) {
+	a, err := runtime.Tuple(allowScript, v, 3)
+	if err != nil {
+		return AllowResult{}, err
+	}
+	var r AllowResult
+	if r.Allowed, err = runtime.Bool(allowScript, a[0]); err != nil {
+		return AllowResult{}, err
+	}
+	if r.Remaining, err = runtime.Int64(allowScript, a[1]); err != nil {
+		return AllowResult{}, err
+	}
+	if r.RetryAfter, err = runtime.Duration(allowScript, a[2], time.Millisecond); err != nil {
+		return AllowResult{}, err
+	}
+	return r, nil
+}
+
 // Allow admits a request when the subject made fewer than limit requests
 // in the sliding window (now - span, now]: a sorted set holds one member
 // per admitted request, scored with its time in ms. Entries that left the
@@ -79,30 +99,44 @@ func AllowScript() *runtime.Script {
 // connection error or a transient error reply is retried with backoff, within
 // ctx; see [runtime.Script.Exec].
 func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (AllowResult, error) {
-	v, err := allowScript.Exec(ctx, s.exec, []string{keys.Window}, []string{
-		runtime.FormatTime(args.Now, time.Millisecond),
-		runtime.FormatDuration(args.Span, time.Millisecond),
-		runtime.FormatInt(args.Limit),
-		args.ID,
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [60]byte
 	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Window,
+		runtime.AppendTime(&digits, args.Now, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Span, time.Millisecond),
+		runtime.AppendInt(&digits, args.Limit),
+		args.ID,
+	}
+	v, err := allowScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	if err != nil {
 		return AllowResult{}, err
 	}
-	a, err := runtime.Tuple(allowScript, v, 3)
-	if err != nil {
-		return AllowResult{}, err
+	return allowDecode(v)
+}
+
+// QueueAllow queues on b the call [Scripts.Allow] makes; after b.Send, the
+// future's Result returns what Allow would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueAllow(b *runtime.Batch, keys AllowKeys, args AllowArgs) *runtime.Future[AllowResult] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Window,
+		runtime.AppendTime(&digits, args.Now, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Span, time.Millisecond),
+		runtime.AppendInt(&digits, args.Limit),
+		args.ID,
 	}
-	var r AllowResult
-	if r.Allowed, err = runtime.Bool(allowScript, a[0]); err != nil {
-		return AllowResult{}, err
-	}
-	if r.Remaining, err = runtime.Int64(allowScript, a[1]); err != nil {
-		return AllowResult{}, err
-	}
-	if r.RetryAfter, err = runtime.Duration(allowScript, a[2], time.Millisecond); err != nil {
-		return AllowResult{}, err
-	}
-	return r, nil
+	return runtime.Queue(b, s.exec, allowScript, call.kv[:1:1], call.kv[1:], allowDecode)
 }
 
 // allowBody is allow.lua, verbatim.

@@ -63,29 +63,9 @@ func TakeScript() *runtime.Script {
 	return takeScript
 }
 
-// Take takes cost tokens from the subject's token bucket, which holds at
-// most burst tokens and gains one every interval. It is the generic cell
-// rate algorithm (GCRA, as in redis-cell and go-redis/redis_rate), kept in
-// whole milliseconds: the key holds one number, the time at which the bucket
-// will be full again (its "theoretical arrival time"), so a refill needs no
-// timer and no second key. The key expires when the bucket is full.
-//
-// A refusal takes nothing. Taking is not idempotent: a retry after a lost
-// reply may take twice, so it is never retried blindly.
-//
-// It returns [TakeResult]: the decision. Declared failures:
-// [ErrInvalidBucket], [ErrCorruptBucket]. An error raised inside the script is
-// a *[runtime.ScriptError] naming the line.
-func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeResult, error) {
-	v, err := takeScript.Exec(ctx, s.exec, []string{keys.Bucket}, []string{
-		runtime.FormatTime(args.Now, time.Millisecond),
-		runtime.FormatDuration(args.Interval, time.Millisecond),
-		runtime.FormatInt(args.Burst),
-		runtime.FormatInt(args.Cost),
-	})
-	if err != nil {
-		return TakeResult{}, err
-	}
+// takeDecode decodes a reply of takeScript as [Scripts.Take] and
+// [Scripts.QueueTake] return it.
+func takeDecode(v runtime.Value) (TakeResult, error) {
 	a, err := runtime.Tuple(takeScript, v, 3)
 	if err != nil {
 		return TakeResult{}, err
@@ -101,6 +81,60 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeR
 		return TakeResult{}, err
 	}
 	return r, nil
+}
+
+// Take takes cost tokens from the subject's token bucket, which holds at
+// most burst tokens and gains one every interval. It is the generic cell
+// rate algorithm (GCRA, as in redis-cell and go-redis/redis_rate), kept in
+// whole milliseconds: the key holds one number, the time at which the bucket
+// will be full again (its "theoretical arrival time"), so a refill needs no
+// timer and no second key. The key expires when the bucket is full.
+//
+// A refusal takes nothing. Taking is not idempotent: a retry after a lost
+// reply may take twice, so it is never retried blindly.
+//
+// It returns [TakeResult]: the decision. Declared failures:
+// [ErrInvalidBucket], [ErrCorruptBucket]. An error raised inside the script is
+// a *[runtime.ScriptError] naming the line.
+func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeResult, error) {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [80]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Bucket,
+		runtime.AppendTime(&digits, args.Now, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Interval, time.Millisecond),
+		runtime.AppendInt(&digits, args.Burst),
+		runtime.AppendInt(&digits, args.Cost),
+	}
+	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	if err != nil {
+		return TakeResult{}, err
+	}
+	return takeDecode(v)
+}
+
+// QueueTake queues on b the call [Scripts.Take] makes; after b.Send, the
+// future's Result returns what Take would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *runtime.Future[TakeResult] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [5]string
+		digits [80]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [5]string{
+		keys.Bucket,
+		runtime.AppendTime(&digits, args.Now, time.Millisecond),
+		runtime.AppendDuration(&digits, args.Interval, time.Millisecond),
+		runtime.AppendInt(&digits, args.Burst),
+		runtime.AppendInt(&digits, args.Cost),
+	}
+	return runtime.Queue(b, s.exec, takeScript, call.kv[:1:1], call.kv[1:], takeDecode)
 }
 
 // takeBody is take.lua, verbatim.

@@ -36,6 +36,12 @@ func CountScript() *runtime.Script {
 	return countScript
 }
 
+// countDecode decodes a reply of countScript as [Scripts.Count] and
+// [Scripts.QueueCount] return it.
+func countDecode(v runtime.Value) ([]int64, error) {
+	return runtime.Slice(countScript, v, runtime.Int64)
+}
+
 // Count answers how many KEYS and ARGV it got; it may get none of either
 // (with no keys, the rueidis executor sends it to the primary of its
 // SHA1's slot).
@@ -48,7 +54,14 @@ func (s *Scripts) Count(ctx context.Context, keys CountKeys, args CountArgs) ([]
 	if err != nil {
 		return nil, err
 	}
-	return runtime.Slice(countScript, v, runtime.Int64)
+	return countDecode(v)
+}
+
+// QueueCount queues on b the call [Scripts.Count] makes; after b.Send, the
+// future's Result returns what Count would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueCount(b *runtime.Batch, keys CountKeys, args CountArgs) *runtime.Future[[]int64] {
+	return runtime.Queue(b, s.exec, countScript, keys.Keys, args.Args, countDecode)
 }
 
 // countBody is internal/fuzzscripts/count.lua, verbatim.

@@ -80,28 +80,9 @@ func RecordScript() *runtime.Script {
 	return recordScript
 }
 
-// Record counts its runs in runs and answers with what it was sent, or,
-// when fail is not empty, with fail as its error reply: any text the
-// caller chooses, NOSCRIPT included.
-//
-// It returns [Echo]: the run count and the arguments as received. Keys that
-// hash to different slots fail with [runtime.ErrCrossSlot] before anything is
-// sent. An error raised inside the script is a *[runtime.ScriptError] naming
-// the line.
-func (s *Scripts) Record(ctx context.Context, keys RecordKeys, args RecordArgs) (Echo, error) {
-	v, err := recordScript.Exec(ctx, s.exec, append([]string{keys.Runs}, keys.Others...), append([]string{
-		args.Fail,
-		args.Text,
-		string(args.Blob),
-		runtime.FormatInt(args.N),
-		runtime.FormatFloat(args.F),
-		runtime.FormatBool(args.On),
-		runtime.FormatDuration(args.Wait, time.Millisecond),
-		runtime.FormatTime(args.At, time.Second),
-	}, args.Rest...))
-	if err != nil {
-		return Echo{}, err
-	}
+// recordDecode decodes a reply of recordScript as [Scripts.Record] and
+// [Scripts.QueueRecord] return it.
+func recordDecode(v runtime.Value) (Echo, error) {
 	a, err := runtime.Tuple(recordScript, v, 10)
 	if err != nil {
 		return Echo{}, err
@@ -138,6 +119,47 @@ func (s *Scripts) Record(ctx context.Context, keys RecordKeys, args RecordArgs) 
 		return Echo{}, err
 	}
 	return r, nil
+}
+
+// Record counts its runs in runs and answers with what it was sent, or,
+// when fail is not empty, with fail as its error reply: any text the
+// caller chooses, NOSCRIPT included.
+//
+// It returns [Echo]: the run count and the arguments as received. Keys that
+// hash to different slots fail with [runtime.ErrCrossSlot] before anything is
+// sent. An error raised inside the script is a *[runtime.ScriptError] naming
+// the line.
+func (s *Scripts) Record(ctx context.Context, keys RecordKeys, args RecordArgs) (Echo, error) {
+	v, err := recordScript.Exec(ctx, s.exec, append([]string{keys.Runs}, keys.Others...), append([]string{
+		args.Fail,
+		args.Text,
+		string(args.Blob),
+		runtime.FormatInt(args.N),
+		runtime.FormatFloat(args.F),
+		runtime.FormatBool(args.On),
+		runtime.FormatDuration(args.Wait, time.Millisecond),
+		runtime.FormatTime(args.At, time.Second),
+	}, args.Rest...))
+	if err != nil {
+		return Echo{}, err
+	}
+	return recordDecode(v)
+}
+
+// QueueRecord queues on b the call [Scripts.Record] makes; after b.Send, the
+// future's Result returns what Record would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueRecord(b *runtime.Batch, keys RecordKeys, args RecordArgs) *runtime.Future[Echo] {
+	return runtime.Queue(b, s.exec, recordScript, append([]string{keys.Runs}, keys.Others...), append([]string{
+		args.Fail,
+		args.Text,
+		string(args.Blob),
+		runtime.FormatInt(args.N),
+		runtime.FormatFloat(args.F),
+		runtime.FormatBool(args.On),
+		runtime.FormatDuration(args.Wait, time.Millisecond),
+		runtime.FormatTime(args.At, time.Second),
+	}, args.Rest...), recordDecode)
 }
 
 // recordBody is internal/fuzzscripts/record.lua, verbatim.

@@ -33,6 +33,12 @@ func SpreadScript() *runtime.Script {
 	return spreadScript
 }
 
+// spreadDecode decodes a reply of spreadScript as [Scripts.Spread] and
+// [Scripts.QueueSpread] return it.
+func spreadDecode(v runtime.Value) (int64, error) {
+	return runtime.Int64(spreadScript, v)
+}
+
 // Spread counts one run in each of its keys, which may hash to different
 // slots: fine on a single node, refused with runtime.ErrCrossSlot on a
 // cluster.
@@ -44,7 +50,14 @@ func (s *Scripts) Spread(ctx context.Context, keys SpreadKeys) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return runtime.Int64(spreadScript, v)
+	return spreadDecode(v)
+}
+
+// QueueSpread queues on b the call [Scripts.Spread] makes; after b.Send, the
+// future's Result returns what Spread would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueSpread(b *runtime.Batch, keys SpreadKeys) *runtime.Future[int64] {
+	return runtime.Queue(b, s.exec, spreadScript, []string{keys.First, keys.Second}, nil, spreadDecode)
 }
 
 // spreadBody is internal/fuzzscripts/spread.lua, verbatim.

@@ -22,7 +22,12 @@ func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []st
 	if s.ReadOnly() {
 		name = "fcall_ro"
 	}
-	return e.run(ctx, name, s.FunctionName(), false, s, keys, args)
+	cmd := e.newCmd(ctx, name, s.FunctionName(), keys, args, true)
+	err := e.c.Process(ctx, cmd)
+	if err != nil {
+		e.lost(ctx, err)
+	}
+	return FromReply(cmd.Val(), err)
 }
 
 // LoadLibrary implements [runtime.FunctionExecutor]: FUNCTION LOAD REPLACE

@@ -101,21 +101,13 @@ func (e *Executor) Client() redis.UniversalClient { return e.c }
 // EvalSha implements [runtime.Executor] with EVALSHA, or EVALSHA_RO for a
 // read-only script.
 func (e *Executor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	name := "evalsha"
-	if s.ReadOnly() {
-		name = "evalsha_ro"
-	}
-	return e.run(ctx, name, s.SHA1(), false, s, keys, args)
+	return e.run(ctx, false, s, keys, args)
 }
 
 // Eval implements [runtime.Executor] with EVAL, or EVAL_RO for a read-only
 // script.
 func (e *Executor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	name := "eval"
-	if s.ReadOnly() {
-		name = "eval_ro"
-	}
-	return e.run(ctx, name, s.Body(), true, s, keys, args)
+	return e.run(ctx, true, s, keys, args)
 }
 
 // oneShot is a command go-redis must not send a second time: it answers
@@ -126,9 +118,25 @@ type oneShot struct{ *redis.Cmd }
 // NoRetry tells go-redis' retry loops not to resend the command.
 func (oneShot) NoRetry() bool { return true }
 
-// run sends name (EVALSHA, EVAL or their _RO forms) with payload, the SHA1
-// or, when body is set, the script text.
-func (e *Executor) run(ctx context.Context, name, payload string, body bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+// command returns EVALSHA (EVALSHA_RO) for s, or EVAL (EVAL_RO) when eval
+// is set, as a command go-redis never resends. A call with keys is routed
+// by KEYS[1]; on a cluster an EVALSHA without keys by its SHA1 (see run).
+func (e *Executor) command(ctx context.Context, s *runtime.Script, keys, args []string, eval bool) oneShot {
+	name, payload := "evalsha", s.SHA1()
+	if eval {
+		name, payload = "eval", s.Body()
+	}
+	if s.ReadOnly() {
+		name += "_ro"
+	}
+	return e.newCmd(ctx, name, payload, keys, args, !eval)
+}
+
+// newCmd builds name payload numkeys keys... args... (EVALSHA, EVAL, FCALL
+// and their _RO forms) as a command go-redis never resends. A call with
+// keys is routed by KEYS[1]; on a cluster a keyless one by the slot of its
+// payload (a SHA1 or a function name) when byPayload is set.
+func (e *Executor) newCmd(ctx context.Context, name, payload string, keys, args []string, byPayload bool) oneShot {
 	a := make([]any, 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, payload, len(keys)
 	for i, k := range keys {
@@ -138,22 +146,29 @@ func (e *Executor) run(ctx context.Context, name, payload string, body bool, s *
 		a[3+len(keys)+i] = v
 	}
 	cmd := oneShot{redis.NewCmd(ctx, a...)}
-	var c interface {
-		Process(context.Context, redis.Cmder) error
-	} = e.c
 	switch {
 	case len(keys) > 0:
 		cmd.SetFirstKeyPos(3) // KEYS[1] picks the cluster node
-	case e.cluster == nil:
-	case !body:
+	case e.cluster != nil && byPayload:
 		// A script without keys touches no key, so any node could run
 		// it; go-redis would pick a random one, replicas included, where
 		// Redis 7 refuses a script that may write. Routing by the SHA1's
-		// slot sends it to a primary, the same one for every call of one
-		// script (wherever failovers moved that slot), and spreads
-		// different scripts over the shards: what runtime.Rueidis does.
+		// (function name's) slot sends it to a primary, the same one for
+		// every call of one script (wherever failovers moved that slot),
+		// and spreads different scripts over the shards: what
+		// runtime.Rueidis does.
 		cmd.SetFirstKeyPos(1)
-	default:
+	}
+	return cmd
+}
+
+// run sends EVALSHA, or EVAL when eval is set.
+func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	cmd := e.command(ctx, s, keys, args, eval)
+	var c interface {
+		Process(context.Context, redis.Cmder) error
+	} = e.c
+	if e.cluster != nil && len(keys) == 0 && eval {
 		// EVAL carries the body, not the SHA1, so ask the cluster for the
 		// SHA1's primary itself: the EVAL must land where the EVALSHA did
 		// (it caches the script there). No MOVED can come back, since the
@@ -165,14 +180,61 @@ func (e *Executor) run(ctx context.Context, name, payload string, body bool, s *
 		c = node
 	}
 	err := c.Process(ctx, cmd)
-	if err != nil && e.cluster != nil && !isReply(err) && ctx.Err() == nil {
-		// A connection error may mean the node is gone (a killed
-		// primary); go-redis refreshes its slot map on MOVED and READONLY
-		// but not here, since the command is not retried. Ask for a
-		// refresh so that the caller's next try reaches the new primary.
-		e.cluster.ReloadState(ctx)
+	if err != nil {
+		e.lost(ctx, err)
 	}
 	return FromReply(cmd.Val(), err)
+}
+
+// lost handles a failed command: a connection error may mean the node is
+// gone (a killed primary); go-redis refreshes its slot map on MOVED and
+// READONLY but not here, since the command is not retried. Ask for a
+// refresh so that the caller's next try reaches the new primary.
+func (e *Executor) lost(ctx context.Context, err error) {
+	if e.cluster != nil && !isReply(err) && ctx.Err() == nil {
+		e.cluster.ReloadState(ctx)
+	}
+}
+
+var _ runtime.Pipeliner = (*Executor)(nil)
+
+// Pipeline implements [runtime.Pipeliner] with one go-redis pipeline: one
+// round trip on a single server; on a cluster, go-redis groups the calls by
+// the node of their KEYS[1] and sends each node's share in one round trip,
+// the nodes in parallel, following MOVED and ASK redirects. Like single
+// calls, the commands are never resent after a connection error (a pipeline
+// holding a NoRetry command is not retried, cmdsContainNoRetry in
+// go-redis). On a cluster, an EVAL without keys cannot be routed to its
+// SHA1's primary inside a pipeline, so it is sent on its own.
+func (e *Executor) Pipeline(ctx context.Context, calls []*runtime.PipelineCall) {
+	pipe := e.c.Pipeline()
+	cmds := make([]oneShot, 0, len(calls))
+	sent := make([]*runtime.PipelineCall, 0, len(calls))
+	for _, c := range calls {
+		if e.cluster != nil && len(c.Keys) == 0 && c.Eval {
+			c.Value, c.Err = e.run(ctx, true, c.Script, c.Keys, c.Args)
+			continue
+		}
+		cmd := e.command(ctx, c.Script, c.Keys, c.Args, c.Eval)
+		_ = pipe.Process(ctx, cmd) // queues; errors arrive per command
+		cmds = append(cmds, cmd)
+		sent = append(sent, c)
+	}
+	if len(cmds) == 0 {
+		return
+	}
+	_, _ = pipe.Exec(ctx) // the first error; each command has its own
+	var lostErr error
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		sent[i].Value, sent[i].Err = FromReply(cmd.Val(), err)
+		if err != nil && !isReply(err) {
+			lostErr = err
+		}
+	}
+	if lostErr != nil {
+		e.lost(ctx, lostErr)
+	}
 }
 
 // isReply reports whether err is an error reply, or a nil reply.

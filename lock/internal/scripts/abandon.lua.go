@@ -56,6 +56,12 @@ func AbandonScript() *runtime.Script {
 	return abandonScript
 }
 
+// abandonDecode decodes a reply of abandonScript as [Scripts.Abandon] and
+// [Scripts.QueueAbandon] return it.
+func abandonDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(abandonScript, v)
+}
+
 // Abandon is how a waiter gives up: its Acquire call attempt (and every
 // earlier one) is cancelled, whether it ran, runs later or never arrives,
 // so a cancelled or timed-out acquire is rolled back instead of being held
@@ -77,17 +83,56 @@ func AbandonScript() *runtime.Script {
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
-	v, err := abandonScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake, keys.Tomb}, []string{
-		args.Owner,
-		runtime.FormatInt(args.Attempt),
-		runtime.FormatDuration(args.TombTTL, time.Millisecond),
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [11]string
+		digits [60]byte
 	})
+	digits := call.digits[:0]
+	call.kv = [11]string{
+		keys.Lock,
+		keys.Fence,
+		keys.Queue,
+		keys.Waits,
+		keys.Wake,
+		keys.Tomb,
+		args.Owner,
+		runtime.AppendInt(&digits, args.Attempt),
+		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
+		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}
+	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:6:6], call.kv[6:])
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(abandonScript, v)
+	return abandonDecode(v)
+}
+
+// QueueAbandon queues on b the call [Scripts.Abandon] makes; after b.Send, the
+// future's Result returns what Abandon would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [11]string
+		digits [60]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [11]string{
+		keys.Lock,
+		keys.Fence,
+		keys.Queue,
+		keys.Waits,
+		keys.Wake,
+		keys.Tomb,
+		args.Owner,
+		runtime.AppendInt(&digits, args.Attempt),
+		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
+		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}
+	return runtime.Queue(b, s.exec, abandonScript, call.kv[:6:6], call.kv[6:], abandonDecode)
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim.

@@ -73,6 +73,29 @@ func AcquireScript() *runtime.Script {
 	return acquireScript
 }
 
+// acquireDecode decodes a reply of acquireScript as [Scripts.Acquire] and
+// [Scripts.QueueAcquire] return it.
+func acquireDecode(v runtime.Value) (AcquireResult, error) {
+	a, err := runtime.Tuple(acquireScript, v, 4)
+	if err != nil {
+		return AcquireResult{}, err
+	}
+	var r AcquireResult
+	if r.Acquired, err = runtime.Bool(acquireScript, a[0]); err != nil {
+		return AcquireResult{}, err
+	}
+	if r.HoldCount, err = runtime.Int64(acquireScript, a[1]); err != nil {
+		return AcquireResult{}, err
+	}
+	if r.TTL, err = runtime.Duration(acquireScript, a[2], time.Millisecond); err != nil {
+		return AcquireResult{}, err
+	}
+	if r.Token, err = runtime.Int64(acquireScript, a[3]); err != nil {
+		return AcquireResult{}, err
+	}
+	return r, nil
+}
+
 // Acquire is one attempt of owner to take the lock, or to raise its hold
 // count when it holds the lock already (the reentrant form, named by a
 // latch). The lock is a hash owner → hold count under a PEXPIRE lease
@@ -114,24 +137,22 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 	if err != nil {
 		return AcquireResult{}, err
 	}
-	a, err := runtime.Tuple(acquireScript, v, 4)
-	if err != nil {
-		return AcquireResult{}, err
-	}
-	var r AcquireResult
-	if r.Acquired, err = runtime.Bool(acquireScript, a[0]); err != nil {
-		return AcquireResult{}, err
-	}
-	if r.HoldCount, err = runtime.Int64(acquireScript, a[1]); err != nil {
-		return AcquireResult{}, err
-	}
-	if r.TTL, err = runtime.Duration(acquireScript, a[2], time.Millisecond); err != nil {
-		return AcquireResult{}, err
-	}
-	if r.Token, err = runtime.Int64(acquireScript, a[3]); err != nil {
-		return AcquireResult{}, err
-	}
-	return r, nil
+	return acquireDecode(v)
+}
+
+// QueueAcquire queues on b the call [Scripts.Acquire] makes; after b.Send, the
+// future's Result returns what Acquire would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireArgs) *runtime.Future[AcquireResult] {
+	return runtime.Queue(b, s.exec, acquireScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
+		args.Owner,
+		runtime.FormatInt(args.Attempt),
+		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		runtime.FormatDuration(args.QueueTTL, time.Millisecond),
+		runtime.FormatDuration(args.GrantLease, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+	}, acquireDecode)
 }
 
 // acquireBody is lua/lock/acquire.lua, verbatim.

@@ -48,6 +48,12 @@ func ForceUnlockScript() *runtime.Script {
 	return forceUnlockScript
 }
 
+// forceUnlockDecode decodes a reply of forceUnlockScript as
+// [Scripts.ForceUnlock] and [Scripts.QueueForceUnlock] return it.
+func forceUnlockDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(forceUnlockScript, v)
+}
+
 // ForceUnlock deletes the lock whoever holds it and hands it to the first
 // live waiter, as the holder's last Release would. It is for operators (a
 // holder that will never come back); the holder learns of it at its next
@@ -58,11 +64,48 @@ func ForceUnlockScript() *runtime.Script {
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args ForceUnlockArgs) (bool, error) {
-	v, err := forceUnlockScript.Exec(ctx, s.exec, []string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, []string{runtime.FormatDuration(args.FenceTTL, time.Millisecond), runtime.FormatBool(args.Sharded)})
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [7]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [7]string{
+		keys.Lock,
+		keys.Fence,
+		keys.Queue,
+		keys.Waits,
+		keys.Wake,
+		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}
+	v, err := forceUnlockScript.Exec(ctx, s.exec, call.kv[:5:5], call.kv[5:])
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(forceUnlockScript, v)
+	return forceUnlockDecode(v)
+}
+
+// QueueForceUnlock queues on b the call [Scripts.ForceUnlock] makes; after
+// b.Send, the future's Result returns what ForceUnlock would have: the same
+// value and the same errors. See [runtime.Batch].
+func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args ForceUnlockArgs) *runtime.Future[bool] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [7]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [7]string{
+		keys.Lock,
+		keys.Fence,
+		keys.Queue,
+		keys.Waits,
+		keys.Wake,
+		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}
+	return runtime.Queue(b, s.exec, forceUnlockScript, call.kv[:5:5], call.kv[5:], forceUnlockDecode)
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim.

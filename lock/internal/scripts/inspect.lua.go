@@ -51,15 +51,9 @@ func InspectScript() *runtime.Script {
 	return inspectScript
 }
 
-// Inspect reads the lock's state as owner sees it, without changing it.
-//
-// It returns [Inspection]: the lock's state. An error raised inside the script
-// is a *[runtime.ScriptError] naming the line.
-func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
-	v, err := inspectScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner})
-	if err != nil {
-		return Inspection{}, err
-	}
+// inspectDecode decodes a reply of inspectScript as [Scripts.Inspect] and
+// [Scripts.QueueInspect] return it.
+func inspectDecode(v runtime.Value) (Inspection, error) {
 	a, err := runtime.Tuple(inspectScript, v, 3)
 	if err != nil {
 		return Inspection{}, err
@@ -75,6 +69,35 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 		return Inspection{}, err
 	}
 	return r, nil
+}
+
+// Inspect reads the lock's state as owner sees it, without changing it.
+//
+// It returns [Inspection]: the lock's state. An error raised inside the script
+// is a *[runtime.ScriptError] naming the line.
+func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+	}
+	v, err := inspectScript.Exec(ctx, s.exec, kv[:1:1], kv[1:])
+	if err != nil {
+		return Inspection{}, err
+	}
+	return inspectDecode(v)
+}
+
+// QueueInspect queues on b the call [Scripts.Inspect] makes; after b.Send, the
+// future's Result returns what Inspect would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueInspect(b *runtime.Batch, keys InspectKeys, args InspectArgs) *runtime.Future[Inspection] {
+	// KEYS, then ARGV: one allocation for both.
+	kv := []string{
+		keys.Lock,
+		args.Owner,
+	}
+	return runtime.Queue(b, s.exec, inspectScript, kv[:1:1], kv[1:], inspectDecode)
 }
 
 // inspectBody is lua/lock/inspect.lua, verbatim.

@@ -83,6 +83,16 @@ func ReleaseScript() *runtime.Script {
 	return releaseScript
 }
 
+// releaseDecode decodes a reply of releaseScript as [Scripts.Release] and
+// [Scripts.QueueRelease] return it.
+func releaseDecode(v runtime.Value) (ReleaseReply, error) {
+	r, err := runtime.Int64(releaseScript, v)
+	if err != nil {
+		return 0, err
+	}
+	return ReleaseReply(r), nil
+}
+
 // Release lowers owner's hold count by one. The last hold goes to the
 // first live waiter in queue, in this script (a handoff): it gets hold
 // count 1, the lease it asked for (its grantLease) and a fencing token
@@ -117,11 +127,19 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 	if err != nil {
 		return 0, err
 	}
-	r, err := runtime.Int64(releaseScript, v)
-	if err != nil {
-		return 0, err
-	}
-	return ReleaseReply(r), nil
+	return releaseDecode(v)
+}
+
+// QueueRelease queues on b the call [Scripts.Release] makes; after b.Send, the
+// future's Result returns what Release would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseArgs) *runtime.Future[ReleaseReply] {
+	return runtime.Queue(b, s.exec, releaseScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
+		args.Owner,
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatBool(args.Sharded),
+	}, releaseDecode)
 }
 
 // releaseBody is lua/lock/release.lua, verbatim.

@@ -39,6 +39,12 @@ func RenewScript() *runtime.Script {
 	return renewScript
 }
 
+// renewDecode decodes a reply of renewScript as [Scripts.Renew] and
+// [Scripts.QueueRenew] return it.
+func renewDecode(v runtime.Value) (bool, error) {
+	return runtime.Bool(renewScript, v)
+}
+
 // Renew sets the lease of a lock owner holds to lease from now (never from
 // the previous deadline, so delays do not add up). It does nothing when
 // owner does not hold the lock (released, expired or taken by another
@@ -49,11 +55,40 @@ func RenewScript() *runtime.Script {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bool, error) {
-	v, err := renewScript.Exec(ctx, s.exec, []string{keys.Lock}, []string{args.Owner, runtime.FormatDuration(args.Lease, time.Millisecond)})
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [3]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [3]string{
+		keys.Lock,
+		args.Owner,
+		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
+	}
+	v, err := renewScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	if err != nil {
 		return false, err
 	}
-	return runtime.Bool(renewScript, v)
+	return renewDecode(v)
+}
+
+// QueueRenew queues on b the call [Scripts.Renew] makes; after b.Send, the
+// future's Result returns what Renew would have: the same value and the same
+// errors. See [runtime.Batch].
+func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *runtime.Future[bool] {
+	// KEYS, then ARGV, and the digits of its numbers: one allocation.
+	call := new(struct {
+		kv     [3]string
+		digits [20]byte
+	})
+	digits := call.digits[:0]
+	call.kv = [3]string{
+		keys.Lock,
+		args.Owner,
+		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
+	}
+	return runtime.Queue(b, s.exec, renewScript, call.kv[:1:1], call.kv[1:], renewDecode)
 }
 
 // renewBody is lua/lock/renew.lua, verbatim.

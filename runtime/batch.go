@@ -1,0 +1,237 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrBatchSent is returned by [Batch.Send] on a batch already sent, and by
+// the [Future] of a call queued after its batch was sent: a batch runs once.
+var ErrBatchSent = errors.New("runtime: batch already sent")
+
+// ErrNotSent is returned by [Future.Result] before its batch was sent.
+var ErrNotSent = errors.New("runtime: batch not sent yet")
+
+// PipelineCall is one script call as a [Pipeliner] sends it. The executor
+// fills Value and Err; Script, Keys, Args and Eval are read-only to it.
+type PipelineCall struct {
+	Script *Script
+	Keys   []string
+	Args   []string
+	// Eval sends the body with EVAL (EVAL_RO) instead of EVALSHA
+	// (EVALSHA_RO): the server answered NOSCRIPT to the EVALSHA.
+	Eval bool
+	// Value and Err are the reply, as [Executor.EvalSha] returns it.
+	Value Value
+	Err   error
+}
+
+// Pipeliner is an optional interface of an [Executor]: one that implements it
+// sends a [Batch] in one round trip per node. A Batch on an executor without
+// it runs the calls one after another, in queue order (luatest does so).
+// [Rueidis] implements it with DoMulti, runtime/goredis with a go-redis
+// pipeline.
+type Pipeliner interface {
+	// Pipeline sends every call, in one round trip per node where it can,
+	// and sets each call's Value and Err as EvalSha or Eval would. Like
+	// them, it must never send a call twice; error replies are
+	// *[ReplyError]. A call the executor cannot send (on a cluster, keys of
+	// several slots) gets its error without failing the others.
+	Pipeline(ctx context.Context, calls []*PipelineCall)
+}
+
+// Batch collects script calls to send together with [Batch.Send]: many
+// calls, one round trip per node. The zero value is an empty batch ready
+// for use. A generated package has, next to each method Name, a QueueName
+// method that puts the same call on a Batch and returns a [*Future] of the
+// method's result type:
+//
+//	var b runtime.Batch
+//	f1 := s.QueueDeduct(&b, k.Deduct(), args1)
+//	f2 := s.QueueCancel(&b, k.Cancel(), args2)
+//	b.Send(ctx)
+//	left, err := f1.Result() // as s.Deduct would have returned
+//
+// Send applies the rules of [Script.Exec] per call: a call whose keys hash
+// to different slots fails alone before anything is sent; every other call
+// is sent with EVALSHA in one pipeline per executor (one round trip per
+// node: rueidis DoMulti and go-redis pipelines route each call to its
+// slot's node; see [Pipeliner]); the calls the server answered NOSCRIPT,
+// and only those, are sent again with EVAL in one more round trip; after a
+// [Transient] failure the failed calls of ---@idempotent scripts are sent
+// again with backoff, the others never.
+//
+// Calls of different scripts, packages and executors may share a batch;
+// each executor's calls form one pipeline. A Batch is not safe for
+// concurrent use, and it is not a transaction: other clients' commands may
+// run between its calls, and calls resent with EVAL after NOSCRIPT run
+// after the others.
+type Batch struct {
+	calls []*batchCall
+	sent  bool
+}
+
+// batchCall is one queued call and, after Send, its outcome as Exec would
+// have returned it.
+type batchCall struct {
+	exec Executor
+	PipelineCall
+	done bool // Send finished with it
+}
+
+// Future is the result of one queued call: the method's typed result and
+// typed error, available after [Batch.Send].
+type Future[T any] struct {
+	call   batchCall
+	decode func(Value) (T, error)
+}
+
+// Queue adds a call of s with keys as KEYS and args as ARGV, to run on e,
+// to b, and returns its Future; decode turns the reply into T as the
+// generated method does. Generated QueueName methods call it.
+func Queue[T any](b *Batch, e Executor, s *Script, keys, args []string, decode func(Value) (T, error)) *Future[T] {
+	f := &Future[T]{call: batchCall{exec: e, PipelineCall: PipelineCall{Script: s, Keys: keys, Args: args}}, decode: decode}
+	if b.sent {
+		f.call.done, f.call.Err = true, ErrBatchSent
+		return f
+	}
+	b.calls = append(b.calls, &f.call)
+	return f
+}
+
+// Result returns what the generated method would have returned for the
+// call: the decoded reply, or the call's error (a declared *[CodeError],
+// *[ScriptError], *[CrossSlotError], a connection error, ...). Before the
+// batch is sent it returns [ErrNotSent].
+func (f *Future[T]) Result() (T, error) {
+	var zero T
+	if !f.call.done {
+		return zero, ErrNotSent
+	}
+	if f.call.Err != nil {
+		return zero, f.call.Err
+	}
+	return f.decode(f.call.Value)
+}
+
+// Err returns the error [Future.Result] returns, for calls whose result
+// does not matter (a status reply).
+func (f *Future[T]) Err() error {
+	_, err := f.Result()
+	return err
+}
+
+// Len returns the number of calls queued and not yet sent.
+func (b *Batch) Len() int {
+	if b.sent {
+		return 0
+	}
+	return len(b.calls)
+}
+
+// Send runs every queued call (see the rules above) and returns when all have
+// their outcome, within ctx: a call still failing when ctx ends keeps its
+// error. It returns nil when every call succeeded, else the first failed
+// call's error in queue order; each call's own outcome is in its Future.
+// A batch is sent once: a second Send returns [ErrBatchSent].
+func (b *Batch) Send(ctx context.Context) error {
+	if b.sent {
+		return ErrBatchSent
+	}
+	b.sent = true
+	all := b.calls
+	b.calls = nil
+	// One group per executor, in order of first use.
+	for calls := all; len(calls) > 0; {
+		e := calls[0].exec
+		var group, rest []*batchCall
+		for _, c := range calls {
+			if sameExecutor(c.exec, e) {
+				group = append(group, c)
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		sendGroup(ctx, e, group)
+		calls = rest
+	}
+	for _, c := range all {
+		if c.Err != nil {
+			return c.Err
+		}
+	}
+	return nil
+}
+
+// sameExecutor compares two executors without panicking on a dynamic type
+// that is not comparable (such executors then never share a pipeline).
+func sameExecutor(a, b Executor) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// sendGroup runs calls, all on e, to their final outcome.
+func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
+	live := make([]*PipelineCall, 0, len(calls))
+	for _, c := range calls {
+		if !c.Script.anySlot {
+			if err := CheckSlots(c.Script.name, c.Keys); err != nil {
+				c.Err = err
+				continue
+			}
+		}
+		live = append(live, &c.PipelineCall)
+	}
+	attempt(ctx, e, live)
+	for n := 1; n < RetryAttempts && ctx.Err() == nil; n++ {
+		var again []*PipelineCall
+		for _, c := range live {
+			if c.Err != nil && c.Script.idem && Transient(c.Err) {
+				again = append(again, c)
+			}
+		}
+		if len(again) == 0 || !sleep(ctx, backoff(n, RetryMinBackoff, RetryMaxBackoff)) {
+			break
+		}
+		attempt(ctx, e, again)
+	}
+	for _, c := range calls {
+		c.Value, c.Err = c.Script.finish(c.Value, c.Err)
+		c.done = true
+	}
+}
+
+// attempt is one try of calls: EVALSHA for all of them, then EVAL for those
+// the server answered NOSCRIPT.
+func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
+	p, ok := e.(Pipeliner)
+	if !ok {
+		for _, c := range calls {
+			c.Eval = false
+			c.Value, c.Err = c.Script.run(ctx, e, c.Keys, c.Args)
+		}
+		return
+	}
+	for _, c := range calls {
+		c.Eval, c.Value, c.Err = false, Value{}, nil
+	}
+	p.Pipeline(ctx, calls)
+	var missing []*PipelineCall
+	for _, c := range calls {
+		if c.Err != nil && IsNoScript(c.Err) {
+			c.Eval, c.Value, c.Err = true, Value{}, nil
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		p.Pipeline(ctx, missing)
+	}
+}
+
+// Raw is the decode function of a script without ---@return: the reply as it
+// came.
+func Raw(v Value) (Value, error) { return v, nil }
