@@ -35,10 +35,13 @@ return 1`})
 
 // The client gives up on a reply after readTimeout and resends on a new
 // connection, whose handshake (HELLO) must not time out in turn while the
-// server is still busy: so slowMs is below 2×readTimeout.
+// server is still busy: so slowMs is below 2×readTimeout. The 200 ms
+// between them is slack for a loaded machine: go-redis arms the read
+// deadline when it starts reading, so a client goroutine descheduled after
+// its write for longer than slowMs-readTimeout would see the reply in time.
 const (
-	slowMs      = 150                    // how long slowIncr keeps the server busy
-	readTimeout = 100 * time.Millisecond // the client's; shorter than slowMs
+	slowMs      = 600                    // how long slowIncr keeps the server busy
+	readTimeout = 400 * time.Millisecond // the client's; shorter than slowMs
 )
 
 // runs waits until the server is idle again and returns how often slowIncr
