@@ -94,3 +94,35 @@ func TestScriptRedirectRepliesRunOnce(t *testing.T) {
 		}
 	})
 }
+
+// On every executor, luatest included (it runs the same wrapped body), a
+// returned error reply with a code clients read comes back as the script
+// sent it, after one run; a reply with a code of the script's own is not
+// marked at all (redis-cli sees it as sent).
+func TestMarkedRepliesComeBackAsSent(t *testing.T) {
+	for _, x := range executors {
+		t.Run(x.name, func(t *testing.T) {
+			e, do := x.open(t)
+			s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Marked", File: "marked.lua", Body: "redis.call('INCR', KEYS[1])\nreturn {err = ARGV[1]}"})
+			for i, reply := range []string{
+				"MOVED 1 127.0.0.1:1", "MOVEDX", "ASK 1 127.0.0.1:1", "ERR ASK 1 x", "TRYAGAIN x", "READONLY x",
+				"LUAGEN x", "LUAGEN% x", "a %2D -READONLY You can't write against a read only replica. %25 -",
+				"BAD_ARG x", "NOSCRIPT No matching script. Please use EVAL.",
+			} {
+				key := fmt.Sprintf("{marked}%d", i)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := s.Exec(ctx, e, []string{key}, []string{reply})
+				cancel()
+				var re *runtime.ReplyError
+				if assert.True(t, errors.As(err, &re), "%q: %v", reply, err) {
+					assert.Equal(t, strings.TrimPrefix(reply, "ERR "), re.Msg)
+				}
+				assert.Equal(t, "1", do("GET", key), "%q", reply)
+			}
+			_, err := e.EvalSha(context.Background(), s, []string{"{marked}raw"}, []string{"BAD_ARG x"})
+			var re *runtime.ReplyError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, "BAD_ARG x", re.Msg, "not marked")
+		})
+	}
+}

@@ -95,7 +95,9 @@ var maxCodeLen = func() int {
 // contains "-READONLY", which go-redis' shouldRetry looks for anywhere (as
 // "-READONLY You can't write against a read only replica"): that one is
 // marked "LUAGEN%" and its '%' and '-' are written %25 and %2D, so the
-// phrase is gone from the wire and [unmark] restores it. A success reply costs two type tests; an error reply one
+// phrase is gone from the wire and [unmark] restores it. (The gsub call
+// is in parentheses: gopher-lua, which luatest runs the body in, does not
+// cut a call's results to one inside "..".) A success reply costs two type tests; an error reply one
 // match and up to maxCodeLen-2 short subs and lookups. type, rawget,
 // rawset, math.min and the string methods cannot be replaced by the body:
 // Redis 7 makes the global table and the library tables read-only.
@@ -106,7 +108,7 @@ var (
 		"if type(e) == 'string' then local w = e:match('^%a+') " +
 		"if w == 'ERR' then w = e:match('^ (%a+)', 4) end " +
 		"if e:find('-READONLY', 1, true) then rawset(r, 'err', '" + scriptReplyMark + "% ' .. " +
-		"e:gsub('[%%%-]', {['%'] = '%25', ['-'] = '%2D'})) elseif w then local c = " + markedCodes + " " +
+		"(e:gsub('[%%%-]', {['%'] = '%25', ['-'] = '%2D'}))) elseif w then local c = " + markedCodes + " " +
 		"for n = 3, math.min(#w, " + strconv.Itoa(maxCodeLen) + ") do if c[w:sub(1, n)] then " +
 		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) break end end end end end return r"
 )
