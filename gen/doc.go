@@ -209,12 +209,23 @@
 //     of every return is known (and, for an error code, the script calls
 //     neither redis.call, whose errors become the script's, nor error()
 //     nor assert);
-//   - error codes Redis itself sends (NOSCRIPT, MOVED, ASK, BUSY, LOADING,
-//     TRYAGAIN, CLUSTERDOWN, READONLY, MASTERDOWN, also after "ERR "), in
-//     an ---@error line or in a literal redis.error_reply / {err=...}
+//   - error codes Redis itself sends (internal/replycode: NOSCRIPT, MOVED,
+//     ASK, BUSY, LOADING, TRYAGAIN, CLUSTERDOWN, READONLY, MASTERDOWN,
+//     NOREPLICAS, OOM, NOAUTH, ..., also after "ERR "), in an ---@error
+//     line or in a literal redis.error_reply / {err=...} / raised text
 //     anywhere in the script: the runtime takes NOSCRIPT for a missing
 //     script and runs it again, cluster clients follow MOVED and ASK, the
-//     rest are retried.
+//     rest are retried (the runtime marks a returned one so that its own
+//     callers get it as sent; other clients of the script do not);
+//   - error(...) whose text a caller can choose: a table whose err is not
+//     a literal (error({err=ARGV[1]})), a value that may be a table
+//     (error(t)), a non-literal text raised at level 0 (error(s, 0)). A
+//     raised error bypasses the runtime's mark (runtime/wire.go: wrapping
+//     error would move the frame Redis' error handler reads the line
+//     from), and clients still read its first word: a MOVED there makes a
+//     cluster client send the script again. Return redis.error_reply(...)
+//     instead. A string raised at level 1 is fine (Lua puts
+//     "user_script:N: " in front).
 //
 // It follows literals, arithmetic (folding literal operands: 1.5 * 2 is
 // 3), #x, .., comparisons, not, and/or (with Lua's truthiness), tonumber

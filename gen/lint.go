@@ -106,6 +106,7 @@ type callSite struct {
 }
 
 var (
+	reErrorCall = regexp.MustCompile(`\berror\s*[({'"\[]`)
 	reRedisCall = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
 )
 
@@ -362,6 +363,9 @@ func (l *linter) expr(e ast.Expr) {
 				c.args = l.loc.callArgs(l.loc.starts[p.Line-1]+p.Col-1+m[1], len(e.Args))
 			}
 			l.calls = append(l.calls, c)
+		}
+		if l.isGlobal(e.Func, "error") {
+			l.checkRaise(e)
 		}
 		if e.Func != nil {
 			l.expr(e.Func)
@@ -764,4 +768,52 @@ func keyIndexes(info commandInfo, args []ast.Expr) []int {
 func isWord(e ast.Expr, w string) bool {
 	s, ok := e.(*ast.StringExpr)
 	return ok && strings.EqualFold(s.Value, w)
+}
+
+// checkRaise reports an error(...) whose text a caller may choose. A raised
+// error does not pass the wrapped body's check (runtime/wire.go): Redis
+// sends its text with " script: <sha1>, on @user_script:N." after it, and
+// clients still read its first word as the server's code (rueidis takes a
+// MOVED's third word for the node to send the script to again). Safe are a
+// string raised at level 1 (Lua puts "user_script:N: " in front) and a
+// literal text whose code is not reserved.
+func (l *linter) checkRaise(e *ast.FuncCallExpr) {
+	if len(e.Args) == 0 {
+		return
+	}
+	var text ast.Expr
+	switch a := e.Args[0].(type) {
+	case *ast.StringExpr, *ast.NumberExpr, *ast.StringConcatOpExpr:
+		if len(e.Args) == 1 {
+			return // Lua prefixes the position: "user_script:N: ..."
+		}
+		text = a
+	case *ast.AttrGetExpr:
+		if len(e.Args) == 1 && (l.isGlobal(a.Object, "ARGV") || l.isGlobal(a.Object, "KEYS")) {
+			return // a string, so Lua prefixes the position
+		}
+	case *ast.TableExpr:
+		for _, f := range a.Fields {
+			if k, ok := f.Key.(*ast.StringExpr); ok && k.Value == "err" {
+				text = f.Value
+			}
+		}
+		if text == nil {
+			return // no err field: Redis sends "ERR unknown error"
+		}
+	}
+	p := l.loc.find(e.Line(), reErrorCall)
+	if _, ok := e.Args[0].(*ast.TableExpr); ok {
+		if _, ok := text.(*ast.StringExpr); ok {
+			return // the reply checks report a reserved code in {err = '...'}
+		}
+	}
+	if lit, ok := text.(*ast.StringExpr); ok {
+		code, _, _ := strings.Cut(strings.TrimPrefix(lit.Value, "ERR "), " ")
+		if why, ok := reservedCodes[code]; ok {
+			l.r.errorf(p, "this raised error starts with %s, a code Redis itself replies with, and %s: choose a code of your own, e.g. SCRIPT_%s", code, why, code)
+		}
+		return
+	}
+	l.r.errorf(p, "error(...) raises a text that is not a literal: Redis sends a raised error's first word as its code, unchecked, and a client reads MOVED, ASK, TRYAGAIN and the like there as the server's own (a MOVED makes a cluster client send the script again); return redis.error_reply(...) instead, whose reply the runtime marks, or raise a literal text")
 }

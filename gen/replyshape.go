@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/luagen/luagen/internal/replycode"
 )
 
 // Reply-shape analysis: what each return of a script's main chunk can send
@@ -173,20 +175,10 @@ var commandReplies = map[string]commandReply{
 
 // reservedCodes are error codes that clients and luagen's runtime read
 // as the server's own: a script that sends one is taken for something
-// else. NOSCRIPT makes the runtime send EVAL and run the script again;
-// MOVED and ASK make cluster clients redirect; the rest are retried as
-// transient (runtime/retry.go's transientCodes, and clients' own retries).
-var reservedCodes = map[string]string{
-	"NOSCRIPT":    "the runtime takes it for a script missing from the cache and runs the script again with EVAL",
-	"MOVED":       "cluster clients take it for a slot redirection",
-	"ASK":         "cluster clients take it for a slot migration redirection",
-	"BUSY":        "clients take it for a server busy with another script and retry",
-	"LOADING":     "clients take it for a server still loading its data and retry",
-	"TRYAGAIN":    "clients take it for a slot migration in progress and retry",
-	"CLUSTERDOWN": "clients take it for a cluster that lost a shard and retry",
-	"READONLY":    "clients take it for a write sent to a replica and retry",
-	"MASTERDOWN":  "clients take it for a replica that lost its primary and retry",
-}
+// else (the runtime marks a returned one so that it reaches the caller as
+// sent, but other clients of the script would still misread it). One list
+// with the runtime's marking: internal/replycode.
+var reservedCodes = replycode.Reserved
 
 // resp3Fields are the table fields Redis 7 reads as RESP3 replies
 // ({double=3.7} is a double, {map={...}} a map, ...), after err and ok.

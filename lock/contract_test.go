@@ -240,3 +240,49 @@ func TestMisuseIsRefused(t *testing.T) {
 	_, err = m.Lock(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)
 }
+
+// TryLock on a Mutex whose earlier TryLock was abandoned while the server
+// was stalled reports false with a nil error, as every TryLock whose wait
+// ends does: its own deadline (wait + WaitGrace), spent waiting for the
+// rollback still in flight, is not an error of the caller's ctx.
+func TestTryLockAfterStalledAttemptIsNotAnError(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	m := newMutex(t, newClient(t, srv.Client(t)), "stalled-again")
+	require.NoError(t, srv.Signal(syscall.SIGSTOP))
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = srv.Signal(syscall.SIGCONT)
+		}
+	}()
+	for i := range 3 {
+		_, ok, err := m.TryLock(ctx, 300*time.Millisecond)
+		require.NoError(t, err, "TryLock %d while the server is stopped", i)
+		require.False(t, ok, "TryLock %d", i)
+		require.NoError(t, ctx.Err())
+	}
+	require.NoError(t, srv.Signal(syscall.SIGCONT))
+	stopped = false
+	// The caller's own expiry is still reported.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, ok, err := m.TryLock(cctx, time.Second)
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, context.Canceled)
+	// And once the rollbacks are through, the lock is free to take.
+	_, ok, err = m.TryLock(ctx, 10*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// New on a closed Client fails with ErrClosed, as Lock on it would.
+func TestNewOnClosedClient(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t))
+	c.Close()
+	m, err := lock.New(c, "closed")
+	assert.Nil(t, m)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+}

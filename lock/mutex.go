@@ -56,10 +56,14 @@ type Mutex struct {
 // opts override the Client's defaults. It fails with an error matching
 // ErrBadOption when name is empty, an option is invalid, or the prefix and
 // name make keys that do not share one hash slot (a "{" in the prefix with
-// no "}" after it can do that). It sends nothing to Redis.
+// no "}" after it can do that), and with ErrClosed when c is closed. It
+// sends nothing to Redis.
 func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 	if c == nil {
 		return nil, optionError("New needs a Client")
+	}
+	if c.isClosed() {
+		return nil, ErrClosed
 	}
 	if name == "" {
 		return nil, optionError("empty lock name")
@@ -150,14 +154,14 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		defer cancel()
 	}
 	if err := m.begin(actx); err != nil {
-		return m.failed(ctx, start, 0, err)
+		return m.stopped(ctx, actx, start, 0, err)
 	}
 	defer m.end()
 	if m.c.isClosed() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
 	if err := m.waitUndo(actx); err != nil {
-		return m.failed(ctx, start, 0, err)
+		return m.stopped(ctx, actx, start, 0, err)
 	}
 	if m.holding() {
 		if held, err, done := m.reenter(ctx, actx, start); done {
@@ -200,7 +204,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 			// moment before actx does); the attempt was abandoned.
 			return m.timedOut(start, n)
 		case err != nil:
-			return m.failed(ctx, start, n, err)
+			return m.stopped(ctx, actx, start, n, err)
 		case res.Acquired:
 			validUntil := sent.Add(m.cfg.leaseFor())
 			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
@@ -275,7 +279,7 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 	sent := time.Now()
 	res, err := m.acquireAgain(actx)
 	if err != nil {
-		held, _, err = m.failed(ctx, start, 1, err)
+		held, _, err = m.stopped(ctx, actx, start, 1, err)
 		return held, err, true
 	}
 	if !res.Acquired {
@@ -321,6 +325,17 @@ func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (
 	}
 	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: time.Since(start), Err: err})
 	return notHeld, false, m.wrap(err)
+}
+
+// stopped is failed for an error of a step run under actx: when that error
+// is actx's own expiry (TryLock's wait and WaitGrace are over, the
+// caller's ctx is live), the wait ended and TryLock reports false with a
+// nil error, as documented; only the caller's ctx errors reach the caller.
+func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error) (context.Context, bool, error) {
+	if ctx.Err() == nil && actx != ctx && actx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return m.timedOut(start, n)
+	}
+	return m.failed(ctx, start, n, err)
 }
 
 func (m *Mutex) timedOut(start time.Time, n int) (context.Context, bool, error) {

@@ -116,13 +116,15 @@ func TestReplyErrorCode(t *testing.T) {
 
 func TestUnmark(t *testing.T) {
 	for msg, want := range map[string]string{
-		"LUAGEN NOSCRIPT x":     "NOSCRIPT x",
-		"LUAGEN ERR NOSCRIPT x": "NOSCRIPT x",
-		"ERR LUAGEN NOSCRIPT x": "NOSCRIPT x",
-		"LUAGEN LUAGEN x":       "LUAGEN x",
-		"LUAGEN":                "LUAGEN",
-		"NOSCRIPT x":            "NOSCRIPT x",
-		"OTHER":                 "OTHER",
+		"LUAGEN NOSCRIPT x":             "NOSCRIPT x",
+		"LUAGEN ERR NOSCRIPT x":         "NOSCRIPT x",
+		"ERR LUAGEN NOSCRIPT x":         "NOSCRIPT x",
+		"LUAGEN LUAGEN x":               "LUAGEN x",
+		"LUAGEN":                        "LUAGEN",
+		"NOSCRIPT x":                    "NOSCRIPT x",
+		"OTHER":                         "OTHER",
+		"LUAGEN MOVED 1 a:1":            "MOVED 1 a:1",
+		"LUAGEN% x %2DREADONLY %252D y": "x -READONLY %2D y",
 	} {
 		assert.Equal(t, want, unmark(&ReplyError{Msg: msg}).Msg, msg)
 	}

@@ -5,8 +5,9 @@
 //     falling back to EVAL when the server answers NOSCRIPT (after a restart,
 //     SCRIPT FLUSH or a failover), so NOSCRIPT never reaches a caller. The
 //     body is sent wrapped ([Script.Body]) so that an error reply the script
-//     makes itself is never taken for the server's NOSCRIPT: no script runs
-//     twice in one call.
+//     returns itself is never taken for the server's NOSCRIPT, nor by a
+//     client for a MOVED, ASK, TRYAGAIN or other code it acts on: no script
+//     runs twice in one call.
 //   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
 //     rueidis.Client (single node, sentinel or cluster; on a cluster a
 //     script without keys goes to the primary of its SHA1's slot, never to a

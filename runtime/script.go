@@ -58,7 +58,8 @@ type ScriptSpec struct {
 	Name string // Go name with package, e.g. "stock.Deduct"
 	File string // source file, e.g. "lua/stock/deduct.lua"
 	// Body is the text of the .lua file. NewScript sends it wrapped so that
-	// a reply the script makes is never taken for the server's NOSCRIPT;
+	// a reply the script returns is never taken for the server's NOSCRIPT,
+	// MOVED, TRYAGAIN and the like;
 	// line numbers and the shebang stay (see [Script.Body]).
 	Body string
 	// ReadOnly sends EVALSHA_RO/EVAL_RO; set when the shebang has
@@ -138,8 +139,9 @@ func (s *Script) Source() string { return s.source }
 // Body returns the text an [Executor] sends with EVAL and SCRIPT LOAD: the
 // source with its code wrapped in a function whose result is checked before
 // it is returned, so that an error reply the script returns can never be
-// taken for the server's NOSCRIPT (a returned reply starting with NOSCRIPT
-// is sent with the code LUAGEN in front, which [Script.Exec] removes).
+// taken for the server's NOSCRIPT, MOVED, TRYAGAIN or any code a client
+// reads (such a returned reply is sent with the code LUAGEN in front, which
+// [Script.Exec] removes; see wire.go).
 // Every line of the source keeps its number, the shebang line stays first,
 // and the reply is otherwise the script's own.
 func (s *Script) Body() string { return s.body }

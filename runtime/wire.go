@@ -1,35 +1,82 @@
 package runtime
 
-import "strings"
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/luagen/luagen/internal/replycode"
+)
 
 // The server answers EVALSHA with "NOSCRIPT No matching script. Please use
 // EVAL." when the script is not in its cache, and [Script.Exec] then sends
-// EVAL. A script can reply with the same text itself — a literal, a copy of
-// the server's text, or an ARGV echoed through redis.error_reply — and that
-// reply must not be taken for the server's, or the script runs twice in one
-// call. Two kinds of script-made error replies exist (script_lua.c, Redis
-// 7.0.15):
+// EVAL; cluster clients follow "MOVED <slot> <addr>" and "ASK ..." to
+// another node and send the command again; clients retry on TRYAGAIN,
+// CLUSTERDOWN, LOADING, READONLY and more (internal/replycode lists every
+// code and who reads it). A script can reply with the same text itself — a
+// literal, a copy of the server's text, or an ARGV echoed through
+// redis.error_reply — and that reply must not be taken for the server's,
+// or the script runs again in one call (without limit, for a MOVED that
+// names a node whose answer is a real MOVED back). Two kinds of
+// script-made error replies exist (script_lua.c, Redis 7.0.15):
 //
 //   - returned: `return redis.error_reply(s)` or `return {err=s}`. The
 //     server sends s unchanged (luaReplyToRedisReply), so it can equal the
-//     server's NOSCRIPT byte for byte. NewScript wraps the body so that
+//     server's own reply byte for byte. NewScript wraps the body so that
 //     such a reply is marked with [scriptReplyMark] on its way out (see
 //     [wrapBody]); Exec removes the mark before the caller sees the reply.
 //   - raised: error(s), error({err=s}), a failing redis.call. Redis' error
 //     handler records the line, and luaCallFunction appends
 //     " script: <sha1>, on @user_script:<line>." to the text; [IsNoScript]
-//     rejects a text with that suffix.
+//     rejects a text with that suffix. Clients do not: rueidis and go-redis
+//     still read the first word, so error({err=ARGV[1]}) or
+//     error(ARGV[1], 0) can send a client a MOVED or a TRYAGAIN of the
+//     script's making. The wrapper cannot see raised errors (replacing
+//     error would move the frame Redis' error handler reads the line
+//     from), so gen reports every error(...) whose text is not a literal
+//     (gen/doc.go, "Error replies"); scripts written by hand are on their
+//     own there.
 //
 // The one reply still able to pass for NOSCRIPT is an error table raised
 // with a metatable whose __newindex drops the handler's source and line
 // fields: no input can produce it, only a script written to do so.
 
 // scriptReplyMark is the error code the wrapped body puts in front of a
-// returned error reply that would otherwise read as NOSCRIPT (or that
-// already starts with the mark, so removing one mark always gives back the
-// script's own text). It shows only to a client that runs the wrapped body
-// itself, e.g. redis-cli EVALSHA.
+// returned error reply that clients or the runtime would otherwise read as
+// the server's own (or that already starts with the mark, so removing one
+// mark always gives back the script's own text). It shows only to a client
+// that runs the wrapped body itself, e.g. redis-cli EVALSHA.
 const scriptReplyMark = "LUAGEN"
+
+// markedCodes is the Lua table constructor of the codes the wrapped body
+// marks: [replycode.Reserved], the mark itself, and "max" for go-redis'
+// retry on "ERR max number of clients reached".
+var markedCodes = func() string {
+	codes := []string{scriptReplyMark, "max"}
+	for c := range replycode.Reserved {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, c := range codes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c + "=1")
+	}
+	b.WriteByte('}')
+	return b.String()
+}()
+
+// maxCodeLen is the length of the longest code in markedCodes.
+var maxCodeLen = func() int {
+	n := len(scriptReplyMark)
+	for c := range replycode.Reserved {
+		n = max(n, len(c))
+	}
+	return n
+}()
 
 // wrapPrologue and wrapEpilogue enclose the script body in a function whose
 // result is inspected before the chunk returns it. The prologue is put on
@@ -39,19 +86,31 @@ const scriptReplyMark = "LUAGEN"
 // matters: Redis takes one result from a script (lua_pcall(lua,0,1,...)).
 //
 // The epilogue reads err with rawget, as luaReplyToRedisReply does, and only
-// a string err makes an error reply there (a number does not). The first
-// byte ('N', 'E' or 'L') is tested before any pattern, so most error
-// replies (BAD_ARG ...) cost one string.byte. type, rawget,
-// rawset and string.find cannot be replaced by the body: Redis 7 makes the
-// global table and the library tables read-only.
-const (
+// a string err makes an error reply there (a number does not). It takes the
+// first word of letters (after a leading "ERR ", which rueidis drops and
+// go-redis' typed errors see through) and marks the reply when a code is a
+// prefix of that word: rueidis tests byte prefixes ("MOVEDX 1 a:1" is a
+// MOVED to it), so prefixes of 3 to maxCodeLen letters are looked up in a
+// table built only when the reply is an error. It also marks a text that
+// contains "-READONLY", which go-redis' shouldRetry looks for anywhere (as
+// "-READONLY You can't write against a read only replica"): that one is
+// marked "LUAGEN%" and its '%' and '-' are written %25 and %2D, so the
+// phrase is gone from the wire and [unmark] restores it. (The gsub call
+// is in parentheses: gopher-lua, which luatest runs the body in, does not
+// cut a call's results to one inside "..".) A success reply costs two type tests; an error reply one
+// match and up to maxCodeLen-2 short subs and lookups. type, rawget,
+// rawset, math.min and the string methods cannot be replaced by the body:
+// Redis 7 makes the global table and the library tables read-only.
+var (
 	wrapPrologue = "local r = (function(%s) "
 	wrapEpilogue = "end)(%s) " +
 		"if type(r) == 'table' then local e = rawget(r, 'err') " +
-		"if type(e) == 'string' then local b = e:byte(1) " +
-		"if (b == 78 or b == 69 or b == 76) and (e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
-		"e:find('^" + scriptReplyMark + " ') or e:find('^ERR " + scriptReplyMark + " ')) then " +
-		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end end return r"
+		"if type(e) == 'string' then local w = e:match('^%a+') " +
+		"if w == 'ERR' then w = e:match('^ (%a+)', 4) end " +
+		"if e:find('-READONLY', 1, true) then rawset(r, 'err', '" + scriptReplyMark + "% ' .. " +
+		"(e:gsub('[%%%-]', {['%'] = '%25', ['-'] = '%2D'}))) elseif w then local c = " + markedCodes + " " +
+		"for n = 3, math.min(#w, " + strconv.Itoa(maxCodeLen) + ") do if c[w:sub(1, n)] then " +
+		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) break end end end end end return r"
 )
 
 // wrapBody returns body as [NewScript] sends it (see the comment above
@@ -108,10 +167,16 @@ func unmark(re *ReplyError) *ReplyError {
 	m := strings.TrimPrefix(re.Msg, "ERR ")
 	rest, ok := strings.CutPrefix(m, scriptReplyMark+" ")
 	if !ok {
-		return re
+		if rest, ok = strings.CutPrefix(m, scriptReplyMark+"% "); !ok {
+			return re
+		}
+		rest = unescape.Replace(rest)
 	}
 	return &ReplyError{Msg: strings.TrimPrefix(rest, "ERR ")}
 }
+
+// unescape undoes the epilogue's escaping of a reply marked "LUAGEN%".
+var unescape = strings.NewReplacer("%2D", "-", "%25", "%")
 
 // raisedSuffix reports whether msg ends the way luaCallFunction (script_lua.c)
 // ends an error raised inside a script: " script: <name>, on <source>:<line>.".
