@@ -118,18 +118,14 @@ func NewLibrary(spec LibrarySpec) *Library {
 // code line when there is none), so line N of the .lua file is line
 // FunctionLine()+N-1 of the library and Exec maps "@user_function:L" back
 // to file.lua:N. The reply check marks a returned error reply that reads
-// as the server's "Function not found" (or NOSCRIPT, or starts with the
-// mark) exactly as the EVAL wrapping does, so Exec's load-and-retry never
-// runs a function twice.
-const (
+// as the server's "Function not found", and every code the EVAL wrapping
+// marks (NOSCRIPT, MOVED, ASK, ..., the mark itself) exactly as it does, so
+// Exec's load-and-retry never runs a function twice and no client follows a
+// function's own redirect.
+var (
 	fnPrologue = "callback=function(KEYS, ARGV) local r = (function(%s) "
-	fnEpilogue = "end)() " +
-		"if type(r) == 'table' then local e = rawget(r, 'err') " +
-		"if type(e) == 'string' then local b = e:byte(1) " +
-		"if (b == 70 or b == 78 or b == 69 or b == 76) and (e:find('^Function not found') or e:find('^ERR Function not found') or " +
-		"e:find('^NOSCRIPT') or e:find('^ERR NOSCRIPT') or " +
-		"e:find('^" + scriptReplyMark + " ') or e:find('^ERR " + scriptReplyMark + " ')) then " +
-		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) end end end return r end}\n"
+	fnEpilogue = "end)() " + replyCheck("elseif e:find('^Function not found') or e:find('^ERR Function not found') then "+
+		"rawset(r, 'err', '"+scriptReplyMark+" ' .. e) ") + "return r end}\n"
 )
 
 func wrapFunction(fn, source string) string {

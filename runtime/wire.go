@@ -103,15 +103,21 @@ var maxCodeLen = func() int {
 // Redis 7 makes the global table and the library tables read-only.
 var (
 	wrapPrologue = "local r = (function(%s) "
-	wrapEpilogue = "end)(%s) " +
-		"if type(r) == 'table' then local e = rawget(r, 'err') " +
+	wrapEpilogue = "end)(%s) " + replyCheck("") + "return r"
+)
+
+// replyCheck is the Lua code that marks the reply r as the comment above
+// describes; extra is more "elseif cond then mark" branches, tried after
+// the -READONLY one (function mode adds "Function not found").
+func replyCheck(extra string) string {
+	return "if type(r) == 'table' then local e = rawget(r, 'err') " +
 		"if type(e) == 'string' then local w = e:match('^%a+') " +
 		"if w == 'ERR' then w = e:match('^ (%a+)', 4) end " +
 		"if e:find('-READONLY', 1, true) then rawset(r, 'err', '" + scriptReplyMark + "% ' .. " +
-		"(e:gsub('[%%%-]', {['%'] = '%25', ['-'] = '%2D'}))) elseif w then local c = " + markedCodes + " " +
+		"(e:gsub('[%%%-]', {['%'] = '%25', ['-'] = '%2D'}))) " + extra + "elseif w then local c = " + markedCodes + " " +
 		"for n = 3, math.min(#w, " + strconv.Itoa(maxCodeLen) + ") do if c[w:sub(1, n)] then " +
-		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) break end end end end end return r"
-)
+		"rawset(r, 'err', '" + scriptReplyMark + " ' .. e) break end end end end end "
+}
 
 // wrapBody returns body as [NewScript] sends it (see the comment above
 // [scriptReplyMark]). A first line starting with "#!" is the Redis 7 shebang:
