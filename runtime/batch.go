@@ -174,6 +174,10 @@ func sameExecutor(a, b Executor) (same bool) {
 	return a == b
 }
 
+// errRetryCalls tells Retry that some calls of a batch round failed in a
+// way that is worth another round; the calls keep their own errors.
+var errRetryCalls = errors.New("runtime: batch calls to retry")
+
 // sendGroup runs calls, all on e, to their final outcome.
 func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	live := make([]*PipelineCall, 0, len(calls))
@@ -186,19 +190,23 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 		}
 		live = append(live, &c.PipelineCall)
 	}
-	attempt(ctx, e, live)
-	for n := 1; n < RetryAttempts && ctx.Err() == nil; n++ {
-		var again []*PipelineCall
-		for _, c := range live {
-			if c.Err != nil && c.Script.idem && Transient(c.Err) {
-				again = append(again, c)
+	// The one retry loop (Retry): each round sends the calls still to
+	// go, and only transient failures of idempotent scripts go again.
+	todo := live
+	_ = Retry(ctx, RetryPolicy{Attempts: RetryAttempts, Retryable: func(err error) bool { return err == errRetryCalls }},
+		func(ctx context.Context) error {
+			attempt(ctx, e, todo)
+			var again []*PipelineCall
+			for _, c := range todo {
+				if c.Err != nil && c.Script.idem && Transient(c.Err) {
+					again = append(again, c)
+				}
 			}
-		}
-		if len(again) == 0 || !sleep(ctx, backoff(n, RetryMinBackoff, RetryMaxBackoff)) {
-			break
-		}
-		attempt(ctx, e, again)
-	}
+			if todo = again; len(todo) > 0 {
+				return errRetryCalls
+			}
+			return nil
+		})
 	for _, c := range calls {
 		c.Value, c.Err = c.Script.finish(c.Value, c.Err)
 		c.done = true
