@@ -24,6 +24,11 @@
 //		w.WriteHeader(http.StatusTooManyRequests)
 //	}
 //
+// The limiters take any [runtime.Executor]: runtime.Rueidis above, or, for a
+// service on go-redis v9, goredis.New(rdb) from
+// github.com/luagen/luagen/runtime/goredis with a *redis.Client or a
+// *redis.ClusterClient; the tests run every contract through both.
+//
 // Both scripts take the time from the caller ("now", in ms) rather than
 // from the server, so tests drive them with a clock of their own; callers
 // that share a key should share a clock (hosts synchronized by NTP do).

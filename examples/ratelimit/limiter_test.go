@@ -1,8 +1,9 @@
 package ratelimit_test
 
-// The limiters' contracts, each run on luatest, on a redis-server and on a
-// Redis Cluster with the same assertions: what the offline tests prove
-// holds on the server.
+// The limiters' contracts, each run on luatest, and on a redis-server and
+// on a Redis Cluster through both the rueidis and the go-redis executor, with
+// the same assertions: what the offline tests prove holds on the server,
+// whichever client the service uses.
 
 import (
 	"context"

@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/goredis"
 )
 
 // cluster is one 3+3 Redis Cluster for the package's tests: starting one
@@ -49,7 +51,9 @@ type backend struct {
 	do      func(args ...string) // one command, for set-up
 }
 
-// backends lists the three places every contract test runs on.
+// backends lists the places every contract test runs on: luatest, and a
+// redis-server and a Redis Cluster through each executor a service may
+// choose (rueidis and go-redis), named place/executor.
 var backends = []struct {
 	name  string
 	start func(t *testing.T) backend
@@ -58,15 +62,25 @@ var backends = []struct {
 		r := luatest.New(t, luatest.WithTime(t0))
 		return backend{exec: r, now: r.Now, advance: r.Advance, do: func(args ...string) { r.MustDo(args...) }}
 	}},
-	{"redis-server", func(t *testing.T) backend {
-		return onClient(t, redistest.Start(t).Client(t))
+	{"redis-server/rueidis", func(t *testing.T) backend {
+		return onRueidis(t, redistest.Start(t).Client(t))
 	}},
-	{"cluster", func(t *testing.T) backend {
-		return onClient(t, cluster.Get(t).Client(t))
+	{"redis-server/go-redis", func(t *testing.T) backend {
+		c := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr})
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+		return onGoRedis(t, c)
+	}},
+	{"cluster/rueidis", func(t *testing.T) backend {
+		return onRueidis(t, cluster.Get(t).Client(t))
+	}},
+	{"cluster/go-redis", func(t *testing.T) backend {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Get(t).Addrs()})
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+		return onGoRedis(t, c)
 	}},
 }
 
-func onClient(t *testing.T, c rueidis.Client) backend {
+func onRueidis(t *testing.T, c rueidis.Client) backend {
 	clock := &manualClock{now: t0}
 	return backend{
 		exec:    runtime.Rueidis(c),
@@ -75,6 +89,24 @@ func onClient(t *testing.T, c rueidis.Client) backend {
 		do: func(args ...string) {
 			err := c.Do(context.Background(), c.B().Arbitrary(args[0]).Keys(args[1]).Args(args[2:]...).Build()).Error()
 			require.NoError(t, err)
+		},
+	}
+}
+
+// onGoRedis is onRueidis for a go-redis client: a *redis.Client for one
+// server, a *redis.ClusterClient for a cluster.
+func onGoRedis(t *testing.T, c redis.UniversalClient) backend {
+	clock := &manualClock{now: t0}
+	return backend{
+		exec:    goredis.New(c),
+		now:     clock.Now,
+		advance: clock.Advance,
+		do: func(args ...string) {
+			cmd := make([]any, len(args))
+			for i, a := range args {
+				cmd[i] = a
+			}
+			require.NoError(t, c.Do(context.Background(), cmd...).Err())
 		},
 	}
 }
