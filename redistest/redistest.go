@@ -50,7 +50,7 @@ func Start(tb testing.TB, extra ...string) *Server {
 // the caller must call Stop.
 func StartServer(dir string, extra ...string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		return nil, fmt.Errorf("redis-server not on PATH (run `make test`, which installs it): %w", err)
+		return nil, fmt.Errorf("redis-server 7 is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %w", err)
 	}
 	s := &Server{Dir: dir}
 	s.args = append([]string{"--save", "", "--appendonly", "no", "--bind", "127.0.0.1",
