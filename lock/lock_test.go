@@ -386,7 +386,7 @@ func TestBoundedWait(t *testing.T) {
 	require.ErrorIs(t, context.Cause(held), lock.ErrNotAcquired)
 	t.Logf("TryLock(1s) returned false after %v", took)
 	assert.GreaterOrEqual(t, took, time.Second)
-	assert.LessOrEqual(t, took, time.Second+300*time.Millisecond, "1 s plus a round trip")
+	assert.LessOrEqual(t, took, time.Second+slack, "1 s plus a round trip, with the slack every bound here has on a busy machine")
 }
 
 // 8. A waiter gets the lock from the release itself, told by one wake
