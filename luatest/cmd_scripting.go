@@ -212,7 +212,18 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
 	fn := L.NewFunctionFromProto(sc.proto)
 	fn.Env = vm.env
+	L.SetTop(0)
+	L.Push(fn)
+	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
+}
 
+// callLimited calls the function on L's stack with its nargs arguments
+// above it, under opt's context and the script timeout, as the script or
+// function (kind) named name (a SHA1, or a function name) runs, and returns
+// its reply: luaCallFunction's pcall and reply conversion, plus luatest's
+// own stop for a runaway script.
+func (r *Redis) callLimited(L *lua.LState, handler *lua.LFunction, nargs int, opt runOptions, kind, name string, run *runCtx) resp.Reply {
+	defer L.SetTop(0)
 	var cancel context.CancelFunc
 	ctx := opt.ctx
 	if r.timeout > 0 {
@@ -226,35 +237,26 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		L.SetContext(ctx)
 		defer L.RemoveContext()
 	}
-	L.SetTop(0)
-	L.Push(fn)
-	err := L.PCall(0, 1, vm.handler)
-	defer L.SetTop(0)
-	if err != nil {
+	if err := L.PCall(nargs, 1, handler); err != nil {
 		if ctx != nil && ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.timeout > 0 {
-				return resp.ErrorReply(fmt.Sprintf("ERR luatest: script %s ran longer than %v and was stopped", sc.sha, r.timeout))
+				return resp.ErrorReply(fmt.Sprintf("ERR luatest: %s %s ran longer than %v and was stopped", kind, name, r.timeout))
 			}
-			return resp.ErrorReply("ERR luatest: script stopped: " + ctx.Err().Error())
+			return resp.ErrorReply("ERR luatest: " + kind + " stopped: " + ctx.Err().Error())
 		}
-		return scriptErrorReply(L, sc, err)
+		return runErrorReply(L, name, err)
 	}
 	return luaToReply(L.Get(-1), opt.proto, run.resp)
 }
 
 var positionRe = regexp.MustCompile(`^(` + chunkName + `|` + functionChunkName + `):(\d+): `)
 
-// scriptErrorReply is the reply for a script that raised an error
-// (luaCallFunction): the err field, then " script: <sha>, on
+// runErrorReply is the reply for a script or function named name (a SHA1
+// for EVAL, the function name for FCALL) that raised an error
+// (luaCallFunction): the err field, then " script: <name>, on
 // @user_script:<line>." when the error handler found a line. The fields
 // are read as luaExtractErrorInformation reads them: with lua_getfield
 // (metamethods apply) and lua_isstring (a number counts).
-func scriptErrorReply(L *lua.LState, sc *script, err error) resp.Reply {
-	return runErrorReply(L, sc.sha, err)
-}
-
-// runErrorReply is scriptErrorReply for the script or function named name
-// (a SHA1 for EVAL, the function name for FCALL).
 func runErrorReply(L *lua.LState, name string, err error) resp.Reply {
 	var obj lua.LValue = lua.LString(err.Error())
 	var ae *lua.ApiError

@@ -437,32 +437,9 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 	r.run = run
 	defer func() { r.run = nil }()
 
-	var cancel context.CancelFunc
-	ctx := opt.ctx
-	if r.timeout > 0 {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		ctx, cancel = context.WithTimeout(ctx, r.timeout)
-		defer cancel()
-	}
-	if ctx != nil && ctx.Done() != nil {
-		L.SetContext(ctx)
-		defer L.RemoveContext()
-	}
 	L.SetTop(0)
-	defer L.SetTop(0)
 	L.Push(fn.fn)
 	L.Push(stringsTable(L, keys))
 	L.Push(stringsTable(L, argv))
-	if err := L.PCall(2, 1, f.vm.handler); err != nil {
-		if ctx != nil && ctx.Err() != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.timeout > 0 {
-				return resp.ErrorReply(fmt.Sprintf("ERR luatest: function %s ran longer than %v and was stopped", fn.name, r.timeout))
-			}
-			return resp.ErrorReply("ERR luatest: function stopped: " + ctx.Err().Error())
-		}
-		return runErrorReply(L, fn.name, err)
-	}
-	return luaToReply(L.Get(-1), opt.proto, run.resp)
+	return r.callLimited(L, f.vm.handler, 2, opt, "function", fn.name, run)
 }
