@@ -811,26 +811,10 @@ func (w *replyWalk) expr(e ast.Expr) {
 	case *ast.AttrGetExpr:
 		w.expr(e.Object)
 		w.expr(e.Key)
-	case *ast.LogicalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		w.expr(e.Expr)
 	case *ast.FunctionExpr:
 		w.function(e)
+	default:
+		w.exprs(operands(e))
 	}
 }
 
