@@ -717,15 +717,22 @@ func (e *scriptEmitter) decode() {
 	e.f.Func().Id(e.decodeName()).Params(jen.Id("v").Add(rt("Value"))).Params(retType, jen.Error()).Block(body...)
 }
 
+// params is a method's parameter list: first, then the script's Keys and
+// Args structs when it declares any.
+func (e *scriptEmitter) params(first jen.Code) []jen.Code {
+	params := []jen.Code{first}
+	if len(e.s.Keys) > 0 {
+		params = append(params, jen.Id("keys").Id(e.s.Name+"Keys"))
+	}
+	if len(e.s.Args) > 0 {
+		params = append(params, jen.Id("args").Id(e.s.Name+"Args"))
+	}
+	return params
+}
+
 func (e *scriptEmitter) method() {
 	s := e.s
-	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
-	if len(s.Keys) > 0 {
-		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
-	}
-	if len(s.Args) > 0 {
-		params = append(params, jen.Id("args").Id(s.Name+"Args"))
-	}
+	params := e.params(jen.Id("ctx").Qual("context", "Context"))
 	pre, keysX, argv := e.callExprs()
 	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
 
@@ -763,13 +770,7 @@ func (e *scriptEmitter) method() {
 // queueMethod declares QueueName: the method's call, put on a batch.
 func (e *scriptEmitter) queueMethod() {
 	s := e.s
-	params := []jen.Code{jen.Id("b").Op("*").Add(rt("Batch"))}
-	if len(s.Keys) > 0 {
-		params = append(params, jen.Id("keys").Id(s.Name+"Keys"))
-	}
-	if len(s.Args) > 0 {
-		params = append(params, jen.Id("args").Id(s.Name+"Args"))
-	}
+	params := e.params(jen.Id("b").Op("*").Add(rt("Batch")))
 	pre, keysX, argv := e.callExprs()
 	r := s.Return
 	var elem jen.Code

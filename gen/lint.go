@@ -374,24 +374,6 @@ func (l *linter) expr(e ast.Expr) {
 			l.expr(e.Receiver)
 		}
 		l.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		l.expr(e.Lhs)
-		l.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		l.expr(e.Lhs)
-		l.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		l.expr(e.Lhs)
-		l.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		l.expr(e.Lhs)
-		l.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		l.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		l.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		l.expr(e.Expr)
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
 			if f.Key != nil {
@@ -401,7 +383,31 @@ func (l *linter) expr(e ast.Expr) {
 		}
 	case *ast.FunctionExpr:
 		l.function(e, false)
+	default:
+		l.exprs(operands(e))
 	}
+}
+
+// operands returns the operands of an operator expression in source
+// order, or nil for any other expression; the walkers share it.
+func operands(e ast.Expr) []ast.Expr {
+	switch e := e.(type) {
+	case *ast.LogicalOpExpr:
+		return []ast.Expr{e.Lhs, e.Rhs}
+	case *ast.RelationalOpExpr:
+		return []ast.Expr{e.Lhs, e.Rhs}
+	case *ast.StringConcatOpExpr:
+		return []ast.Expr{e.Lhs, e.Rhs}
+	case *ast.ArithmeticOpExpr:
+		return []ast.Expr{e.Lhs, e.Rhs}
+	case *ast.UnaryMinusOpExpr:
+		return []ast.Expr{e.Expr}
+	case *ast.UnaryNotOpExpr:
+		return []ast.Expr{e.Expr}
+	case *ast.UnaryLenOpExpr:
+		return []ast.Expr{e.Expr}
+	}
+	return nil
 }
 
 // literalIndex returns n for a literal integer index such as KEYS[2].

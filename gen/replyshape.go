@@ -592,6 +592,17 @@ func (sh *shaper) callReply(fn string, args []ast.Expr, line int) lset {
 		}
 		return !expands(args[len(args)-1]) || len(args) == 0
 	}
+	// withOption is the reply of a command that sends pairs when word is
+	// among its arguments from index from on, and single strings when not.
+	withOption := func(word string, from int) lset {
+		switch sh.optionWord(args, word, from) {
+		case optYes:
+			return append(out, lval{kind: vArray, what: what + " " + strings.ToUpper(word), line: line, each: one(elem(str)), pairs: true})
+		case optNo:
+			return append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
+		}
+		return unknown(line)
+	}
 	switch {
 	case name == "set" && len(args) == 3 && literalArgs():
 		return append(out, lval{kind: vStatus, lit: "OK", known: true, what: "a SET reply (status OK)", line: line})
@@ -602,23 +613,11 @@ func (sh *shaper) callReply(fn string, args []ast.Expr, line int) lset {
 	case name == "zrank" || name == "zrevrank":
 		return unknown(line)
 	case name == "zrange" || name == "zrevrange" || name == "zrangebyscore" || name == "zrevrangebyscore":
-		switch sh.optionWord(args, "withscores", 4) {
-		case optYes:
-			return append(out, lval{kind: vArray, what: what + " WITHSCORES", line: line, each: one(elem(str)), pairs: true})
-		case optNo:
-			return append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
-		}
-		return unknown(line)
+		return withOption("withscores", 4)
 	case name == "hrandfield" && len(args) == 2:
 		return append(out, str, fls)
 	case name == "hrandfield":
-		switch sh.optionWord(args, "withvalues", 3) {
-		case optYes:
-			return append(out, lval{kind: vArray, what: what + " WITHVALUES", line: line, each: one(elem(str)), pairs: true})
-		case optNo:
-			return append(out, lval{kind: vArray, what: what, line: line, each: one(elem(str))})
-		}
-		return unknown(line)
+		return withOption("withvalues", 3)
 	}
 	switch commandReplies[name] {
 	case replyInt:
@@ -811,26 +810,10 @@ func (w *replyWalk) expr(e ast.Expr) {
 	case *ast.AttrGetExpr:
 		w.expr(e.Object)
 		w.expr(e.Key)
-	case *ast.LogicalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		w.expr(e.Expr)
 	case *ast.FunctionExpr:
 		w.function(e)
+	default:
+		w.exprs(operands(e))
 	}
 }
 

@@ -191,7 +191,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintln(w, strings.TrimRight("\tluagen "+n+" "+commands[n].args, " "))
+		fmt.Fprintln(w, "\t"+synopsis(n))
 	}
 	fmt.Fprint(w, "\nCommands:\n\n")
 	for _, n := range names {
@@ -220,13 +220,19 @@ func init() {
 	})
 }
 
+// synopsis is command c's usage line, "luagen c args", with no trailing
+// space for a command that takes no arguments.
+func synopsis(c string) string {
+	return strings.TrimRight("luagen "+c+" "+commands[c].args, " ")
+}
+
 // newFlagSet returns a flag set for command c whose -h prints c's usage
 // and flags to the env's stderr.
 func newFlagSet(e *env, c string) *flag.FlagSet {
 	fs := flag.NewFlagSet("luagen "+c, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "%s\n\n%s\n", strings.TrimRight("usage: luagen "+c+" "+commands[c].args, " "), commands[c].short)
+		fmt.Fprintf(e.stderr, "usage: %s\n\n%s\n", synopsis(c), commands[c].short)
 		if hasFlags(fs) {
 			fmt.Fprintln(e.stderr, "\nFlags:")
 			fs.PrintDefaults()
