@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -306,18 +305,8 @@ func (s *Script) functionLine(msg string) (int, bool) {
 	if s.lib == nil {
 		return 0, false
 	}
-	const marker = "@user_function:"
-	i := strings.LastIndex(msg, marker)
-	if i < 0 {
-		return 0, false
-	}
-	rest := msg[i+len(marker):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	n, err := strconv.Atoi(rest[:j])
-	if err != nil {
+	n, ok := lineAfter(msg, "@user_function:")
+	if !ok {
 		return 0, false
 	}
 	return n - s.fnLine + 1, true
