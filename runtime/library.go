@@ -142,10 +142,6 @@ func wrapFunction(fn, source string) string {
 		}
 		code = "\n" + source[min(i+1, len(source)):]
 	}
-	params := ""
-	if strings.Contains(code, "...") {
-		params = "..."
-	}
 	var b strings.Builder
 	b.WriteString("redis.register_function{function_name=" + luaQuote(fn))
 	if d := description(source); d != "" {
@@ -159,12 +155,7 @@ func wrapFunction(fn, source string) string {
 		b.WriteString(luaQuote(f))
 	}
 	b.WriteString("}, ")
-	b.WriteString(strings.Replace(fnPrologue, "%s", params, 1))
-	b.WriteString(code)
-	if code != "" && !strings.HasSuffix(code, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString(fnEpilogue)
+	writeWrapped(&b, code, fnPrologue, fnEpilogue)
 	return b.String()
 }
 
