@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"reflect"
 )
 
 // ErrBatchSent is returned by [Batch.Send] on a batch already sent, and by
@@ -163,15 +164,10 @@ func (b *Batch) Send(ctx context.Context) error {
 	return nil
 }
 
-// sameExecutor compares two executors without panicking on a dynamic type
+// sameExecutor compares two executors without panicking on a dynamic value
 // that is not comparable (such executors then never share a pipeline).
-func sameExecutor(a, b Executor) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
+func sameExecutor(a, b Executor) bool {
+	return reflect.ValueOf(a).Comparable() && a == b
 }
 
 // errRetryCalls tells Retry that some calls of a batch round failed in a

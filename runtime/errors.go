@@ -100,7 +100,11 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // scriptLine extracts N from the "... on @user_script:N." suffix Redis 7
 // appends to errors raised inside a script (script_lua.c, luaErrorInformationDiscard).
 func scriptLine(msg string) (int, bool) {
-	const marker = "@user_script:"
+	return lineAfter(msg, "@user_script:")
+}
+
+// lineAfter returns the number that follows the last marker in msg.
+func lineAfter(msg, marker string) (int, bool) {
 	i := strings.LastIndex(msg, marker)
 	if i < 0 {
 		return 0, false

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -143,10 +142,6 @@ func wrapFunction(fn, source string) string {
 		}
 		code = "\n" + source[min(i+1, len(source)):]
 	}
-	params := ""
-	if strings.Contains(code, "...") {
-		params = "..."
-	}
 	var b strings.Builder
 	b.WriteString("redis.register_function{function_name=" + luaQuote(fn))
 	if d := description(source); d != "" {
@@ -160,12 +155,7 @@ func wrapFunction(fn, source string) string {
 		b.WriteString(luaQuote(f))
 	}
 	b.WriteString("}, ")
-	b.WriteString(strings.Replace(fnPrologue, "%s", params, 1))
-	b.WriteString(code)
-	if code != "" && !strings.HasSuffix(code, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString(fnEpilogue)
+	writeWrapped(&b, code, fnPrologue, fnEpilogue)
 	return b.String()
 }
 
@@ -306,18 +296,8 @@ func (s *Script) functionLine(msg string) (int, bool) {
 	if s.lib == nil {
 		return 0, false
 	}
-	const marker = "@user_function:"
-	i := strings.LastIndex(msg, marker)
-	if i < 0 {
-		return 0, false
-	}
-	rest := msg[i+len(marker):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	n, err := strconv.Atoi(rest[:j])
-	if err != nil {
+	n, ok := lineAfter(msg, "@user_function:")
+	if !ok {
 		return 0, false
 	}
 	return n - s.fnLine + 1, true

@@ -149,21 +149,27 @@ func wrapBody(body string) string {
 		}
 		head, code = body[:i+1], body[i+1:]
 	}
+	var b strings.Builder
+	b.Grow(len(body) + len(wrapPrologue) + len(wrapEpilogue) + 8)
+	b.WriteString(head)
+	writeWrapped(&b, code, wrapPrologue, wrapEpilogue)
+	return b.String()
+}
+
+// writeWrapped writes code between prologue and epilogue, each with its
+// "%s" (if any) replaced by "..." when code uses "..." (see [wrapBody]).
+func writeWrapped(b *strings.Builder, code, prologue, epilogue string) {
 	params := ""
 	if strings.Contains(code, "...") {
 		params = "..."
 	}
-	var b strings.Builder
-	b.Grow(len(body) + len(wrapPrologue) + len(wrapEpilogue) + 8)
-	b.WriteString(head)
-	b.WriteString(strings.Replace(wrapPrologue, "%s", params, 1))
+	b.WriteString(strings.Replace(prologue, "%s", params, 1))
 	b.WriteString(code)
 	if code != "" && !strings.HasSuffix(code, "\n") {
 		// The body may end in a comment: the epilogue needs its own line.
 		b.WriteByte('\n')
 	}
-	b.WriteString(strings.Replace(wrapEpilogue, "%s", params, 1))
-	return b.String()
+	b.WriteString(strings.Replace(epilogue, "%s", params, 1))
 }
 
 // unmark returns the script's own error reply for a reply the wrapped body

@@ -2,9 +2,7 @@ package goredis
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -46,27 +44,9 @@ func (e *Executor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 		}
 		return nil
 	}
-	if e.cluster == nil {
-		addr := "the server"
-		if c, ok := e.c.(*redis.Client); ok {
-			addr = c.Options().Addr
-		}
-		return load(ctx, e.c, addr)
+	var forEach nodeLoop
+	if e.cluster != nil {
+		forEach = e.cluster.ForEachMaster
 	}
-	var (
-		mu   sync.Mutex
-		errs []error
-	)
-	err := e.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		if err := load(ctx, c, c.Options().Addr); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("FUNCTION LOAD %s: %w", l.Name(), convertErr(err)))
-	}
-	return errors.Join(errs...)
+	return e.onEveryNode(ctx, forEach, "FUNCTION LOAD "+l.Name(), load)
 }

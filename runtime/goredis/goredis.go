@@ -264,30 +264,45 @@ func (e *Executor) Load(ctx context.Context, s *runtime.Script) error {
 		}
 		return nil
 	}
-	shards, ok := e.c.(interface {
+	var forEach nodeLoop
+	if shards, ok := e.c.(interface {
 		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
-	})
-	if !ok {
+	}); ok {
+		forEach = shards.ForEachShard
+	}
+	return e.onEveryNode(ctx, forEach, "SCRIPT LOAD "+s.Name(), load)
+}
+
+// nodeLoop is ClusterClient.ForEachShard or ForEachMaster: it runs fn on
+// each node concurrently and returns fn's first error or its own.
+type nodeLoop func(context.Context, func(context.Context, *redis.Client) error) error
+
+// onEveryNode runs do on every node forEach visits, or, with forEach nil,
+// on e's one server ("the server" when go-redis exposes no address). Every
+// node is tried; their errors and forEach's own (wrapped with what) are
+// joined, where go-redis would keep only the first.
+func (e *Executor) onEveryNode(ctx context.Context, forEach nodeLoop, what string, do func(ctx context.Context, c redis.Cmdable, addr string) error) error {
+	if forEach == nil {
 		addr := "the server"
 		if c, ok := e.c.(*redis.Client); ok {
 			addr = c.Options().Addr
 		}
-		return load(ctx, e.c, addr)
+		return do(ctx, e.c, addr)
 	}
 	var (
 		mu   sync.Mutex
 		errs []error
 	)
-	err := shards.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
-		if err := load(ctx, c, c.Options().Addr); err != nil {
+	err := forEach(ctx, func(ctx context.Context, c *redis.Client) error {
+		if err := do(ctx, c, c.Options().Addr); err != nil {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
 		}
-		return nil // go-redis keeps only the first error; join them all
+		return nil
 	})
 	if err != nil {
-		errs = append(errs, fmt.Errorf("SCRIPT LOAD %s: %w", s.Name(), convertErr(err)))
+		errs = append(errs, fmt.Errorf("%s: %w", what, convertErr(err)))
 	}
 	return errors.Join(errs...)
 }
