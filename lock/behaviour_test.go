@@ -20,19 +20,20 @@ func TestInvalidOptionsAreRejected(t *testing.T) {
 	rc := srv.Client(t)
 	c := newClient(t, rc)
 	for name, opt := range map[string]lock.Option{
-		"zero lease":            lock.WithLease(0),
-		"negative lease":        lock.WithLease(-time.Second),
-		"sub-millisecond lease": lock.WithLease(500 * time.Microsecond),
-		"lease above MaxLease":  lock.WithLease(lock.MaxLease + time.Millisecond),
-		"overflowing lease":     lock.WithLease(math.MaxInt64),
-		"tiny watchdog lease":   lock.WithWatchdogLease(2 * time.Millisecond),
-		"negative watchdog":     lock.WithWatchdogLease(-1),
-		"overflowing watchdog":  lock.WithWatchdogLease(math.MaxInt64),
-		"zero retry window":     lock.WithRetryWindow(0),
-		"zero fence TTL":        lock.WithFenceTTL(0),
-		"negative MinPoll":      lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: -1}),
-		"tiny QueueTTL":         lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: time.Millisecond}),
-		"negative QueueTTL":     lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: -time.Second}),
+		"zero lease":              lock.WithLease(0),
+		"negative lease":          lock.WithLease(-time.Second),
+		"sub-millisecond lease":   lock.WithLease(500 * time.Microsecond),
+		"lease above MaxLease":    lock.WithLease(lock.MaxLease + time.Millisecond),
+		"overflowing lease":       lock.WithLease(math.MaxInt64),
+		"tiny watchdog lease":     lock.WithWatchdogLease(2 * time.Millisecond),
+		"negative watchdog":       lock.WithWatchdogLease(-1),
+		"overflowing watchdog":    lock.WithWatchdogLease(math.MaxInt64),
+		"zero retry window":       lock.WithRetryWindow(0),
+		"zero fence TTL":          lock.WithFenceTTL(0),
+		"negative MinPoll":        lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: -1}),
+		"MinPoll past QueueTTL/3": lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: time.Second + time.Millisecond}),
+		"tiny QueueTTL":           lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: time.Millisecond}),
+		"negative QueueTTL":       lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: -time.Second}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := lock.New(c, "x", opt)

@@ -126,7 +126,15 @@ func TestCluster(t *testing.T) {
 		context.AfterFunc(held, func() { lostAt.Store(int64(time.Since(start))) })
 
 		var ev events
-		w := newMutex(t, newClient(t, cl.Client(t), lock.WithWatchdogLease(lease)), "c-failover", lock.WithHook(ev.hook))
+		// The waiter's fallback poll is far longer than the test, so that
+		// only the wake message can hand it the lock in time: a poll that
+		// fired between the release and the message would win the race
+		// and hide whether the message came.
+		// (A poll may be at most a third of the queue TTL and of the
+		// lease a handoff grants, so both are long.)
+		const poll = 20 * time.Second
+		w := newMutex(t, newClient(t, cl.Client(t), lock.WithWatchdogLease(3*poll)), "c-failover", lock.WithHook(ev.hook),
+			lock.WithWaitStrategy(lock.WaitStrategy{MinPoll: poll, QueueTTL: 3 * poll}))
 		var acquiredAt atomic.Int64
 		result := make(chan error, 1)
 		go func() {
@@ -150,7 +158,7 @@ func TestCluster(t *testing.T) {
 			case err := <-result:
 				require.NoError(t, err)
 				assert.GreaterOrEqual(t, acquiredAt.Load(), lost, "two holders at once")
-			case <-time.After(2 * lease):
+			case <-time.After(poll + 2*lease): // no release: only a poll learns of it
 				t.Fatal("the waiter did not get the lost lock")
 			}
 			require.NoError(t, w.Unlock(ctx))

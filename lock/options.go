@@ -128,7 +128,10 @@ type WaitStrategy struct {
 	// full watchdog lease by the heir's watchdog, so a dead waiter stalls
 	// the lock at most 2 × QueueTTL. With WithLease(d) the grant is d.
 	QueueTTL time.Duration
-	// MinPoll is the shortest fallback sleep, default 5 ms.
+	// MinPoll is the shortest fallback sleep, default 5 ms. An explicit
+	// MinPoll must be at most a third of QueueTTL and of the grant lease:
+	// a waiter that sleeps longer loses its place in the queue, or learns
+	// of a handoff after the lease it was granted may have run out.
 	MinPoll time.Duration
 }
 
@@ -193,6 +196,11 @@ func (c *config) validate() error {
 		if err := checkDuration("wait strategy QueueTTL", w.QueueTTL, 3*time.Millisecond); err != nil {
 			return err
 		}
+	}
+	// A waiter sleeping longer than this outlives its place in the queue,
+	// or is handed a lease that may have run out by the time it wakes.
+	if most := min(c.queueTTL(), c.grantLease()) / 3; w.MinPoll > most {
+		return optionError("wait strategy MinPoll must be at most a third of QueueTTL and of the lease a handoff grants (%v), got %v", most, w.MinPoll)
 	}
 	return nil
 }
