@@ -76,7 +76,10 @@
 // # check
 //
 // Check parses and lints the scripts and prints problems without
-// generating anything.
+// generating anything. The files and directories named are checked
+// together as the one package generate would make of them, so names must
+// be unique across them; check directories meant for separate packages
+// with one check each.
 //
 // # eval
 //
