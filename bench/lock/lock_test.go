@@ -52,6 +52,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,11 +331,17 @@ func BenchmarkContendedAcrossClients(b *testing.B) {
 			defer closeLib()
 			ms[i] = newMutex("bench:across:" + lib.name)
 		}
+		cost := startCost(b)
 		r := contend(b, lib.name, ms)
+		c := cost.per(b, r.sections)
 		record("contended, 8 clients: sections /s", lib.name, r.perSec)
 		record("contended, 8 clients: p99 µs to acquire (lower is better)", lib.name, r.p99)
 		record("contended, 8 clients: fairness, min/max sections per goroutine ×100", lib.name, r.fairness*100)
 		record("contended, 8 clients: allocs/section (lower is better)", lib.name, r.allocs)
+		record("contended, 8 clients: scripts run/section (lower is better)", lib.name, c.scripts)
+		record("contended, 8 clients: other commands/section, in scripts or not (lower is better)", lib.name, c.commands)
+		record("contended, 8 clients: server CPU µs/section (lower is better)", lib.name, c.serverCPU)
+		record("contended, 8 clients: client CPU µs/section (lower is better)", lib.name, c.clientCPU)
 		return r.perSec
 	})
 }
@@ -343,6 +350,7 @@ const contenders = 8
 
 type contention struct {
 	perSec, p99, fairness, allocs float64
+	sections                      int
 }
 
 // contend runs the goroutines of ms against each other for a second.
@@ -400,11 +408,106 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 	}
 	slices.Sort(all)
 	return contention{
+		sections: done,
 		perSec:   float64(done) / elapsed.Seconds(),
 		p99:      float64(all[len(all)*99/100].Microseconds()),
 		fairness: float64(slices.Min(counts)) / float64(max(slices.Max(counts), 1)),
 		allocs:   float64(after.Mallocs-before.Mallocs) / float64(done),
 	}
+}
+
+// cost is where the CPU of a contended run goes: the server's (INFO cpu:
+// everything redis-server did, network included), the scripts and other
+// commands it ran (INFO commandstats, reset at the start; Redis 7 counts
+// the commands a script calls there too), and this process' (getrusage:
+// every goroutine, the library's and the benchmark's own). Each library
+// runs alone in its window, so the difference between libraries is theirs.
+type cost struct {
+	admin     *goredislib.Client
+	serverCPU float64 // seconds, at the start
+	clientCPU time.Duration
+}
+
+type costs struct {
+	scripts, commands, serverCPU, clientCPU float64 // per section
+}
+
+func startCost(b *testing.B) *cost {
+	ctx := context.Background()
+	c := &cost{admin: goredislib.NewClient(&goredislib.Options{Addr: addr})}
+	if err := c.admin.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	c.serverCPU = serverCPU(b, c.admin)
+	c.clientCPU = processCPU(b)
+	return c
+}
+
+// per returns the costs since startCost per section, and closes c.
+func (c *cost) per(b *testing.B, sections int) costs {
+	defer c.admin.Close()
+	clientCPU := processCPU(b) - c.clientCPU
+	serverCPU := serverCPU(b, c.admin) - c.serverCPU
+	scripts, commands := commandStats(b, c.admin)
+	n := float64(max(sections, 1))
+	return costs{
+		scripts:   scripts / n,
+		commands:  commands / n,
+		serverCPU: serverCPU * 1e6 / n,
+		clientCPU: float64(clientCPU.Microseconds()) / n,
+	}
+}
+
+// serverCPU returns redis-server's CPU time so far (user + system), in
+// seconds.
+func serverCPU(b *testing.B, admin *goredislib.Client) float64 {
+	info, err := admin.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}
+
+// processCPU returns this process' CPU time so far (user + system).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// commandStats returns the calls of scripts (EVAL, EVALSHA, FCALL) and of
+// other commands since the last CONFIG RESETSTAT, but CONFIG and INFO (the
+// benchmark's own).
+func commandStats(b *testing.B, admin *goredislib.Client) (scripts, commands float64) {
+	info, err := admin.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || strings.HasPrefix(name, "cmdstat_config") || name == "cmdstat_info" {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
+		f, _ := strconv.ParseFloat(calls, 64)
+		switch strings.TrimPrefix(name, "cmdstat_") {
+		case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+			scripts += f
+		default:
+			commands += f
+		}
+	}
+	return scripts, commands
 }
 
 // BenchmarkHandoff: a waiter blocks on a held lock; the time from the
@@ -470,7 +573,7 @@ func printTable() {
 				cells = append(cells, "–")
 				continue
 			}
-			cells = append(cells, strconv.FormatFloat(median(r[n]), 'f', 0, 64))
+			cells = append(cells, format(median(r[n])))
 		}
 		var ratios []float64
 		for i, ours := range r["luagen"] {
@@ -497,6 +600,14 @@ func printTable() {
 		}
 		fmt.Printf("| %s | %s | %s |\n", row, strings.Join(cells, " | "), ratio)
 	}
+}
+
+// format prints v with one decimal below 10, as a whole number above.
+func format(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
 // BenchmarkServerTime: the server's own time per uncontended
@@ -544,4 +655,80 @@ func BenchmarkServerTime(b *testing.B) {
 		record("server µs per uncontended acquire+release (lower is better)", lib.name, perOp)
 		return perOp
 	})
+}
+
+// BenchmarkLuagenHandoffPath breaks the critical path of luagen's
+// contended, cross-client section into its legs, from the clocks of this
+// process and of the server (one machine, so they agree within
+// microseconds): a handoff's fencing token is the server's time in µs when
+// the release ran (max(last + 1, now) and now wins at these rates). For
+// every section handed over: "release" is the holder's Unlock call to the
+// server running its release, "wake" is that to the heir's Lock returning
+// (message delivery, rueidis' pub/sub dispatch, the goroutine switches,
+// starting the hold), and "section" is the heir's Lock returning to its
+// Unlock call. Medians over 8 clients for a second.
+func BenchmarkLuagenHandoffPath(b *testing.B) {
+	type leg struct{ release, wake, section []float64 }
+	var mu sync.Mutex
+	var legs leg
+	var unlockAt atomic.Int64 // µs since the epoch: the last Unlock call
+	var acquiredAt atomic.Int64
+	for range b.N {
+		hook := func(ev lock.Event) {
+			if ev.Kind != lock.EventAcquired || ev.Trigger != lock.TriggerHandoff {
+				return
+			}
+			now := time.Now().UnixMicro()
+			acquiredAt.Store(now)
+			if u := unlockAt.Load(); u != 0 && ev.Token > u && ev.Token < now {
+				mu.Lock()
+				legs.release = append(legs.release, float64(ev.Token-u))
+				legs.wake = append(legs.wake, float64(now-ev.Token))
+				mu.Unlock()
+			}
+		}
+		ms := make([]mutex, contenders)
+		for i := range ms {
+			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := lock.NewClient(rc, lock.WithHook(hook))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rc.Close()
+			defer c.Close()
+			m, err := lock.New(c, "bench:path")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ms[i] = timedMutex{luagenMutex{m}, func() {
+				now := time.Now().UnixMicro()
+				if a := acquiredAt.Load(); a != 0 {
+					mu.Lock()
+					legs.section = append(legs.section, float64(now-a))
+					mu.Unlock()
+				}
+				unlockAt.Store(now)
+			}}
+		}
+		r := contend(b, "luagen", ms)
+		b.ReportMetric(r.perSec, "sections/s")
+		b.ReportMetric(median(legs.release), "release-µs")
+		b.ReportMetric(median(legs.wake), "wake-µs")
+		b.ReportMetric(median(legs.section), "section-µs")
+		legs = leg{}
+	}
+}
+
+// timedMutex calls beforeUnlock at every unlock call.
+type timedMutex struct {
+	mutex
+	beforeUnlock func()
+}
+
+func (t timedMutex) unlock(ctx context.Context) error {
+	t.beforeUnlock()
+	return t.mutex.unlock(ctx)
 }
