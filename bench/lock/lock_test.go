@@ -338,6 +338,7 @@ func BenchmarkContendedAcrossClients(b *testing.B) {
 		record("contended, 8 clients: p99 µs to acquire (lower is better)", lib.name, r.p99)
 		record("contended, 8 clients: fairness, min/max sections per goroutine ×100", lib.name, r.fairness*100)
 		record("contended, 8 clients: allocs/section (lower is better)", lib.name, r.allocs)
+		record("contended, 8 clients: % of sections that went to the goroutine that held the lock last", lib.name, r.repeats*100)
 		record("contended, 8 clients: scripts run/section (lower is better)", lib.name, c.scripts)
 		record("contended, 8 clients: other commands/section, in scripts or not (lower is better)", lib.name, c.commands)
 		record("contended, 8 clients: server CPU µs/section (lower is better)", lib.name, c.serverCPU)
@@ -350,6 +351,7 @@ const contenders = 8
 
 type contention struct {
 	perSec, p99, fairness, allocs float64
+	repeats                       float64 // share of sections whose goroutine held the lock last
 	sections                      int
 }
 
@@ -360,7 +362,8 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 	ctx := context.Background()
 	var inside, overlaps atomic.Int64
 	var stop atomic.Bool
-	counter := 0 // guarded by the lock alone
+	counter := 0           // guarded by the lock alone
+	last, repeats := -1, 0 // the goroutine that held the lock last; sections where it took it again
 	counts := make([]int, len(ms))
 	waits := make([][]time.Duration, len(ms))
 	var wg sync.WaitGroup
@@ -380,6 +383,10 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 					overlaps.Add(1)
 				}
 				counter++
+				if last == i {
+					repeats++
+				}
+				last = i
 				inside.Add(-1)
 				if err := m.unlock(ctx); err != nil {
 					b.Error(err)
@@ -409,6 +416,7 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 	slices.Sort(all)
 	return contention{
 		sections: done,
+		repeats:  float64(repeats) / float64(done),
 		perSec:   float64(done) / elapsed.Seconds(),
 		p99:      float64(all[len(all)*99/100].Microseconds()),
 		fairness: float64(slices.Min(counts)) / float64(max(slices.Max(counts), 1)),
