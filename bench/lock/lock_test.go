@@ -37,8 +37,12 @@ package lock
 // its own Redis client and lock client, as separate processes would: the
 // case a distributed lock is for). The cross-client rows also report p99
 // of the time from asking for the lock to holding it, fairness (the
-// fewest sections any goroutine got over the most), and allocations per
-// section (runtime.MemStats over the run, all goroutines).
+// fewest sections any goroutine got over the most), allocations per
+// section (runtime.MemStats over the run, all goroutines), the share of
+// sections that went back to the goroutine that held the lock last (a lock
+// that stays with one client passes without waking another), and where the
+// CPU goes per section (see cost). BenchmarkLuagenHandoffPath splits
+// luagen's critical path into its legs.
 //
 // Every lock uses an 8 s lease or validity where it has one to set.
 
@@ -618,22 +622,20 @@ func format(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// BenchmarkServerTime: the server's own time per uncontended
-// acquire+release (all commands, from INFO commandstats after CONFIG
-// RESETSTAT), 2000 sections per library. Lower is better; it does not
-// depend on the machine's load as much as the rates do.
+// BenchmarkServerTime: redis-server's CPU time (INFO cpu, user and
+// system: the scripts and the network) per uncontended acquire+release,
+// 2000 sections per library. Lower is better; it does not depend on the
+// machine's load as much as the rates do. (INFO commandstats would
+// count a script's commands twice: Redis 7 lists them as calls of their
+// own, and their time is also in the script's.)
 func BenchmarkServerTime(b *testing.B) {
 	ctx := context.Background()
-	admin := goredislib.NewClient(&goredislib.Options{Addr: addr})
-	defer admin.Close()
 	round(b, "server-µs/op", func(b *testing.B, lib library) float64 {
 		newMutex, closeLib := lib.open(b)
 		defer closeLib()
 		m := newMutex("bench:server:" + lib.name)
 		const sections = 2000
-		if err := admin.ConfigResetStat(ctx).Err(); err != nil {
-			b.Fatal(err)
-		}
+		cost := startCost(b)
 		for range sections {
 			if err := m.lock(ctx); err != nil {
 				b.Fatal(err)
@@ -642,101 +644,8 @@ func BenchmarkServerTime(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		info, err := admin.Info(ctx, "commandstats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		usec := 0.0
-		for _, line := range strings.Split(info, "\n") {
-			name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_config" || name == "cmdstat_info" {
-				continue
-			}
-			for _, kv := range strings.Split(stats, ",") {
-				if v, ok := strings.CutPrefix(kv, "usec="); ok {
-					f, _ := strconv.ParseFloat(v, 64)
-					usec += f
-				}
-			}
-		}
-		perOp := usec / sections
-		record("server µs per uncontended acquire+release (lower is better)", lib.name, perOp)
-		return perOp
+		c := cost.per(b, sections)
+		record("server CPU µs per uncontended acquire+release (lower is better)", lib.name, c.serverCPU)
+		return c.serverCPU
 	})
-}
-
-// BenchmarkLuagenHandoffPath breaks the critical path of luagen's
-// contended, cross-client section into its legs, from the clocks of this
-// process and of the server (one machine, so they agree within
-// microseconds): a handoff's fencing token is the server's time in µs when
-// the release ran (max(last + 1, now) and now wins at these rates). For
-// every section handed over: "release" is the holder's Unlock call to the
-// server running its release, "wake" is that to the heir's Lock returning
-// (message delivery, rueidis' pub/sub dispatch, the goroutine switches,
-// starting the hold), and "section" is the heir's Lock returning to its
-// Unlock call. Medians over 8 clients for a second.
-func BenchmarkLuagenHandoffPath(b *testing.B) {
-	type leg struct{ release, wake, section []float64 }
-	var mu sync.Mutex
-	var legs leg
-	var unlockAt atomic.Int64 // µs since the epoch: the last Unlock call
-	var acquiredAt atomic.Int64
-	for range b.N {
-		hook := func(ev lock.Event) {
-			if ev.Kind != lock.EventAcquired || ev.Trigger != lock.TriggerHandoff {
-				return
-			}
-			now := time.Now().UnixMicro()
-			acquiredAt.Store(now)
-			if u := unlockAt.Load(); u != 0 && ev.Token > u && ev.Token < now {
-				mu.Lock()
-				legs.release = append(legs.release, float64(ev.Token-u))
-				legs.wake = append(legs.wake, float64(now-ev.Token))
-				mu.Unlock()
-			}
-		}
-		ms := make([]mutex, contenders)
-		for i := range ms {
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			c, err := lock.NewClient(rc, lock.WithHook(hook))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rc.Close()
-			defer c.Close()
-			m, err := lock.New(c, "bench:path")
-			if err != nil {
-				b.Fatal(err)
-			}
-			ms[i] = timedMutex{luagenMutex{m}, func() {
-				now := time.Now().UnixMicro()
-				if a := acquiredAt.Load(); a != 0 {
-					mu.Lock()
-					legs.section = append(legs.section, float64(now-a))
-					mu.Unlock()
-				}
-				unlockAt.Store(now)
-			}}
-		}
-		r := contend(b, "luagen", ms)
-		b.ReportMetric(r.perSec, "sections/s")
-		b.ReportMetric(median(legs.release), "release-µs")
-		b.ReportMetric(median(legs.wake), "wake-µs")
-		b.ReportMetric(median(legs.section), "section-µs")
-		legs = leg{}
-	}
-}
-
-// timedMutex calls beforeUnlock at every unlock call.
-type timedMutex struct {
-	mutex
-	beforeUnlock func()
-}
-
-func (t timedMutex) unlock(ctx context.Context) error {
-	t.beforeUnlock()
-	return t.mutex.unlock(ctx)
 }
