@@ -537,7 +537,7 @@ func TestFencingTokenAboveClock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ahead+1, holder.Token(), "first acquire")
 	got := goLock(ctx, waiter, 0)
-	asleep(t, &ev, 1)
+	asleep(t, &ev, 2) // refused, then again once its wake channel is subscribed
 	require.NoError(t, holder.Unlock(ctx))
 	r := await(t, got)
 	require.NoError(t, r.err)

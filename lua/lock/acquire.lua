@@ -7,8 +7,9 @@
 --- Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
 --- waits maps each to "deadline grantLease" (server ms; the lease a release
 --- gives it). A first acquire takes the lock only when it is free and
---- nobody live is ahead in queue; entries past their deadline are dropped
---- from the head. A refused attempt with queueTTL > 0 joins the queue (or
+--- nobody live is ahead in queue; entries past their deadline are then
+--- dropped from the head (while the lock is held the head is left to the
+--- release, which skips them too). A refused attempt with queueTTL > 0 joins the queue (or
 --- renews its entry) until now + queueTTL, so a waiter that died stops
 --- holding its place after queueTTL. Release hands the lock to the head of
 --- queue directly; a waiter that finds itself holding the lock without a
