@@ -520,3 +520,29 @@ func TestFencingTokensIncrease(t *testing.T) {
 		last = token
 	}
 }
+
+// 10b. A counter ahead of the server clock (the clock stepped back since it
+// was written) still rises by one per hold: on a first acquire and on a
+// handoff, which draw the token alike.
+func TestFencingTokenAboveClock(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	holder := newMutex(t, newClient(t, srv.Client(t)), "ahead")
+	var ev events
+	waiter := newMutex(t, newClient(t, srv.Client(t)), "ahead", lock.WithHook(ev.hook))
+	const ahead = int64(1) << 52 // µs: about 140 years past the clock, below 2^53
+	srv.Do(t, "SET", holder.Key()+":fence", strconv.FormatInt(ahead, 10))
+
+	_, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, ahead+1, holder.Token(), "first acquire")
+	got := goLock(ctx, waiter, 0)
+	asleep(t, &ev, 2) // refused, then again once its wake channel is subscribed
+	require.NoError(t, holder.Unlock(ctx))
+	r := await(t, got)
+	require.NoError(t, r.err)
+	assert.Equal(t, lock.TriggerHandoff, ev.of(lock.EventAcquired)[0].Trigger)
+	assert.Equal(t, ahead+2, waiter.Token(), "handoff")
+	assert.Equal(t, strconv.FormatInt(ahead+2, 10), srv.Do(t, "GET", holder.Key()+":fence"))
+	require.NoError(t, waiter.Unlock(ctx))
+}

@@ -37,8 +37,12 @@ package lock
 // its own Redis client and lock client, as separate processes would: the
 // case a distributed lock is for). The cross-client rows also report p99
 // of the time from asking for the lock to holding it, fairness (the
-// fewest sections any goroutine got over the most), and allocations per
-// section (runtime.MemStats over the run, all goroutines).
+// fewest sections any goroutine got over the most), allocations per
+// section (runtime.MemStats over the run, all goroutines), the share of
+// sections that went back to the goroutine that held the lock last (a lock
+// that stays with one client passes without waking another), and where the
+// CPU goes per section (see cost). BenchmarkLuagenHandoffPath splits
+// luagen's critical path into its legs.
 //
 // Every lock uses an 8 s lease or validity where it has one to set.
 
@@ -52,6 +56,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,11 +335,18 @@ func BenchmarkContendedAcrossClients(b *testing.B) {
 			defer closeLib()
 			ms[i] = newMutex("bench:across:" + lib.name)
 		}
+		cost := startCost(b)
 		r := contend(b, lib.name, ms)
+		c := cost.per(b, r.sections)
 		record("contended, 8 clients: sections /s", lib.name, r.perSec)
 		record("contended, 8 clients: p99 µs to acquire (lower is better)", lib.name, r.p99)
 		record("contended, 8 clients: fairness, min/max sections per goroutine ×100", lib.name, r.fairness*100)
 		record("contended, 8 clients: allocs/section (lower is better)", lib.name, r.allocs)
+		record("contended, 8 clients: % of sections that went to the goroutine that held the lock last", lib.name, r.repeats*100)
+		record("contended, 8 clients: scripts run/section (lower is better)", lib.name, c.scripts)
+		record("contended, 8 clients: other commands/section, in scripts or not (lower is better)", lib.name, c.commands)
+		record("contended, 8 clients: server CPU µs/section (lower is better)", lib.name, c.serverCPU)
+		record("contended, 8 clients: client CPU µs/section (lower is better)", lib.name, c.clientCPU)
 		return r.perSec
 	})
 }
@@ -343,6 +355,8 @@ const contenders = 8
 
 type contention struct {
 	perSec, p99, fairness, allocs float64
+	repeats                       float64 // share of sections whose goroutine held the lock last
+	sections                      int
 }
 
 // contend runs the goroutines of ms against each other for a second.
@@ -352,7 +366,8 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 	ctx := context.Background()
 	var inside, overlaps atomic.Int64
 	var stop atomic.Bool
-	counter := 0 // guarded by the lock alone
+	counter := 0           // guarded by the lock alone
+	last, repeats := -1, 0 // the goroutine that held the lock last; sections where it took it again
 	counts := make([]int, len(ms))
 	waits := make([][]time.Duration, len(ms))
 	var wg sync.WaitGroup
@@ -372,6 +387,10 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 					overlaps.Add(1)
 				}
 				counter++
+				if last == i {
+					repeats++
+				}
+				last = i
 				inside.Add(-1)
 				if err := m.unlock(ctx); err != nil {
 					b.Error(err)
@@ -400,11 +419,107 @@ func contend(b *testing.B, name string, ms []mutex) contention {
 	}
 	slices.Sort(all)
 	return contention{
+		sections: done,
+		repeats:  float64(repeats) / float64(done),
 		perSec:   float64(done) / elapsed.Seconds(),
 		p99:      float64(all[len(all)*99/100].Microseconds()),
 		fairness: float64(slices.Min(counts)) / float64(max(slices.Max(counts), 1)),
 		allocs:   float64(after.Mallocs-before.Mallocs) / float64(done),
 	}
+}
+
+// cost is where the CPU of a contended run goes: the server's (INFO cpu:
+// everything redis-server did, network included), the scripts and other
+// commands it ran (INFO commandstats, reset at the start; Redis 7 counts
+// the commands a script calls there too), and this process' (getrusage:
+// every goroutine, the library's and the benchmark's own). Each library
+// runs alone in its window, so the difference between libraries is theirs.
+type cost struct {
+	admin     *goredislib.Client
+	serverCPU float64 // seconds, at the start
+	clientCPU time.Duration
+}
+
+type costs struct {
+	scripts, commands, serverCPU, clientCPU float64 // per section
+}
+
+func startCost(b *testing.B) *cost {
+	ctx := context.Background()
+	c := &cost{admin: goredislib.NewClient(&goredislib.Options{Addr: addr})}
+	if err := c.admin.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	c.serverCPU = serverCPU(b, c.admin)
+	c.clientCPU = processCPU(b)
+	return c
+}
+
+// per returns the costs since startCost per section, and closes c.
+func (c *cost) per(b *testing.B, sections int) costs {
+	defer c.admin.Close()
+	clientCPU := processCPU(b) - c.clientCPU
+	serverCPU := serverCPU(b, c.admin) - c.serverCPU
+	scripts, commands := commandStats(b, c.admin)
+	n := float64(max(sections, 1))
+	return costs{
+		scripts:   scripts / n,
+		commands:  commands / n,
+		serverCPU: serverCPU * 1e6 / n,
+		clientCPU: float64(clientCPU.Microseconds()) / n,
+	}
+}
+
+// serverCPU returns redis-server's CPU time so far (user + system), in
+// seconds.
+func serverCPU(b *testing.B, admin *goredislib.Client) float64 {
+	info, err := admin.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}
+
+// processCPU returns this process' CPU time so far (user + system).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// commandStats returns the calls of scripts (EVAL, EVALSHA, FCALL) and of
+// other commands since the last CONFIG RESETSTAT, but CONFIG and INFO (the
+// benchmark's own).
+func commandStats(b *testing.B, admin *goredislib.Client) (scripts, commands float64) {
+	info, err := admin.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || strings.HasPrefix(name, "cmdstat_config") || name == "cmdstat_info" {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
+		f, _ := strconv.ParseFloat(calls, 64)
+		switch strings.TrimPrefix(name, "cmdstat_") {
+		case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+			scripts += f
+		default:
+			commands += f
+		}
+	}
+	return scripts, commands
 }
 
 // BenchmarkHandoff: a waiter blocks on a held lock; the time from the
@@ -470,7 +585,7 @@ func printTable() {
 				cells = append(cells, "–")
 				continue
 			}
-			cells = append(cells, strconv.FormatFloat(median(r[n]), 'f', 0, 64))
+			cells = append(cells, format(median(r[n])))
 		}
 		var ratios []float64
 		for i, ours := range r["luagen"] {
@@ -499,22 +614,28 @@ func printTable() {
 	}
 }
 
-// BenchmarkServerTime: the server's own time per uncontended
-// acquire+release (all commands, from INFO commandstats after CONFIG
-// RESETSTAT), 2000 sections per library. Lower is better; it does not
-// depend on the machine's load as much as the rates do.
+// format prints v with one decimal below 10, as a whole number above.
+func format(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// BenchmarkServerTime: redis-server's CPU time (INFO cpu, user and
+// system: the scripts and the network) per uncontended acquire+release,
+// 2000 sections per library. Lower is better; it does not depend on the
+// machine's load as much as the rates do. (INFO commandstats would
+// count a script's commands twice: Redis 7 lists them as calls of their
+// own, and their time is also in the script's.)
 func BenchmarkServerTime(b *testing.B) {
 	ctx := context.Background()
-	admin := goredislib.NewClient(&goredislib.Options{Addr: addr})
-	defer admin.Close()
 	round(b, "server-µs/op", func(b *testing.B, lib library) float64 {
 		newMutex, closeLib := lib.open(b)
 		defer closeLib()
 		m := newMutex("bench:server:" + lib.name)
 		const sections = 2000
-		if err := admin.ConfigResetStat(ctx).Err(); err != nil {
-			b.Fatal(err)
-		}
+		cost := startCost(b)
 		for range sections {
 			if err := m.lock(ctx); err != nil {
 				b.Fatal(err)
@@ -523,25 +644,99 @@ func BenchmarkServerTime(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		info, err := admin.Info(ctx, "commandstats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		usec := 0.0
-		for _, line := range strings.Split(info, "\n") {
-			name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_config" || name == "cmdstat_info" {
-				continue
-			}
-			for _, kv := range strings.Split(stats, ",") {
-				if v, ok := strings.CutPrefix(kv, "usec="); ok {
-					f, _ := strconv.ParseFloat(v, 64)
-					usec += f
-				}
-			}
-		}
-		perOp := usec / sections
-		record("server µs per uncontended acquire+release (lower is better)", lib.name, perOp)
-		return perOp
+		c := cost.per(b, sections)
+		record("server CPU µs per uncontended acquire+release (lower is better)", lib.name, c.serverCPU)
+		return c.serverCPU
 	})
+}
+
+// BenchmarkLuagenHandoffPath breaks the critical path of luagen's
+// contended, cross-client section into its legs, from the clocks of this
+// process and of the server (one machine, so they agree within
+// microseconds): a handoff's fencing token is the server's time in µs when
+// the release ran (max(last + 1, now) and now wins at these rates). For
+// every section handed over: "release" is the holder's Unlock call to the
+// server running its release, "wake" is that to the heir's Lock returning
+// (message delivery, rueidis' pub/sub dispatch, the goroutine switches,
+// starting the hold), and "section" is the heir's Lock returning to its
+// Unlock call. Medians and means over 8 clients for a second; the means
+// of the legs add up to the time per section when every section is handed
+// over (%-handed-over).
+func BenchmarkLuagenHandoffPath(b *testing.B) {
+	type leg struct{ release, wake, section []float64 }
+	var mu sync.Mutex
+	var legs leg
+	var unlockAt atomic.Int64 // µs since the epoch: the last Unlock call
+	var acquiredAt atomic.Int64
+	for range b.N {
+		hook := func(ev lock.Event) {
+			if ev.Kind != lock.EventAcquired || ev.Trigger != lock.TriggerHandoff {
+				return
+			}
+			now := time.Now().UnixMicro()
+			acquiredAt.Store(now)
+			if u := unlockAt.Load(); u != 0 && ev.Token > u && ev.Token < now {
+				mu.Lock()
+				legs.release = append(legs.release, float64(ev.Token-u))
+				legs.wake = append(legs.wake, float64(now-ev.Token))
+				mu.Unlock()
+			}
+		}
+		ms := make([]mutex, contenders)
+		for i := range ms {
+			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := lock.NewClient(rc, lock.WithHook(hook))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rc.Close()
+			defer c.Close()
+			m, err := lock.New(c, "bench:path")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ms[i] = timedMutex{luagenMutex{m}, func() {
+				now := time.Now().UnixMicro()
+				if a := acquiredAt.Load(); a != 0 {
+					mu.Lock()
+					legs.section = append(legs.section, float64(now-a))
+					mu.Unlock()
+				}
+				unlockAt.Store(now)
+			}}
+		}
+		r := contend(b, "luagen", ms)
+		b.ReportMetric(r.perSec, "sections/s")
+		for _, l := range []struct {
+			name string
+			v    []float64
+		}{{"release", legs.release}, {"wake", legs.wake}, {"section", legs.section}} {
+			b.ReportMetric(median(l.v), l.name+"-p50-µs")
+			b.ReportMetric(mean(l.v), l.name+"-mean-µs")
+		}
+		b.ReportMetric(float64(len(legs.wake))/float64(r.sections)*100, "%-handed-over")
+		legs = leg{}
+	}
+}
+
+func mean(vs []float64) float64 {
+	sum := 0.0
+	for _, v := range vs {
+		sum += v
+	}
+	return sum / float64(max(len(vs), 1))
+}
+
+// timedMutex calls beforeUnlock at every unlock call.
+type timedMutex struct {
+	mutex
+	beforeUnlock func()
+}
+
+func (t timedMutex) unlock(ctx context.Context) error {
+	t.beforeUnlock()
+	return t.mutex.unlock(ctx)
 }

@@ -7,8 +7,9 @@
 --- Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
 --- waits maps each to "deadline grantLease" (server ms; the lease a release
 --- gives it). A first acquire takes the lock only when it is free and
---- nobody live is ahead in queue; entries past their deadline are dropped
---- from the head. A refused attempt with queueTTL > 0 joins the queue (or
+--- nobody live is ahead in queue; entries past their deadline are then
+--- dropped from the head (while the lock is held the head is left to the
+--- release, which skips them too). A refused attempt with queueTTL > 0 joins the queue (or
 --- renews its entry) until now + queueTTL, so a waiter that died stops
 --- holding its place after queueTTL. Release hands the lock to the head of
 --- queue directly; a waiter that finds itself holding the lock without a
@@ -44,6 +45,20 @@
 ---@field ttl       time.Duration ms  when refused: the holder's remaining lease (-1: none, -2: free but others queue first)
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 
+-- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
+-- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
+-- GET option returns the last token in the same call, so only a clock that
+-- stepped back below it costs a second write.
+local function draw(t, ttl)
+  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
+  if last >= token then
+    token = last + 1
+    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
+  end
+  return token
+end
+
 local owner = ARGV[1]
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])
@@ -64,47 +79,49 @@ if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
 -- write, so an error reply means nothing was written.
-local holders = redis.call('HLEN', KEYS[1])
-local held = holders > 0 and redis.call('HGET', KEYS[1], owner)
+local held = redis.call('HGET', KEYS[1], owner)
 if held then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
 end
-
-local head = redis.call('LINDEX', KEYS[3], 0)
-local now
-if head and head ~= owner then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while head and head ~= owner do
-    local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
-    if deadline and deadline >= now then
-      break
-    end
-    redis.call('LPOP', KEYS[3])
-    redis.call('HDEL', KEYS[4], head)
-    head = redis.call('LINDEX', KEYS[3], 0)
-  end
-end
-
-if (not head or head == owner) and holders == 0 then
-  if head then
-    redis.call('LPOP', KEYS[3])
-    redis.call('HDEL', KEYS[4], owner)
-  end
-  local t = redis.call('TIME')
-  local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1, floor)
-  redis.call('HSET', KEYS[1], owner, 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('SET', KEYS[2], token, 'PX', ARGV[4]) -- below 2^53: written exactly
-  return {1, 1, 0, token}
-end
-
+-- The holder's lease; -2 (no key: a hash without fields does not exist)
+-- when nobody holds the lock.
 local ttl = redis.call('PTTL', KEYS[1])
+
+local t, now
+if ttl == -2 then
+  -- Free: taken unless a live waiter other than owner heads the queue;
+  -- dead ones are dropped from the head. (While the lock is held the
+  -- head is left to the release, which skips dead waiters itself.)
+  local head = redis.call('LINDEX', KEYS[3], 0)
+  if head and head ~= owner then
+    t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    while head and head ~= owner do
+      local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
+      if deadline and deadline >= now then
+        break
+      end
+      redis.call('LPOP', KEYS[3])
+      redis.call('HDEL', KEYS[4], head)
+      head = redis.call('LINDEX', KEYS[3], 0)
+    end
+  end
+  if not head or head == owner then
+    if head then
+      redis.call('LPOP', KEYS[3])
+      redis.call('HDEL', KEYS[4], owner)
+    end
+    local token = draw(t or redis.call('TIME'), ARGV[4])
+    redis.call('HSET', KEYS[1], owner, 1)
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    return {1, 1, 0, token}
+  end
+end
+
 if ARGV[5] ~= '0' then
   if not now then
-    local t = redis.call('TIME')
+    t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local entry = string.format('%d %s', now + tonumber(ARGV[5]), ARGV[6])

@@ -166,6 +166,20 @@ const abandonBody = `#!lua
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when a hold of owner was given back
 
+-- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
+-- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
+-- GET option returns the last token in the same call, so only a clock that
+-- stepped back below it costs a second write.
+local function draw(t, ttl)
+  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
+  if last >= token then
+    token = last + 1
+    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
+  end
+  return token
+end
+
 if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
 end
@@ -186,11 +200,9 @@ if heir then
     local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
     redis.call('HDEL', KEYS[4], heir)
     if deadline and tonumber(deadline) >= now then
-      local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1,
-        tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      local token = draw(t, ARGV[4])
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
-      redis.call('SET', KEYS[2], token, 'PX', ARGV[4])
       local channel = KEYS[5] .. string.match(heir, '^[^.]*')
       local msg = heir .. ' ' .. string.format('%.0f', token)
       if ARGV[5] == '1' then

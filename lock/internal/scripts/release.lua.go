@@ -178,6 +178,20 @@ const releaseBody = `#!lua
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
 
+-- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
+-- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
+-- GET option returns the last token in the same call, so only a clock that
+-- stepped back below it costs a second write.
+local function draw(t, ttl)
+  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
+  if last >= token then
+    token = last + 1
+    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
+  end
+  return token
+end
+
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])
   if latched then
@@ -207,11 +221,9 @@ while heir do
   local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
   redis.call('HDEL', KEYS[4], heir)
   if deadline and tonumber(deadline) >= now then
-    local token = math.max((tonumber(redis.call('GET', KEYS[2]) or '0') or 0) + 1,
-      tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    local token = draw(t, ARGV[2])
     redis.call('HSET', KEYS[1], heir, 1)
     redis.call('PEXPIRE', KEYS[1], lease)
-    redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
     local channel = KEYS[5] .. string.match(heir, '^[^.]*')
     local msg = heir .. ' ' .. string.format('%.0f', token)
     if ARGV[4] == '1' then
