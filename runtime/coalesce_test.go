@@ -2,14 +2,17 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/luagen/luagen/runtime"
 )
@@ -166,16 +169,27 @@ func (g *gate) EvalSha(ctx context.Context, s *runtime.Script, keys, args []stri
 	return g.Executor.EvalSha(ctx, s, keys, args)
 }
 
-// queued makes n calls through a Coalescer over a gate over e, with the
+// queued makes n calls of replies through a Coalescer over a gate over e, with the
 // run budget of budget: the first call is held in flight until the other
 // n-1 wait in the Coalescer's queue, one after another in index order (all
 // on key's slot); it returns every call's reply by index and the scripts
 // sent, in order.
 func queued(t *testing.T, e runtime.Executor, budget time.Duration, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error)) (got, sent []string) {
 	t.Helper()
+	return queuedScript(t, e, replies, key, n, call, budget)
+}
+
+// queuedScript is queued for calls of s.
+func queuedScript(t *testing.T, e runtime.Executor, s *runtime.Script, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error), budget ...time.Duration) (got, sent []string) {
+	t.Helper()
+	// Loaded, so the first call's EVALSHA is answered before the merged
+	// run starts (after NOSCRIPT, its EVAL could run after the run).
+	require.NoError(t, e.Load(context.Background(), s))
 	g := &gate{Executor: e, release: make(chan struct{})}
 	c := runtime.Coalesce(g)
-	runtime.SetBudget(c, budget)
+	if len(budget) > 0 {
+		runtime.SetBudget(c, budget[0])
+	}
 	got = make([]string, n)
 	var wg sync.WaitGroup
 	start := func(i int) {
@@ -190,9 +204,138 @@ func queued(t *testing.T, e runtime.Executor, budget time.Duration, key string, 
 	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
 	for i := 1; i < n; i++ {
 		start(i)
-		require.Eventually(t, func() bool { return runtime.Waiting(c, replies, key) == i }, 10*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return runtime.Waiting(c, s, key) == i }, 10*time.Second, time.Millisecond)
 	}
 	close(g.release)
 	wg.Wait()
 	return got, g.sent
+}
+
+// noLeak fails t when a goroutine started during t is still running after
+// every cleanup registered later (clients, servers) has run.
+func noLeak(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+// TestCoalescerMergesWaitingCalls: a call that finds none in flight goes
+// at once as a plain EVALSHA; the calls that arrive meanwhile go as one
+// merged run when it ends, in arrival order, each with its own reply.
+func TestCoalescerMergesWaitingCalls(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			noLeak(t)
+			e, do := row.open(t)
+			got, sent := queued(t, e, runtime.CoalesceRunBudget, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			for i, r := range got {
+				assert.Equal(t, "(integer) "+strconv.Itoa(i+1), r)
+			}
+			assert.Equal(t, []string{"t.Replies", "t.Replies (merged run)"}, sent, "one call alone, then one merged run of five")
+			assert.Equal(t, "6", do("GET", "{t}q"))
+		})
+	}
+}
+
+// TestCoalescerCancelledWaiterNeverRuns: a caller whose ctx ends while its
+// call waits for the next run gets ctx.Err(), and its call is not sent.
+func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
+	noLeak(t)
+	e, do := executors[0].open(t)
+	require.NoError(t, e.Load(context.Background(), replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	call := func(ctx context.Context) (runtime.Value, error) {
+		return replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+	}
+	type result struct {
+		v   runtime.Value
+		err error
+	}
+	first, second, third := make(chan result, 1), make(chan result, 1), make(chan result, 1)
+	go func() { v, err := call(context.Background()); first <- result{v, err} }()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { v, err := call(ctx); second <- result{v, err} }()
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 1 }, 10*time.Second, time.Millisecond)
+	go func() { v, err := call(context.Background()); third <- result{v, err} }()
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 2 }, 10*time.Second, time.Millisecond)
+	cancel()
+	r := <-second
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 1 }, 10*time.Second, time.Millisecond)
+	close(g.release)
+	r = <-first
+	require.NoError(t, r.err)
+	assert.Equal(t, runtime.IntValue(1), r.v)
+	r = <-third
+	require.NoError(t, r.err)
+	assert.Equal(t, runtime.IntValue(2), r.v, "the cancelled call never ran")
+	assert.Equal(t, "2", do("GET", "{t}q"))
+}
+
+// lossy runs every merged run but answers the first one with a connection
+// error, as when the reply is lost after the server ran it.
+type lossy struct {
+	runtime.Executor
+	lost sync.Once
+}
+
+var errLost = errors.New("read tcp: connection reset by peer")
+
+func (l *lossy) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lose(s, l.Executor.EvalSha, ctx, keys, args)
+}
+
+func (l *lossy) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lose(s, l.Executor.Eval, ctx, keys, args)
+}
+
+func (l *lossy) lose(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
+	v, err := send(ctx, s, keys, args)
+	if err == nil && strings.HasSuffix(s.Name(), "(merged run)") {
+		lost := false
+		l.lost.Do(func() { lost = true })
+		if lost {
+			return runtime.Value{}, errLost
+		}
+	}
+	return v, err
+}
+
+// idemIncr counts each request id once, whatever the number of runs.
+var idemIncr = runtime.NewScript(runtime.ScriptSpec{Name: "t.IdemIncr", File: "idem.lua", Coalesce: 8, Idempotent: true, Body: `#!lua
+if redis.call('SET', KEYS[2], '1', 'NX') then redis.call('INCR', KEYS[1]) end
+return tonumber(redis.call('GET', KEYS[1]))`})
+
+// TestCoalescerLostReply: a merged run whose reply is lost fails every
+// merged call of a script that is not idempotent with the error a lost
+// single call gets, and nothing is sent again; calls of an idempotent
+// script are retried, each counted once.
+func TestCoalescerLostReply(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			noLeak(t)
+			e, do := row.open(t)
+			got, _ := queued(t, &lossy{Executor: e}, runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			assert.Equal(t, "(integer) 1", got[0])
+			for _, r := range got[1:] {
+				assert.Equal(t, describe(runtime.Value{}, errLost), r)
+			}
+			assert.Equal(t, "5", do("GET", "{t}q"), "every call ran once; none was resent")
+
+			got, _ = queuedScript(t, &lossy{Executor: e}, idemIncr, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return idemIncr.Exec(ctx, e, []string{"{t}i", "{t}i:" + strconv.Itoa(i)}, nil)
+			})
+			for _, r := range got {
+				assert.NotContains(t, r, "error")
+			}
+			assert.Equal(t, "5", do("GET", "{t}i"), "the retried calls counted once each")
+		})
+	}
 }
