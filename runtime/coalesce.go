@@ -24,6 +24,12 @@ const (
 	CoalesceRunBudget = 5 * time.Millisecond
 )
 
+// coalesceInFlight is how many runs of one script and slot a Coalescer
+// keeps in flight: with two, the server runs one while the client reads
+// the other's replies and gathers the next, so neither waits for the
+// other; a call still goes at once when fewer are in flight.
+const coalesceInFlight = 2
+
 // Coalescer is an [Executor] that merges concurrent calls of one script on
 // one hash slot into one server-side run, for scripts whose header opts in
 // with ---@coalesce ([Script.Coalesce] > 0); calls of every other script,
@@ -32,13 +38,15 @@ const (
 //
 //	scripts := stock.New(runtime.Coalesce(runtime.Rueidis(client)))
 //
-// It keeps one call in flight per script and slot, and batches the rest:
-// a call that finds none in flight is sent at once, as a plain EVALSHA, so
-// coalescing adds no latency without concurrency; calls that arrive while
-// one is in flight wait, and when it ends the first of them sends all the
-// waiting ones (up to the script's bound and [CoalesceMaxBytes]) as one
-// EVALSHA of the script's companion (see coalesce_wire.go), which runs the
-// body once per call, in arrival order, each with its own KEYS and ARGV.
+// It keeps at most two runs in flight per script and slot, and batches
+// the rest: a call that finds fewer in flight is sent at once, as a plain
+// EVALSHA, so coalescing adds no latency without concurrency; calls that
+// arrive while two are in flight wait, and when one ends the first of them
+// sends all the waiting ones (up to the script's bound and
+// [CoalesceMaxBytes]) as one EVALSHA of the script's companion (see
+// coalesce_wire.go), which runs the body once per call, in arrival order,
+// each with its own KEYS and ARGV. (Two, not one: the server runs one run
+// while the client reads the other's replies and gathers the next.)
 // Each call gets the reply it would have got alone, byte for byte: a value,
 // the script's own error reply, or an error the body raised (xpcall stops
 // it from stopping the others; its writes stay, as after a separate call:
@@ -62,10 +70,11 @@ const (
 // the reply while another caller of the run still waits. A Coalescer runs
 // every script with EVALSHA/EVAL: it hides a [FunctionExecutor]'s FCALL.
 type Coalescer struct {
-	inner  Executor
-	budget time.Duration // CoalesceRunBudget; tests change it
-	mu     sync.Mutex
-	queues map[coalesceKey]*coalesceQueue
+	inner    Executor
+	budget   time.Duration // CoalesceRunBudget; tests change it
+	inFlight int           // coalesceInFlight; tests change it
+	mu       sync.Mutex
+	queues   map[coalesceKey]*coalesceQueue
 }
 
 var (
@@ -75,7 +84,7 @@ var (
 
 // Coalesce returns a [Coalescer] that runs scripts on e.
 func Coalesce(e Executor) *Coalescer {
-	return &Coalescer{inner: e, budget: CoalesceRunBudget, queues: map[coalesceKey]*coalesceQueue{}}
+	return &Coalescer{inner: e, budget: CoalesceRunBudget, inFlight: coalesceInFlight, queues: map[coalesceKey]*coalesceQueue{}}
 }
 
 // Unwrap returns the executor the Coalescer sends to.
@@ -88,10 +97,11 @@ type coalesceKey struct {
 	slot int32
 }
 
-// coalesceQueue is one key's state: whether a run is in flight and the
-// calls waiting for the next, in arrival order. It exists while busy.
+// coalesceQueue is one key's state: the runs in flight and the calls
+// waiting for the next, in arrival order. It exists while a run is in
+// flight.
 type coalesceQueue struct {
-	busy    bool
+	running int // runs in flight
 	pending []*coalesceCall
 }
 
@@ -144,8 +154,8 @@ func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string)
 		q = &coalesceQueue{}
 		c.queues[k] = q
 	}
-	if !q.busy {
-		q.busy = true
+	if q.running < c.inFlight {
+		q.running++
 		c.mu.Unlock()
 		v, err := c.inner.EvalSha(ctx, s, keys, args)
 		c.next(k, q)
@@ -188,8 +198,9 @@ func (c *Coalescer) next(k coalesceKey, q *coalesceQueue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(q.pending) == 0 {
-		q.busy = false
-		delete(c.queues, k)
+		if q.running--; q.running == 0 {
+			delete(c.queues, k)
+		}
 		return
 	}
 	w := q.pending[0]

@@ -187,6 +187,7 @@ func queuedScript(t *testing.T, e runtime.Executor, s *runtime.Script, key strin
 	require.NoError(t, e.Load(context.Background(), s))
 	g := &gate{Executor: e, release: make(chan struct{})}
 	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
 	if len(budget) > 0 {
 		runtime.SetBudget(c, budget[0])
 	}
@@ -247,6 +248,7 @@ func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
 	require.NoError(t, e.Load(context.Background(), replies))
 	g := &gate{Executor: e, release: make(chan struct{})}
 	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
 	call := func(ctx context.Context) (runtime.Value, error) {
 		return replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
 	}
@@ -338,4 +340,26 @@ func TestCoalescerLostReply(t *testing.T) {
 			assert.Equal(t, "5", do("GET", "{t}i"), "the retried calls counted once each")
 		})
 	}
+}
+
+// TestCoalescerTwoInFlight: with the default two runs in flight per script
+// and slot, a second call goes at once while the first is still in flight.
+func TestCoalescerTwoInFlight(t *testing.T) {
+	noLeak(t)
+	ctx := context.Background()
+	e, _ := executors[2].open(t)
+	require.NoError(t, e.Load(ctx, replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	first := make(chan error, 1)
+	go func() {
+		_, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	v, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.IntValue(1), v, "the second call ran while the first was held")
+	close(g.release)
+	require.NoError(t, <-first)
 }

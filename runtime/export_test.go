@@ -38,3 +38,6 @@ func Waiting(c *Coalescer, s *Script, key string) int {
 	}
 	return 0
 }
+
+// SetInFlight sets how many runs per script and slot c keeps in flight.
+func SetInFlight(c *Coalescer, n int) { c.inFlight = n }
