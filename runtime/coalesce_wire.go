@@ -49,7 +49,11 @@ const coalescePrologue = "local f = function(KEYS, ARGV%s) "
 // coalesceEpilogue is the dispatch loop, on the line after the body's last.
 // f, K, A, h and out are locals of the chunk the body cannot see (f is
 // declared by "local f = function", which is not in scope in its own body).
-var coalesceEpilogue = "end local K, A, h, out = KEYS, ARGV, __redis__err__handler, {} " +
+// The handler is Redis' own; an emulator without it (miniredis, behind
+// WithoutShebang) gets one that keeps the error without its line.
+var coalesceEpilogue = "end local K, A, out = KEYS, ARGV, {} " +
+	"local found, h = pcall(function() return __redis__err__handler end) " +
+	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
 	"local n, budget = tonumber(A[1]), tonumber(A[2]) local t0 = redis.call('TIME') " +
 	"local ki, ai = 1, 3 + 2 * n " +
 	"for c = 1, n do " +
