@@ -1,9 +1,10 @@
 // Package stock benchmarks stock.Deduct on one redis-server in one run: the
 // generated wrapper on the rueidis and on the go-redis executor, raw
 // rueidis.Lua.Exec and go-redis Script.Run with the same script and
-// arguments, against the server's own ceiling measured
-// with redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with
-// one SKU per primary. TestMain prints the table with ratios.
+// arguments, runtime.Batch, and the wrapper on runtime.Coalesce (64
+// goroutines on one SKU), against the server's own ceiling measured with
+// redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with one SKU
+// per primary. TestMain prints the table with ratios, allocations and p99.
 package stock
 
 import (
