@@ -363,3 +363,34 @@ func TestCoalescerTwoInFlight(t *testing.T) {
 	close(g.release)
 	require.NoError(t, <-first)
 }
+
+// TestCoalescerKeepsSlotsApart: calls on another hash slot never wait for
+// (nor merge with) a run in flight on the first, and a script without
+// ---@coalesce is never held at all.
+func TestCoalescerKeepsSlotsApart(t *testing.T) {
+	noLeak(t)
+	ctx := context.Background()
+	e, _ := executors[2].open(t)
+	require.NoError(t, e.Load(ctx, replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, err := replies.Exec(ctx, c, []string{"{a}q"}, []string{"incr"})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	for i := range 3 {
+		v, err := replies.Exec(ctx, c, []string{"{b}q"}, []string{"incr"})
+		require.NoError(t, err)
+		assert.Equal(t, runtime.IntValue(int64(i+1)), v, "slot {b} runs while {a} is held")
+	}
+	plain := runtime.NewScript(runtime.ScriptSpec{Name: "t.Plain", File: "plain.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+	v, err := plain.Exec(ctx, c, []string{"{a}q"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.IntValue(1), v, "a script without ---@coalesce passes through")
+	close(g.release)
+	require.NoError(t, <-first)
+	assert.Equal(t, 0, runtime.Waiting(c, replies, "{a}q"))
+}
