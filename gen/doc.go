@@ -27,6 +27,7 @@
 //	---@status VALUE Name desc            a named successful reply → constant <Script>Name
 //	---@idempotent reason                 running twice = running once: retry after connection errors
 //	---@unsafe-keys reason                turn off the cluster-safety lint for this file
+//	---@coalesce [max]                    a runtime.Coalescer may merge up to max (64) concurrent calls into one run
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
 // time.Time; the two time types need a unit, ms or s, right after the type.
@@ -101,6 +102,27 @@
 // runtime.Script.Exec retries the call after a connection error or a
 // transient error reply (LOADING, CLUSTERDOWN, ...), which it never does
 // for other scripts, since a lost reply does not tell whether they ran.
+//
+// ---@coalesce [max] lets a runtime.Coalescer merge concurrent calls of
+// the script on one hash slot into one server-side run of a companion
+// script (built by runtime.NewScript from the same file), up to max calls
+// (2 to 1000, default 64) per run; the generated ScriptSpec sets Coalesce.
+// The companion runs the code once per call, back to back, each with its
+// own KEYS and ARGV and under xpcall, and returns every call's reply as it
+// would have been alone. A merged call can still see what lives for the
+// whole run rather than one call, so gen refuses, at the use: a script
+// without a shebang (Redis would check maxmemory only at the run's first
+// write), flags=allow-cross-slot-keys (merged calls must share a slot),
+// redis.setresp and redis.set_repl (they change the rest of the run), SELECT
+// and any redis.call or redis.pcall whose command is not a string literal
+// (it could be SELECT), math.random and math.randomseed (Redis seeds the
+// generator once per run), and _G, getfenv, setfenv and loadstring (they
+// reach the global KEYS and ARGV, which hold the whole run's). What stays
+// different is allowed: TIME advances between calls as between separate
+// runs, but keys expire as of the run's start (Redis freezes the expiry
+// clock during a script), a time every merged call was in flight at; a
+// deny-oom script is refused or run as a whole; the server's error
+// statistics count a merged call's error as part of a successful run.
 //
 // Go names are the annotation names in PascalCase with Go's initialisms (ttl
 // → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is dropped, a

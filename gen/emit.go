@@ -470,6 +470,9 @@ func (e *scriptEmitter) scriptVar() {
 	if s.Idempotent != "" {
 		items = append(items, jen.Id("Idempotent").Op(":").True())
 	}
+	if s.Coalesce > 0 {
+		items = append(items, jen.Id("Coalesce").Op(":").Lit(s.Coalesce))
+	}
 	if len(s.Errors) > 0 {
 		var errs []jen.Code
 		for _, r := range s.Errors {
@@ -485,6 +488,9 @@ func (e *scriptEmitter) scriptVar() {
 		doc += " It runs with EVALSHA_RO (flags=no-writes), so replicas can serve it."
 	case s.AllowCrossSlot:
 		doc += " It skips the hash-slot check (flags=allow-cross-slot-keys)."
+	}
+	if s.Coalesce > 0 {
+		doc += fmt.Sprintf(" Its companion ([runtime.Script.Companion], built from the same file) runs up to %d merged calls in one server-side run for a [runtime.Coalescer].", s.Coalesce)
 	}
 	e.f.Add(docComment(fmt.Sprintf("%s is %s; [%s] returns it.", e.sv, commentSafe(s.File), s.Name+"Script")))
 	e.f.Var().Id(e.sv).Op("=").Add(rt("NewScript")).Call(
@@ -834,6 +840,9 @@ func (e *scriptEmitter) methodDoc() []string {
 	p = append(p, "An error raised inside the script is a *[runtime.ScriptError] naming the line.")
 	if s.Idempotent != "" {
 		p = append(p, para("It is idempotent ("+strings.TrimRight(s.Idempotent, ".")+"), so a connection error or a transient error reply is retried with backoff, within ctx; see [runtime.Script.Exec]"))
+	}
+	if s.Coalesce > 0 {
+		p = append(p, fmt.Sprintf("On a [runtime.Coalescer], concurrent calls on one hash slot run merged, up to %d in one server-side run, each with the reply it would get alone (---@coalesce).", s.Coalesce))
 	}
 	doc = append(doc, "")
 	return append(doc, wrap(strings.Join(p, " "), 76)...)

@@ -12,7 +12,7 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys"}
+var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
@@ -244,6 +244,8 @@ func (p *headerParser) tag(col int) {
 		}
 		p.s.Idempotent = p.desc(ws, 1)
 		p.s.IdempotentPos = p.pos(ws[0].col)
+	case "@coalesce":
+		p.coalesce(ws)
 	case "@unsafe-keys":
 		if !p.once(ws[0]) {
 			return

@@ -79,6 +79,8 @@ type linter struct {
 	argv     usage
 	depth    int // function nesting; 0 is the script's main chunk
 	regexps  map[string]*regexp.Regexp
+	// uses of what ---@coalesce refuses (coalesce.go)
+	coalesceUses []coalesceUse
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -148,6 +150,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		}
 	}
 	l.checkReplies(chunk)
+	l.checkCoalesce()
 	return l.loc
 }
 
@@ -322,6 +325,7 @@ func (l *linter) isGlobal(e ast.Expr, name string) bool {
 }
 
 func (l *linter) expr(e ast.Expr) {
+	l.noteGlobal(e)
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		if b := l.scope.lookup(e.Value); b != nil {

@@ -73,6 +73,9 @@ type Script struct {
 	Idempotent    string // ---@idempotent reason; calls are retried after transient failures
 	IdempotentPos Pos
 
+	Coalesce    int // ---@coalesce [max]: most calls per merged run; 0 without the tag
+	CoalescePos Pos
+
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
 

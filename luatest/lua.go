@@ -85,9 +85,10 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))
 	g.RawSetString("setmetatable", L.NewFunction(vm.setmetatable(g.RawGetString("setmetatable").(*lua.LFunction).GFunction)))
 	g.RawSetString("getmetatable", L.NewFunction(vm.getmetatable(g.RawGetString("getmetatable").(*lua.LFunction).GFunction)))
+	// Redis' own handler, which scripts can pass to xpcall (runtime's
+	// merged runs do): it adds the raising line, as for the script's run.
 	g.RawSetString("__redis__err__handler", L.NewFunction(func(L *lua.LState) int {
-		L.Push(errorTable(L, L.Get(1)))
-		return 1
+		return vm.errorHandler(L)
 	}))
 
 	vm.patchLibraries(r)

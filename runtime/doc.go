@@ -28,6 +28,11 @@
 //     round trip per node through an executor that implements the optional
 //     [Pipeliner]; each call's typed result and error come back in its
 //     [Future], under the rules of [Script.Exec] applied per call.
+//   - [Coalescer] ([Coalesce]) merges concurrent calls of a script whose
+//     header says ---@coalesce, on one hash slot, into one server-side run
+//     of its companion script ([Script.Companion]), each call with the
+//     reply it would get alone; bounded per run in calls, bytes
+//     ([CoalesceMaxBytes]) and server time ([CoalesceRunBudget]).
 //   - [Slot] and [CheckSlots] implement Redis Cluster key hashing
 //     (CRC16/XMODEM of the key or its {hash tag}, modulo 16384) so a call whose
 //     keys span hash slots fails with [*CrossSlotError] before any round trip.

@@ -35,18 +35,20 @@ type Executor interface {
 // concurrent use ([NewLibrary] attaches it to a library once, during
 // package initialisation too).
 type Script struct {
-	name     string
-	file     string
-	source   string // the .lua file's text
-	body     string // source as sent: wrapBody(source)
-	sha1     string // of body
-	readOnly bool
-	anySlot  bool
-	idem     bool
-	codes    []*CodeError
-	ints     map[int64]*CodeError // codes whose Reply is an integer
-	onNil    *CodeError           // the code whose Reply is "nil"
-	prefixes map[string]*CodeError
+	name      string
+	file      string
+	source    string // the .lua file's text
+	body      string // source as sent: wrapBody(source)
+	sha1      string // of body
+	readOnly  bool
+	anySlot   bool
+	idem      bool
+	coalesce  int     // ---@coalesce: most calls per merged run; 0: never merged
+	companion *Script // the merged-run script, when coalesce > 0
+	codes     []*CodeError
+	ints      map[int64]*CodeError // codes whose Reply is an integer
+	onNil     *CodeError           // the code whose Reply is "nil"
+	prefixes  map[string]*CodeError
 	// Set once by NewLibrary, during package initialisation.
 	lib    *Library
 	fn     string // function name in lib
@@ -75,6 +77,13 @@ type ScriptSpec struct {
 	// script twice with the same KEYS and ARGV has the effect and the reply
 	// of running it once.
 	Idempotent bool
+	// Coalesce, when above 1, lets a [Coalescer] merge up to this many
+	// concurrent calls of the script on one hash slot into one run of a
+	// companion script that NewScript builds from Body; set from the
+	// header's ---@coalesce, which luagen allows only for scripts whose
+	// calls cannot tell a merged run from runs of their own. It is ignored
+	// with AllowCrossSlot (merged calls must share a slot).
+	Coalesce int
 	// Errors are the script's declared failure replies (---@error). Exec
 	// returns the matching sentinel instead of the reply. NewScript keeps a
 	// copy of the slice.
@@ -98,6 +107,19 @@ func NewScript(spec ScriptSpec) *Script {
 		anySlot:  spec.AllowCrossSlot,
 		idem:     spec.Idempotent,
 		codes:    slices.Clone(spec.Errors),
+	}
+	if spec.Coalesce > 1 && !spec.AllowCrossSlot {
+		comp := coalesceBody(spec.Body)
+		csum := sha1.Sum([]byte(comp))
+		s.coalesce = spec.Coalesce
+		s.companion = &Script{
+			name:     spec.Name + " (merged run)",
+			file:     spec.File,
+			source:   spec.Body,
+			body:     comp,
+			sha1:     hex.EncodeToString(csum[:]),
+			readOnly: spec.ReadOnly,
+		}
 	}
 	for _, c := range spec.Errors {
 		if c.reply == "nil" {
@@ -156,6 +178,15 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 // Idempotent reports whether Exec retries the script after a [Transient]
 // failure (---@idempotent).
 func (s *Script) Idempotent() bool { return s.idem }
+
+// Coalesce returns the most calls a [Coalescer] merges into one run of the
+// script (---@coalesce), or 0 when it never merges them.
+func (s *Script) Coalesce() int { return s.coalesce }
+
+// Companion returns the script a [Coalescer] sends for a merged run of s
+// (its Body runs the .lua file's code once per merged call; see
+// coalesce_wire.go), or nil when s has no ---@coalesce.
+func (s *Script) Companion() *Script { return s.companion }
 
 // Errors returns the script's declared failure replies, in header order. The
 // slice is a copy; the sentinels themselves cannot be changed.

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"strings"
 	"sync"
 )
@@ -31,7 +33,15 @@ func (x *shebangless) plainScript(s *Script) *Script {
 	// Only the body and SHA1 matter to the executor: Exec runs on the
 	// original script, which keeps the slot check, retries and error codes.
 	// Two first calls racing build equal copies; LoadOrStore keeps one.
-	p, _ := x.plain.LoadOrStore(s, NewScript(ScriptSpec{Name: s.name, File: s.file, Body: "--" + s.source[2:]}))
+	plain := NewScript(ScriptSpec{Name: s.name, File: s.file, Body: "--" + s.source[2:]})
+	if s.body != wrapBody(s.source) {
+		// A merged-run companion (coalesce_wire.go): comment out its own
+		// shebang instead.
+		body := "--" + s.body[2:]
+		sum := sha1.Sum([]byte(body))
+		plain = &Script{name: s.name, file: s.file, source: s.source, body: body, sha1: hex.EncodeToString(sum[:])}
+	}
+	p, _ := x.plain.LoadOrStore(s, plain)
 	return p.(*Script)
 }
 

@@ -109,11 +109,21 @@ func TestEveryScriptOnCluster(t *testing.T) {
 // finds 0 differences. A coordinated failover pauses writes on the old
 // primary until the replica has caught up, so no acknowledged sale is lost
 // and sold = 500.
-func TestFaultClusterFailoverMidRace(t *testing.T) {
+func TestFaultClusterFailoverMidRace(t *testing.T) { testFaultClusterFailover(t, plain) }
+
+// The same with calls merged by a runtime.Coalescer: merged runs go to
+// the SKU's slot's node like single calls, and the promoted replica is
+// taught the companion script by EVAL too.
+func TestFaultClusterFailoverMidRaceCoalesced(t *testing.T) {
+	testFaultClusterFailover(t, coalesced)
+}
+
+func testFaultClusterFailover(t *testing.T, wrap wrapper) {
 	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
 		c := sharedCluster(t)
+		merged := runsMerged()
 		counting := &countingExecutor{Executor: ex.Cluster(t, c)}
-		s := stock.New(counting)
+		s := stock.New(wrap(counting))
 		ctx := context.Background()
 		sku := fresh("failover")
 		k := keysFor(sku)
@@ -146,7 +156,7 @@ func TestFaultClusterFailoverMidRace(t *testing.T) {
 		r := requireReconciles(t, s, k, faultUnits)
 		requireRecords(t, s, k, res, r)
 		assert.Equal(t, strconv.Itoa(faultBuyers), promoted.Do(t, "HLEN", k.Orders), "every order is recorded on the new primary")
-		t.Logf("%d transient failures retried by runtime", counting.transient.Load())
+		t.Logf("%d transient failures retried by runtime, %d merged runs", counting.transient.Load(), merged())
 	})
 }
 

@@ -58,10 +58,13 @@ var deductScript = runtime.NewScript(runtime.ScriptSpec{
 	File:       "lua/stock/deduct.lua",
 	Body:       deductBody,
 	Idempotent: true,
+	Coalesce:   64,
 	Errors:     []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrLimitExceeded, ErrCancelled, ErrBadArgument, ErrOrderConflict, ErrCorruptRecord},
 })
 
-// DeductScript returns lua/stock/deduct.lua as a [runtime.Script].
+// DeductScript returns lua/stock/deduct.lua as a [runtime.Script]. Its
+// companion ([runtime.Script.Companion], built from the same file) runs up to
+// 64 merged calls in one server-side run for a [runtime.Coalescer].
 func DeductScript() *runtime.Script {
 	return deductScript
 }
@@ -90,7 +93,10 @@ func deductDecode(v runtime.Value) (int64, error) {
 // error raised inside the script is a *[runtime.ScriptError] naming the line.
 // It is idempotent (an order id's first outcome is recorded with the decrement
 // and answered again), so a connection error or a transient error reply is
-// retried with backoff, within ctx; see [runtime.Script.Exec].
+// retried with backoff, within ctx; see [runtime.Script.Exec]. On a
+// [runtime.Coalescer], concurrent calls on one hash slot run merged, up to 64
+// in one server-side run, each with the reply it would get alone
+// (---@coalesce).
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(struct {
@@ -161,6 +167,7 @@ const deductBody = `#!lua
 ---@arg limit   int64          most units one buyer may hold; 0 for no limit
 ---@arg at      time.Time ms   purchase time, recorded
 ---@idempotent an order id's first outcome is recorded with the decrement and answered again
+---@coalesce 64
 ---@return int64               units left right after this order's deduction
 ---@error -1 OutOfStock        stock was lower than qty; recorded as refused, nothing deducted
 ---@error -2 NoSuchSKU         the stock key does not exist; nothing changed

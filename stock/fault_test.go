@@ -22,10 +22,17 @@ const faultBuyers, faultUnits = 2000, 500
 // 2,000 buyers race for 500 units while SCRIPT FLUSH empties the script
 // cache every 50 ms: every EVALSHA after a flush answers NOSCRIPT, which
 // must turn into EVAL inside runtime, never into a buyer's error.
-func TestFaultScriptFlushEvery50ms(t *testing.T) {
+func TestFaultScriptFlushEvery50ms(t *testing.T) { testFaultScriptFlush(t, plain) }
+
+// The same with calls merged by a runtime.Coalescer: the companion script
+// is flushed too, and merged runs fall back to EVAL like single calls.
+func TestFaultScriptFlushEvery50msCoalesced(t *testing.T) { testFaultScriptFlush(t, coalesced) }
+
+func testFaultScriptFlush(t *testing.T, wrap wrapper) {
 	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
 		srv := redistest.Start(t)
-		s := stock.New(ex.Single(t, srv))
+		merged := runsMerged()
+		s := stock.New(wrap(ex.Single(t, srv)))
 		k := keysFor("flush")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 
@@ -58,7 +65,7 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 		assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
 		evals := commandCalls(t, srv, "eval")
 		assert.GreaterOrEqual(t, evals, 3, "buyers hit NOSCRIPT and fell back to EVAL")
-		t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA", n, evals, commandCalls(t, srv, "evalsha"))
+		t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA, %d merged runs", n, evals, commandCalls(t, srv, "evalsha"), merged())
 		r := requireReconciles(t, s, k, faultUnits)
 		requireRecords(t, s, k, res, r)
 	})
@@ -73,11 +80,19 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 // has its record, and no order was deducted twice (the counter equals
 // initial minus the sold records, and replaying every sold order changes
 // nothing).
-func TestFaultServerRestartMidRace(t *testing.T) {
+func TestFaultServerRestartMidRace(t *testing.T) { testFaultServerRestart(t, plain) }
+
+// The same with calls merged by a runtime.Coalescer: a merged run cut off
+// by the kill fails every call in it, and runtime retries each (Deduct is
+// idempotent), alone or merged again.
+func TestFaultServerRestartMidRaceCoalesced(t *testing.T) { testFaultServerRestart(t, coalesced) }
+
+func testFaultServerRestart(t *testing.T, wrap wrapper) {
 	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
 		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+		merged := runsMerged()
 		counting := &countingExecutor{Executor: ex.Single(t, srv)}
-		s := stock.New(counting)
+		s := stock.New(wrap(counting))
 		k := keysFor("restart")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 		pid := srv.PID()
@@ -106,7 +121,7 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 		require.NoError(t, <-<-probeDone, "the probe cut off by the kill was retried after the restart")
 		assert.Equal(t, "0", srv.Do(t, "GET", probe.Stock), "the probe deducted once")
 		assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
-		t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
+		t.Logf("%d transient failures retried by runtime, %d buyers retried by hand, %d merged runs", counting.transient.Load(), res.retried, merged())
 		assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
 		r := requireReconciles(t, s, k, faultUnits)
 		requireRecords(t, s, k, res, r)

@@ -1,9 +1,10 @@
 // Package stock benchmarks stock.Deduct on one redis-server in one run: the
 // generated wrapper on the rueidis and on the go-redis executor, raw
 // rueidis.Lua.Exec and go-redis Script.Run with the same script and
-// arguments, against the server's own ceiling measured
-// with redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with
-// one SKU per primary. TestMain prints the table with ratios.
+// arguments, runtime.Batch, and the wrapper on runtime.Coalesce (64
+// goroutines on one SKU), against the server's own ceiling measured with
+// redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with one SKU
+// per primary. TestMain prints the table with ratios, allocations and p99.
 package stock
 
 import (
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,6 +184,10 @@ func BenchmarkDeduct(b *testing.B) {
 		single(b)
 		parallel(b, goredisOp(env.goredis, freshSKU(b, env.rueidis)))
 	})
+	b.Run("coalesced", func(b *testing.B) {
+		single(b)
+		parallel(b, wrapperOp(stock.New(runtime.Coalesce(runtime.Rueidis(env.rueidis))), freshSKU(b, env.rueidis)))
+	})
 	// After go-redis, whose run dials the pool's connections.
 	b.Run("wrapper-go-redis", func(b *testing.B) {
 		single(b)
@@ -228,82 +234,155 @@ func ceiling(b *testing.B, requests int) (float64, error) {
 	return ops, nil
 }
 
-// timed runs op from 128 goroutines for d and returns calls per second.
-func timed(d time.Duration, op func(context.Context, int64) error) (float64, error) {
+// measured is one timed run: calls per second, heap allocations per call
+// (runtime.MemStats.Mallocs over the run, every goroutine and the client's
+// included, divided by the calls), and the 99th percentile of one call's
+// latency.
+type measured struct {
+	ops, allocs float64
+	p99         time.Duration
+}
+
+// timed runs op from goroutines goroutines for d.
+func timed(d time.Duration, goroutines int, op func(context.Context, int64) error) (measured, error) {
 	var seq atomic.Int64
 	var failed atomic.Value
+	lat := make([][]time.Duration, goroutines)
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range 128 {
+	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ctx := context.Background()
-			for time.Now().Before(deadline) {
+			own := make([]time.Duration, 0, 1<<14)
+			for t0 := time.Now(); t0.Before(deadline); t0 = time.Now() {
 				if err := op(ctx, seq.Add(1)); err != nil {
 					failed.CompareAndSwap(nil, err)
 					return
 				}
+				own = append(own, time.Since(t0))
 			}
+			lat[g] = own
 		}()
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
+	goruntime.ReadMemStats(&after)
 	if err, ok := failed.Load().(error); ok {
-		return 0, err
+		return measured{}, err
 	}
-	return float64(seq.Load()) / time.Since(start).Seconds(), nil
+	calls := seq.Load()
+	return measured{
+		ops:    float64(calls) / elapsed.Seconds(),
+		allocs: float64(after.Mallocs-before.Mallocs) / float64(calls),
+		p99:    p99(slices.Concat(lat...)),
+	}, nil
 }
 
-// BenchmarkRatios is the table: rounds of the ceiling and the three
-// clients, interleaved so that load from elsewhere on a shared machine
-// hits them alike, each client for 1.5 s from 128 goroutines; then the
-// wrapper on the cluster. The ratio of a client is the median over rounds
-// of its ops/s divided by that round's ceiling. b.N is ignored; TestMain
-// prints the table.
+// timedBatches sends batches of batchSize deducts from one goroutine for
+// d: deducts per second, allocations per deduct, and the p99 of a batch's
+// round trip (the latency each of its calls sees).
+func timedBatches(d time.Duration, s *stock.Scripts, k stock.SKUKeys) (measured, error) {
+	dk := k.Deduct()
+	ctx := context.Background()
+	fs := make([]*runtime.Future[int64], batchSize)
+	var lat []time.Duration
+	var n int64
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	for t0 := time.Now(); t0.Before(deadline); t0 = time.Now() {
+		var batch runtime.Batch
+		for i := range fs {
+			n++
+			fs[i] = s.QueueDeduct(&batch, dk, args(n))
+		}
+		if err := batch.Send(ctx); err != nil {
+			return measured{}, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	goruntime.ReadMemStats(&after)
+	return measured{
+		ops:    float64(n) / elapsed.Seconds(),
+		allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
+		p99:    p99(lat),
+	}, nil
+}
+
+func p99(xs []time.Duration) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)*99/100]
+}
+
+// BenchmarkRatios is the table: rounds of the ceiling and every client,
+// interleaved so that load from elsewhere on a shared machine hits them
+// alike, each client for 1.5 s (raw clients and plain wrappers from 128
+// goroutines; the coalesced wrapper, and the plain one for comparison,
+// from 64 goroutines on one SKU; batches of 1,000 from one goroutine);
+// then the wrapper on the cluster. The ratio of a client is the median over
+// rounds of its ops/s divided by that round's ceiling; allocations per call
+// are counted under that load (every goroutine and the client's own), and
+// p99 is of one call's latency. b.N is ignored; TestMain prints the table.
 func BenchmarkRatios(b *testing.B) {
 	ratiosOnce.Do(func() {
 		single(b)
 		const rounds = 5
 		s := stock.New(runtime.Rueidis(env.rueidis))
 		sg := stock.New(goredisexec.New(env.goredis))
+		sc := stock.New(runtime.Coalesce(runtime.Rueidis(env.rueidis)))
+		sgc := stock.New(runtime.Coalesce(goredisexec.New(env.goredis)))
 		for r := range rounds {
 			ceil, err := ceiling(b, 300000)
 			if err != nil {
 				b.Fatal(err)
 			}
-			table.add("ceiling", ceil, 1)
+			table.add("ceiling", measured{ops: ceil}, 1)
 			variants := []struct {
 				name string
-				op   func(context.Context, int64) error
+				run  func() (measured, error)
 			}{
-				{"wrapper", wrapperOp(s, freshSKU(b, env.rueidis))},
-				{"rueidis", rueidisOp(env.rueidis, freshSKU(b, env.rueidis))},
-				{"go-redis", goredisOp(env.goredis, freshSKU(b, env.rueidis))},
-				{"wrapper go-redis", wrapperOp(sg, freshSKU(b, env.rueidis))},
+				{"wrapper", goroutines(128, wrapperOp(s, freshSKU(b, env.rueidis)))},
+				{"rueidis", goroutines(128, rueidisOp(env.rueidis, freshSKU(b, env.rueidis)))},
+				{"go-redis", goroutines(128, goredisOp(env.goredis, freshSKU(b, env.rueidis)))},
+				{"wrapper go-redis", goroutines(128, wrapperOp(sg, freshSKU(b, env.rueidis)))},
+				{"wrapper 64", goroutines(64, wrapperOp(s, freshSKU(b, env.rueidis)))},
+				{"coalesced", goroutines(64, wrapperOp(sc, freshSKU(b, env.rueidis)))},
+				{"coalesced go-redis", goroutines(64, wrapperOp(sgc, freshSKU(b, env.rueidis)))},
+				{"batch", func() (measured, error) { return timedBatches(1500*time.Millisecond, s, freshSKU(b, env.rueidis)) }},
 			}
 			round := map[string]float64{}
 			for i := range variants { // rotate the order each round
 				v := variants[(i+r)%len(variants)]
-				ops, err := timed(1500*time.Millisecond, v.op)
+				m, err := v.run()
 				if err != nil {
 					b.Fatalf("%s: %v", v.name, err)
 				}
-				table.add(v.name, ops, ops/ceil)
-				round[v.name] = ops
+				table.add(v.name, m, m.ops/ceil)
+				round[v.name] = m.ops
 			}
-			table.add("wrapper go-redis / Script.Run", 0, round["wrapper go-redis"]/round["go-redis"])
+			table.add("wrapper go-redis / Script.Run", measured{}, round["wrapper go-redis"]/round["go-redis"])
+			table.add("wrapper / rueidis", measured{}, round["wrapper"]/round["rueidis"])
 		}
 		c, keys := clusterSKUs(b)
 		for range 3 {
-			ops, err := timed(2*time.Second, func(ctx context.Context, n int64) error {
+			m, err := timed(2*time.Second, 128, func(ctx context.Context, n int64) error {
 				_, err := c.Deduct(ctx, keys[n%3], args(n))
 				return err
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			table.add("cluster 3 SKUs", ops, 0)
+			table.add("cluster 3 SKUs", m, 0)
 		}
 	})
 }
@@ -319,16 +398,26 @@ type results struct {
 	mu     sync.Mutex
 	ops    map[string][]float64
 	ratios map[string][]float64
+	allocs map[string][]float64
+	p99    map[string][]float64 // µs
 }
 
-func (r *results) add(name string, ops, ratio float64) {
+func (r *results) add(name string, m measured, ratio float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ops == nil {
 		r.ops, r.ratios = map[string][]float64{}, map[string][]float64{}
+		r.allocs, r.p99 = map[string][]float64{}, map[string][]float64{}
 	}
-	r.ops[name] = append(r.ops[name], ops)
+	r.ops[name] = append(r.ops[name], m.ops)
 	r.ratios[name] = append(r.ratios[name], ratio)
+	r.allocs[name] = append(r.allocs[name], m.allocs)
+	r.p99[name] = append(r.p99[name], float64(m.p99.Microseconds()))
+}
+
+// goroutines is a timed run of op from n goroutines for 1.5 s.
+func goroutines(n int, op func(context.Context, int64) error) func() (measured, error) {
+	return func() (measured, error) { return timed(1500*time.Millisecond, n, op) }
 }
 
 // BenchmarkClusterDeduct3SKUs is the wrapper on a local 3+3 cluster, with
@@ -499,32 +588,40 @@ func printTable() {
 	}
 	fmt.Println()
 	fmt.Printf("deduct, sale path (decrement + buyer counter + order record); %d interleaved rounds, medians\n\n", len(table.ops["ceiling"]))
-	fmt.Println("| what | ops/s | ratio to ceiling | ops/s per round |")
-	fmt.Println("|---|---:|---:|---|")
+	fmt.Println("| what | ops/s | ratio to ceiling | allocs/op under load | p99 latency | ops/s per round |")
+	fmt.Println("|---|---:|---:|---:|---:|---|")
 	for _, row := range [][2]string{
 		{"ceiling", "redis-benchmark -P 16 -c 50 EVALSHA, one redis-server (the ceiling)"},
-		{"wrapper", "luagen wrapper stock.Deduct, 128 goroutines, rueidis auto-pipelining"},
-		{"rueidis", "raw rueidis.Lua.Exec, same goroutines, same client"},
-		{"go-redis", "go-redis v9 Script.Run, same goroutines, pool of 128"},
+		{"rueidis", "raw rueidis.Lua.Exec, 128 goroutines, one client"},
+		{"wrapper", "luagen wrapper stock.Deduct, same goroutines, same client"},
+		{"go-redis", "go-redis v9 Script.Run, 128 goroutines, pool of 128"},
 		{"wrapper go-redis", "luagen wrapper stock.Deduct on goredis.New, same go-redis client"},
-		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total)"},
+		{"batch", "luagen runtime.Batch of 1,000 QueueDeducts, one goroutine (p99 of a batch)"},
+		{"wrapper 64", "luagen wrapper stock.Deduct, 64 goroutines, one SKU"},
+		{"coalesced", "luagen wrapper on runtime.Coalesce(rueidis), 64 goroutines, one SKU"},
+		{"coalesced go-redis", "luagen wrapper on runtime.Coalesce(goredis.New), 64 goroutines, one SKU"},
+		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total), 128 goroutines"},
 	} {
 		xs, ok := table.ops[row[0]]
 		if !ok {
 			continue
 		}
-		ratio := "–"
+		ratio, allocsCol, p99Col := "–", "–", "–"
 		if row[0] != "cluster 3 SKUs" {
 			ratio = fmt.Sprintf("%.2f", median(table.ratios[row[0]]))
+		}
+		if row[0] != "ceiling" {
+			allocsCol = fmt.Sprintf("%.1f", median(table.allocs[row[0]]))
+			p99Col = fmt.Sprintf("%.0f µs", median(table.p99[row[0]]))
 		}
 		runs := make([]string, len(xs))
 		for i, x := range xs {
 			runs[i] = strconv.FormatFloat(x, 'f', 0, 64)
 		}
-		fmt.Printf("| %s | %.0f | %s | %s |\n", row[1], median(xs), ratio, strings.Join(runs, ", "))
+		fmt.Printf("| %s | %.0f | %s | %s | %s | %s |\n", row[1], median(xs), ratio, allocsCol, p99Col, strings.Join(runs, ", "))
 	}
-	if w, r := median(table.ops["wrapper"]), median(table.ops["rueidis"]); r > 0 {
-		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of ops/s)\n", w/r)
+	if rs := table.ratios["wrapper / rueidis"]; len(rs) > 0 {
+		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of per-round ratios)\n", median(rs))
 	}
 	if rs := table.ratios["wrapper go-redis / Script.Run"]; len(rs) > 0 {
 		per := make([]string, len(rs))

@@ -15,6 +15,7 @@ type config struct {
 	Redis       string
 	SKU         string
 	JSON        bool
+	Coalesce    bool
 }
 
 func (c *config) validate() error {

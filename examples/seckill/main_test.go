@@ -49,6 +49,26 @@ func TestRunOnRealServer(t *testing.T) {
 	assert.Equal(t, "0", srv.Do(t, "DBSIZE"), "the demo deletes its SKU's keys")
 }
 
+// -coalesce merges concurrent Deducts into server-side runs: the same
+// outcome, on the embedded server and on a real one.
+func TestRunCoalesced(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, redis := range []string{"", srv.Addr} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"-buyers", "2000", "-stock", "300", "-coalesce", "-redis", redis, "-json"}, &out, &errOut)
+		require.Equal(t, 0, code, errOut.String())
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+		assert.Equal(t, true, rep["coalesce"])
+		assert.Equal(t, 300.0, rep["sold"])
+		assert.Equal(t, 1700.0, rep["refused"])
+		assert.Equal(t, 0.0, rep["oversold"])
+		assert.Equal(t, 0.0, rep["errors"])
+		assert.Equal(t, 300.0, rep["records"])
+		assert.Equal(t, []any{}, rep["differences"])
+	}
+}
+
 func TestRunRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 2, run([]string{"-limit", "-1"}, &out, &errOut))

@@ -54,7 +54,7 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 		return nil, fmt.Errorf("preload scripts on %s: %w", server, err)
 	}
 
-	rep := &report{Server: server, SKU: sku, Buyers: cfg.Buyers, Stock: cfg.Stock, Qty: cfg.Qty, Limit: cfg.Limit, Concurrency: cfg.Concurrency}
+	rep := &report{Server: server, SKU: sku, Buyers: cfg.Buyers, Stock: cfg.Stock, Qty: cfg.Qty, Limit: cfg.Limit, Concurrency: cfg.Concurrency, Coalesce: cfg.Coalesce}
 	outcome := make([]int8, cfg.Buyers) // 1 sold, 2 refused, 3 error
 	var retried atomic.Int64
 	latency := make([]time.Duration, cfg.Buyers)
@@ -166,6 +166,9 @@ func connect(cfg config) (rueidis.Client, runtime.Executor, string, func(), erro
 	var exec runtime.Executor = runtime.Rueidis(client)
 	if mr != nil {
 		exec = runtime.WithoutShebang(exec)
+	}
+	if cfg.Coalesce {
+		exec = runtime.Coalesce(exec)
 	}
 	if client.Mode() == rueidis.ClientModeCluster {
 		server = "cluster " + server

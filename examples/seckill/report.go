@@ -22,6 +22,7 @@ type report struct {
 	Qty         int    `json:"qty"`
 	Limit       int    `json:"limit"` // units per buyer; 0: no limit
 	Concurrency int    `json:"concurrency"`
+	Coalesce    bool   `json:"coalesce"` // concurrent Deducts merged by runtime.Coalesce
 
 	Sold      int `json:"sold"`       // buyers whose Deduct succeeded (orders, not units)
 	UnitsSold int `json:"units_sold"` // sold × qty
@@ -107,8 +108,12 @@ func reconciled(diffs []string) string {
 }
 
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "seckill on %s: %d buyers × %d unit(s) for %d units of %s, %d in flight\n",
-		r.Server, r.Buyers, r.Qty, r.Stock, r.SKU, r.Concurrency)
+	merged := ""
+	if r.Coalesce {
+		merged = ", coalesced"
+	}
+	fmt.Fprintf(w, "seckill on %s: %d buyers × %d unit(s) for %d units of %s, %d in flight%s\n",
+		r.Server, r.Buyers, r.Qty, r.Stock, r.SKU, r.Concurrency, merged)
 	fmt.Fprintf(w, "  sold        %d orders, %d units\n", r.Sold, r.UnitsSold)
 	fmt.Fprintf(w, "  refused     %d (out of stock or over the limit)\n", r.Refused)
 	fmt.Fprintf(w, "  oversold    %d\n", r.Oversold)

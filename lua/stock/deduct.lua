@@ -20,6 +20,7 @@
 ---@arg limit   int64          most units one buyer may hold; 0 for no limit
 ---@arg at      time.Time ms   purchase time, recorded
 ---@idempotent an order id's first outcome is recorded with the decrement and answered again
+---@coalesce 64
 ---@return int64               units left right after this order's deduction
 ---@error -1 OutOfStock        stock was lower than qty; recorded as refused, nothing deducted
 ---@error -2 NoSuchSKU         the stock key does not exist; nothing changed

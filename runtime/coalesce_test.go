@@ -1,0 +1,396 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/luagen/luagen/runtime"
+)
+
+// replies is a script whose ARGV[1] picks what it does, so one merged run
+// can hold every kind of reply and error a script can produce.
+var replies = runtime.NewScript(runtime.ScriptSpec{Name: "t.Replies", File: "replies.lua", Coalesce: 64, Body: `#!lua
+local op, x = ARGV[1], ARGV[2]
+if op == 'int' then return tonumber(x)
+elseif op == 'nil' then return nil
+elseif op == 'false' then return false
+elseif op == 'true' then return true
+elseif op == 'float' then return 3.7
+elseif op == 'str' then return x
+elseif op == 'arr' then return {1, 'a', {2, false, 3}, {ok = 'FINE'}, {err = 'NESTED e'}, nil, 5}
+elseif op == 'status' then return {ok = 'FINE'}
+elseif op == 'reterr' then return redis.error_reply(x)
+elseif op == 'errtable' then return {err = x}
+elseif op == 'raise' then error(x)
+elseif op == 'raise0' then error(x, 0)
+elseif op == 'raisetable' then error({err = x})
+elseif op == 'deep' then
+  local function g() error('deep ' .. x) end
+  g()
+elseif op == 'partial' then
+  redis.call('SET', KEYS[1], 'not a number')
+  return redis.call('INCR', KEYS[1])
+elseif op == 'incr' then return redis.call('INCR', KEYS[1])
+elseif op == 'keys' then return {#KEYS, #ARGV, KEYS[1] or false, ARGV[2] or false}
+elseif op == 'arith' then return nil + x
+end
+return 'fell through'`})
+
+// mergedCases are the calls of one merged run: every reply kind, returned
+// error replies a client would take for the server's (marked on the wire,
+// unmarked by the runtime), raised errors of every form, and a call that
+// fails after a write, between calls that touch the same key.
+var mergedCases = [][2][]string{
+	{{"{t}a"}, {"incr"}},
+	{{"{t}a"}, {"int", "42"}},
+	{{"{t}a"}, {"nil"}},
+	{{"{t}a"}, {"false"}},
+	{{"{t}a"}, {"true"}},
+	{{"{t}a"}, {"float"}},
+	{{"{t}a"}, {"str", "hello"}},
+	{{"{t}a"}, {"str", ""}},
+	{{"{t}a"}, {"arr"}},
+	{{"{t}a"}, {"status"}},
+	{{"{t}a"}, {"reterr", "MY_CODE my text"}},
+	{{"{t}a"}, {"reterr", "NOSCRIPT No matching script. Please use EVAL."}},
+	{{"{t}a"}, {"reterr", "MOVED 1 127.0.0.1:1"}},
+	{{"{t}a"}, {"reterr", "LUAGEN x"}},
+	{{"{t}a"}, {"reterr", "a -READONLY b %2D"}},
+	{{"{t}a"}, {"errtable", "ERR TRYAGAIN x"}},
+	{{"{t}a"}, {"raise", "boom"}},
+	{{"{t}a"}, {"raise0", "plain"}},
+	{{"{t}a"}, {"raise", "two\r\nlines"}},
+	{{"{t}a"}, {"raisetable", "OWN_CODE raised"}},
+	{{"{t}a"}, {"deep", "inside"}},
+	{{"{t}a"}, {"arith", "1"}},
+	{{"{t}b"}, {"partial"}},
+	{{"{t}a"}, {"incr"}},
+	{{"{t}a", "{t}c"}, {"keys", "second"}},
+	{{}, {"keys"}},
+	{{"{t}a"}, {"other"}},
+}
+
+func describe(v runtime.Value, err error) string {
+	if err != nil {
+		return fmt.Sprintf("error %T %q", err, err.Error())
+	}
+	return v.String()
+}
+
+// TestMergedRunRepliesAsAlone: every call of a merged run gets the reply
+// it gets when sent alone, byte for byte (values, returned and raised
+// errors with their line and the script's own SHA1), on every executor, and
+// the keys end up the same (a raised error keeps the call's writes).
+func TestMergedRunRepliesAsAlone(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			e, do := row.open(t)
+			require.NoError(t, e.Load(ctx, replies))
+			var alone []string
+			for _, c := range mergedCases {
+				v, err := e.EvalSha(ctx, replies, c[0], c[1])
+				alone = append(alone, describe(v, err))
+			}
+			keysAlone := []string{do("GET", "{t}a"), do("GET", "{t}b")}
+			do("FLUSHALL")
+
+			c := runtime.Coalesce(e)
+			vs, errs, ran := runtime.MergedRun(ctx, c, replies, time.Second, mergedCases)
+			for i := range mergedCases {
+				assert.True(t, ran[i])
+				assert.Equal(t, alone[i], describe(vs[i], errs[i]), "call %d %v", i, mergedCases[i])
+			}
+			assert.Equal(t, keysAlone, []string{do("GET", "{t}a"), do("GET", "{t}b")})
+			// Exec classifies a merged call's raised error as for a call alone.
+			var se *runtime.ScriptError
+			_, err := replies.Exec(ctx, c, []string{"{t}a"}, []string{"raise", "x"})
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, 13, se.Line)
+		})
+	}
+}
+
+// TestMergedRunBudget: a run that has used its time budget starts no more
+// calls; the Coalescer sends those in later runs, in their order, and every
+// caller gets its own reply.
+func TestMergedRunBudget(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			e, _ := row.open(t)
+			c := runtime.Coalesce(e)
+			calls := [][2][]string{{{"{t}n"}, {"incr"}}, {{"{t}n"}, {"incr"}}, {{"{t}n"}, {"incr"}}}
+			vs, errs, ran := runtime.MergedRun(ctx, c, replies, 0, calls)
+			assert.Equal(t, []bool{true, false, false}, ran)
+			assert.NoError(t, errs[0])
+			assert.Equal(t, runtime.IntValue(1), vs[0])
+
+			// Through the queue, a zero budget runs one call per run, in order.
+			got, _ := queued(t, e, 0, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			for i, r := range got {
+				assert.Equal(t, "(integer) "+strconv.Itoa(i+1), r)
+			}
+		})
+	}
+}
+
+// gate holds the first EvalSha of a plain script until released, so that
+// calls arriving meanwhile queue behind it.
+type gate struct {
+	runtime.Executor
+	once    sync.Once
+	release chan struct{}
+	mu      sync.Mutex
+	sent    []string // script names, in send order
+}
+
+func (g *gate) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	g.mu.Lock()
+	g.sent = append(g.sent, s.Name())
+	g.mu.Unlock()
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		<-g.release
+	}
+	return g.Executor.EvalSha(ctx, s, keys, args)
+}
+
+// queued makes n calls of replies through a Coalescer over a gate over e, with the
+// run budget of budget: the first call is held in flight until the other
+// n-1 wait in the Coalescer's queue, one after another in index order (all
+// on key's slot); it returns every call's reply by index and the scripts
+// sent, in order.
+func queued(t *testing.T, e runtime.Executor, budget time.Duration, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error)) (got, sent []string) {
+	t.Helper()
+	return queuedScript(t, e, replies, key, n, call, budget)
+}
+
+// queuedScript is queued for calls of s.
+func queuedScript(t *testing.T, e runtime.Executor, s *runtime.Script, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error), budget ...time.Duration) (got, sent []string) {
+	t.Helper()
+	// Loaded, so the first call's EVALSHA is answered before the merged
+	// run starts (after NOSCRIPT, its EVAL could run after the run).
+	require.NoError(t, e.Load(context.Background(), s))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
+	if len(budget) > 0 {
+		runtime.SetBudget(c, budget[0])
+	}
+	got = make([]string, n)
+	var wg sync.WaitGroup
+	start := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := call(c, i)
+			got[i] = describe(v, err)
+		}()
+	}
+	start(0)
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	for i := 1; i < n; i++ {
+		start(i)
+		require.Eventually(t, func() bool { return runtime.Waiting(c, s, key) == i }, 10*time.Second, time.Millisecond)
+	}
+	close(g.release)
+	wg.Wait()
+	return got, g.sent
+}
+
+// noLeak fails t when a goroutine started during t is still running after
+// every cleanup registered later (clients, servers) has run.
+func noLeak(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+// TestCoalescerMergesWaitingCalls: a call that finds none in flight goes
+// at once as a plain EVALSHA; the calls that arrive meanwhile go as one
+// merged run when it ends, in arrival order, each with its own reply.
+func TestCoalescerMergesWaitingCalls(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			noLeak(t)
+			e, do := row.open(t)
+			got, sent := queued(t, e, runtime.CoalesceRunBudget, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			for i, r := range got {
+				assert.Equal(t, "(integer) "+strconv.Itoa(i+1), r)
+			}
+			assert.Equal(t, []string{"t.Replies", "t.Replies (merged run)"}, sent, "one call alone, then one merged run of five")
+			assert.Equal(t, "6", do("GET", "{t}q"))
+		})
+	}
+}
+
+// TestCoalescerCancelledWaiterNeverRuns: a caller whose ctx ends while its
+// call waits for the next run gets ctx.Err(), and its call is not sent.
+func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
+	noLeak(t)
+	e, do := executors[0].open(t)
+	require.NoError(t, e.Load(context.Background(), replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
+	call := func(ctx context.Context) (runtime.Value, error) {
+		return replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+	}
+	type result struct {
+		v   runtime.Value
+		err error
+	}
+	first, second, third := make(chan result, 1), make(chan result, 1), make(chan result, 1)
+	go func() { v, err := call(context.Background()); first <- result{v, err} }()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { v, err := call(ctx); second <- result{v, err} }()
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 1 }, 10*time.Second, time.Millisecond)
+	go func() { v, err := call(context.Background()); third <- result{v, err} }()
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 2 }, 10*time.Second, time.Millisecond)
+	cancel()
+	r := <-second
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 1 }, 10*time.Second, time.Millisecond)
+	close(g.release)
+	r = <-first
+	require.NoError(t, r.err)
+	assert.Equal(t, runtime.IntValue(1), r.v)
+	r = <-third
+	require.NoError(t, r.err)
+	assert.Equal(t, runtime.IntValue(2), r.v, "the cancelled call never ran")
+	assert.Equal(t, "2", do("GET", "{t}q"))
+}
+
+// lossy runs every merged run but answers the first one with a connection
+// error, as when the reply is lost after the server ran it.
+type lossy struct {
+	runtime.Executor
+	lost sync.Once
+}
+
+var errLost = errors.New("read tcp: connection reset by peer")
+
+func (l *lossy) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lose(s, l.Executor.EvalSha, ctx, keys, args)
+}
+
+func (l *lossy) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return l.lose(s, l.Executor.Eval, ctx, keys, args)
+}
+
+func (l *lossy) lose(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
+	v, err := send(ctx, s, keys, args)
+	if err == nil && strings.HasSuffix(s.Name(), "(merged run)") {
+		lost := false
+		l.lost.Do(func() { lost = true })
+		if lost {
+			return runtime.Value{}, errLost
+		}
+	}
+	return v, err
+}
+
+// idemIncr counts each request id once, whatever the number of runs.
+var idemIncr = runtime.NewScript(runtime.ScriptSpec{Name: "t.IdemIncr", File: "idem.lua", Coalesce: 8, Idempotent: true, Body: `#!lua
+if redis.call('SET', KEYS[2], '1', 'NX') then redis.call('INCR', KEYS[1]) end
+return tonumber(redis.call('GET', KEYS[1]))`})
+
+// TestCoalescerLostReply: a merged run whose reply is lost fails every
+// merged call of a script that is not idempotent with the error a lost
+// single call gets, and nothing is sent again; calls of an idempotent
+// script are retried, each counted once.
+func TestCoalescerLostReply(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			noLeak(t)
+			e, do := row.open(t)
+			got, _ := queued(t, &lossy{Executor: e}, runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			assert.Equal(t, "(integer) 1", got[0])
+			for _, r := range got[1:] {
+				assert.Equal(t, describe(runtime.Value{}, errLost), r)
+			}
+			assert.Equal(t, "5", do("GET", "{t}q"), "every call ran once; none was resent")
+
+			got, _ = queuedScript(t, &lossy{Executor: e}, idemIncr, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return idemIncr.Exec(ctx, e, []string{"{t}i", "{t}i:" + strconv.Itoa(i)}, nil)
+			})
+			for _, r := range got {
+				assert.NotContains(t, r, "error")
+			}
+			assert.Equal(t, "5", do("GET", "{t}i"), "the retried calls counted once each")
+		})
+	}
+}
+
+// TestCoalescerTwoInFlight: with the default two runs in flight per script
+// and slot, a second call goes at once while the first is still in flight.
+func TestCoalescerTwoInFlight(t *testing.T) {
+	noLeak(t)
+	ctx := context.Background()
+	e, _ := executors[2].open(t)
+	require.NoError(t, e.Load(ctx, replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	first := make(chan error, 1)
+	go func() {
+		_, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	v, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.IntValue(1), v, "the second call ran while the first was held")
+	close(g.release)
+	require.NoError(t, <-first)
+}
+
+// TestCoalescerKeepsSlotsApart: calls on another hash slot never wait for
+// (nor merge with) a run in flight on the first, and a script without
+// ---@coalesce is never held at all.
+func TestCoalescerKeepsSlotsApart(t *testing.T) {
+	noLeak(t)
+	ctx := context.Background()
+	e, _ := executors[2].open(t)
+	require.NoError(t, e.Load(ctx, replies))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	c := runtime.Coalesce(g)
+	runtime.SetInFlight(c, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, err := replies.Exec(ctx, c, []string{"{a}q"}, []string{"incr"})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	for i := range 3 {
+		v, err := replies.Exec(ctx, c, []string{"{b}q"}, []string{"incr"})
+		require.NoError(t, err)
+		assert.Equal(t, runtime.IntValue(int64(i+1)), v, "slot {b} runs while {a} is held")
+	}
+	plain := runtime.NewScript(runtime.ScriptSpec{Name: "t.Plain", File: "plain.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+	v, err := plain.Exec(ctx, c, []string{"{a}q"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.IntValue(1), v, "a script without ---@coalesce passes through")
+	close(g.release)
+	require.NoError(t, <-first)
+	assert.Equal(t, 0, runtime.Waiting(c, replies, "{a}q"))
+}

@@ -1,0 +1,164 @@
+package runtime
+
+import (
+	"strconv"
+	"strings"
+)
+
+// A merged run is one EVALSHA of a script's companion (see [Coalescer]):
+// the script's code wrapped in a function of KEYS and ARGV, followed by a
+// loop that calls it once per merged call, each with its own KEYS and ARGV
+// tables, under xpcall with Redis' own error handler. Everything the loop
+// needs travels in the one command:
+//
+//	KEYS = the keys of call 1, then of call 2, ...
+//	ARGV = n, budget (µs), #KEYS₁, #ARGV₁, ..., #KEYSₙ, #ARGVₙ, ARGV₁..., ARGVₙ...
+//
+// and the reply is an array of n elements, one per call:
+//
+//	{r}              the call returned r: an array of one element (none when
+//	                 r is nil), r converted as Redis converts a script's
+//	                 reply (a returned error reply nests as an error element,
+//	                 marked as [wrapBody] marks it)
+//	{err, src, line} the call raised an error: the err, source and line
+//	                 fields of __redis__err__handler's table (false when
+//	                 absent), from which [raisedReply] rebuilds the text
+//	                 Redis would have sent for that call alone
+//	0                the call was not started: the run had used its time
+//	                 budget (the [Coalescer] sends it again in the next run)
+//
+// The budget is read with TIME before every call but the first, so a run
+// stops starting calls once it has taken budget µs; Redis' busy-script
+// limit (busy-reply-threshold, 5 s by default) stays far away whatever one
+// call costs, as long as one call alone stays far below it.
+//
+// What a call can tell apart from a run of its own, and why gen refuses
+// scripts that could (gen/coalesce.go): globals are read-only in Redis 7
+// and every local of the body is created anew per call, so only per-run
+// server state leaks from one call to the next — the database SELECT chose,
+// the RESP version redis.setresp chose, redis.set_repl, the PRNG that Redis
+// seeds once per run (math.random) — and the global KEYS and ARGV, which
+// hold the whole run's (_G, getfenv, loadstring reach them). Keys expire
+// as of the run's start (Redis freezes the expiry clock during a script),
+// which every merged call saw in flight; TIME still advances.
+
+// coalescePrologue opens the body's function on its first code line, so
+// every line of the .lua file keeps its number in "@user_script:N".
+const coalescePrologue = "local f = function(KEYS, ARGV%s) "
+
+// coalesceEpilogue is the dispatch loop, on the line after the body's last.
+// f, K, A, h and out are locals of the chunk the body cannot see (f is
+// declared by "local f = function", which is not in scope in its own body).
+// The handler is Redis' own; an emulator without it (miniredis, behind
+// WithoutShebang) gets one that keeps the error without its line.
+var coalesceEpilogue = "end local K, A, out = KEYS, ARGV, {} " +
+	"local found, h = pcall(function() return __redis__err__handler end) " +
+	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
+	"local n, budget = tonumber(A[1]), tonumber(A[2]) local t0 = redis.call('TIME') " +
+	"local ki, ai = 1, 3 + 2 * n " +
+	"for c = 1, n do " +
+	"if c > 1 then local t = redis.call('TIME') " +
+	"if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= budget then for d = c, n do out[d] = 0 end break end end " +
+	"local nk, na = tonumber(A[1 + 2 * c]), tonumber(A[2 + 2 * c]) local k, a = {}, {} " +
+	"for j = 1, nk do k[j] = K[ki] ki = ki + 1 end for j = 1, na do a[j] = A[ai] ai = ai + 1 end " +
+	"local ok, r = xpcall(function() return f(k, a) end, h) " +
+	"if ok then " + replyCheck("") + "out[c] = {r} " +
+	"else local m, src, line = r, false, false " +
+	"if type(r) == 'table' then m, src, line = r.err, r.source or false, r.line or false end " +
+	"if type(m) == 'number' then m = tostring(m) elseif type(m) ~= 'string' then m = false end " +
+	"out[c] = {m, src, line} end end return out"
+
+// coalesceBody returns the companion of a script whose .lua file is source:
+// the shebang (same flags, so the same EVALSHA_RO, OOM and cluster rules),
+// then the code inside the dispatch loop (see the comment above).
+func coalesceBody(source string) string {
+	head, code := "", source
+	if strings.HasPrefix(source, "#!") {
+		i := strings.IndexByte(source, '\n')
+		if i < 0 {
+			return source
+		}
+		head, code = source[:i+1], source[i+1:]
+	}
+	params := ""
+	if strings.Contains(code, "...") {
+		params = ", ..."
+	}
+	var b strings.Builder
+	b.Grow(len(source) + len(coalescePrologue) + len(coalesceEpilogue) + 8)
+	b.WriteString(head)
+	b.WriteString(strings.Replace(coalescePrologue, "%s", params, 1))
+	b.WriteString(code)
+	if code != "" && !strings.HasSuffix(code, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(coalesceEpilogue)
+	return b.String()
+}
+
+// coalesceArgs packs calls into the companion's KEYS and ARGV.
+func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []string) {
+	nk, na := 0, 2+2*len(calls)
+	for _, c := range calls {
+		nk += len(c.keys)
+		na += len(c.args)
+	}
+	keys = make([]string, 0, nk)
+	args = make([]string, 0, na)
+	args = append(args, strconv.Itoa(len(calls)), strconv.FormatInt(budgetMicros, 10))
+	for _, c := range calls {
+		args = append(args, strconv.Itoa(len(c.keys)), strconv.Itoa(len(c.args)))
+	}
+	for _, c := range calls {
+		keys = append(keys, c.keys...)
+		args = append(args, c.args...)
+	}
+	return keys, args
+}
+
+// mergedReply decodes one element of a companion's reply for script s: the
+// Value and error its call would have got from EvalSha alone, and whether
+// the call ran at all.
+func mergedReply(s *Script, e Value) (v Value, err error, ran bool) {
+	if e.Kind != KindArray {
+		return Value{}, nil, false
+	}
+	switch len(e.Array) {
+	case 0:
+		return Value{}, nil, true
+	case 1:
+		if r := e.Array[0]; r.Kind == KindError {
+			return Value{}, &ReplyError{Msg: r.Str}, true
+		}
+		return e.Array[0], nil, true
+	case 3:
+		return Value{}, raisedReply(s, e.Array[0], e.Array[1], e.Array[2]), true
+	}
+	return Value{}, &DecodeError{Script: s.name, Want: "a merged run's reply", Got: e}, true
+}
+
+// raisedReply rebuilds the error reply Redis sends for an error raised in
+// a script run alone (luaCallFunction, script_lua.c in 7.0): the err
+// field, then " script: <sha1>, on <source>:<line>." when the handler
+// found a Lua frame, with CR and LF turned into spaces as addReplyError
+// does; executors drop a leading "ERR ", and so does this.
+func raisedReply(s *Script, msg, src, line Value) error {
+	var b strings.Builder
+	b.WriteString(msg.Str)
+	if src.Kind == KindString && line.Kind == KindInt {
+		b.WriteString(" script: ")
+		b.WriteString(s.sha1)
+		b.WriteString(", on ")
+		b.WriteString(src.Str)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(line.Int, 10))
+		b.WriteByte('.')
+	}
+	text := strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, b.String())
+	return &ReplyError{Msg: strings.TrimPrefix(text, "ERR ")}
+}
