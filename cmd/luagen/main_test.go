@@ -211,7 +211,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		assert.Empty(t, r.stdout, "%q", args)
 	}
 	r := luagen(t, nil)
-	assert.Contains(t, r.stderr, "luagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...")
+	assert.Contains(t, r.stderr, "luagen generate [-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...")
 	r = luagen(t, nil, "generate", "../lua/kv", "-out", "x")
 	assert.Equal(t, "luagen generate: flag -out after the scripts: flags go before them\n", r.stderr)
 }
@@ -220,7 +220,7 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"help"}} {
 		r := luagen(t, nil, args...)
 		assert.Equal(t, 0, r.code)
-		assert.Contains(t, r.stdout, "\tluagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...\n")
+		assert.Contains(t, r.stdout, "\tluagen generate [-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...\n")
 		assert.Contains(t, r.stdout, "\tcheck     check the scripts'")
 	}
 	r := luagen(t, nil, "help", "generate")
@@ -245,11 +245,21 @@ func TestIOErrorsExitOne(t *testing.T) {
 	assert.Equal(t, "luagen check: notlua.txt: not a .lua file\n", r.stderr)
 }
 
+// -revision goes with -functions and is not negative.
+func TestRevisionFlag(t *testing.T) {
+	for _, args := range [][]string{{"generate", "-revision", "2", "x.lua"}, {"generate", "-functions", "-revision", "-1", "x.lua"}} {
+		r := luagen(t, nil, args...)
+		assert.Equal(t, 2, r.code, args)
+		assert.Equal(t, "luagen generate: -revision needs -functions and a number >= 0\n", r.stderr, args)
+	}
+}
+
 func TestHeaderCommand(t *testing.T) {
-	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", false, "/m/kv", []string{"/m/lua/kv"}))
-	assert.Equal(t, "luagen generate -functions ../lua/kv", headerCommand("kv", "kv", "New", true, "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate ../lua/kv", headerCommand("kv", "kv", "New", false, 1, "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate -functions ../lua/kv", headerCommand("kv", "kv", "New", true, 1, "/m/kv", []string{"/m/lua/kv"}))
+	assert.Equal(t, "luagen generate -functions -revision 7 ../lua/kv", headerCommand("kv", "kv", "New", true, 7, "/m/kv", []string{"/m/lua/kv"}))
 	assert.Equal(t, `luagen generate -pkg other -new NewScripts ../lua/a.lua "../lua/with space.lua"`,
-		headerCommand("other", "kv", "NewScripts", false, "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
+		headerCommand("other", "kv", "NewScripts", false, 1, "/m/kv", []string{"/m/lua/a.lua", "/m/lua/with space.lua"}))
 	assert.Equal(t, "mypkg", packageName("my-pkg"))
 	assert.Equal(t, "scripts", packageName("123"))
 }

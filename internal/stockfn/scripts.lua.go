@@ -39,11 +39,13 @@ func (s *Scripts) Preload(ctx context.Context) error {
 
 // library is this package's scripts as one Redis function library (luagen
 // generate -functions): each script a function, loaded with FUNCTION LOAD and
-// called with FCALL. Its name is "stockfn" and a version computed from the
-// scripts; see [runtime.Library].
+// called with FCALL. Its name is "stockfn", its revision 1 (luagen generate
+// -revision; a load never replaces a higher one), and a hash of the scripts
+// ends every function name; see [runtime.Library].
 var library = runtime.NewLibrary(runtime.LibrarySpec{
-	Name:    "stockfn",
-	Scripts: All(),
+	Name:     "stockfn",
+	Revision: 1,
+	Scripts:  All(),
 })
 
 // Library returns this package's function library, e.g. to load it with
