@@ -14,18 +14,20 @@ import (
 
 	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/redistest"
-	"github.com/luagen/luagen/stock"
 )
 
 const faultBuyers, faultUnits = 2000, 500
 
 // 2,000 buyers race for 500 units while SCRIPT FLUSH empties the script
 // cache every 50 ms: every EVALSHA after a flush answers NOSCRIPT, which
-// must turn into EVAL inside runtime, never into a buyer's error.
+// must turn into EVAL inside runtime, never into a buyer's error. In
+// function mode FUNCTION FLUSH empties the functions: every FCALL after a
+// flush answers "Function not found", which must turn into FUNCTION LOAD
+// and a second FCALL.
 func TestFaultScriptFlushEvery50ms(t *testing.T) {
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
 		srv := redistest.Start(t)
-		s := stock.New(ex.Single(t, srv))
+		s := m.new(ex.Single(t, srv))
 		k := keysFor("flush")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 
@@ -40,14 +42,14 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 					flushed <- n
 					return
 				case <-tick.C:
-					srv.Do(t, "SCRIPT", "FLUSH")
+					srv.Do(t, m.flush...)
 					n++
 				}
 			}
 		}()
 		// 16 buyers in flight, each 8 ms apart: about a second of buying.
 		res := race(t, raceConfig{buyers: faultBuyers, workers: 16, pace: 8 * time.Millisecond, keys: k,
-			scripts: func(int) *stock.Scripts { return s }})
+			scripts: func(int) seller { return s }})
 		close(stop)
 		n := <-flushed
 
@@ -56,9 +58,13 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 		assert.Equal(t, faultUnits, res.sold, "sold = 500")
 		assert.Equal(t, faultBuyers-faultUnits, res.refused)
 		assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
-		evals := commandCalls(t, srv, "eval")
-		assert.GreaterOrEqual(t, evals, 3, "buyers hit NOSCRIPT and fell back to EVAL")
-		t.Logf("%d flushes, %d EVAL fallbacks, %d EVALSHA", n, evals, commandCalls(t, srv, "evalsha"))
+		reloads := commandCalls(t, srv, m.reload)
+		assert.GreaterOrEqual(t, reloads, 3, "buyers hit NOSCRIPT (Function not found) and fell back to %s", m.reload)
+		t.Logf("%d flushes, %d %s fallbacks", n, reloads, m.reload)
+		assert.GreaterOrEqual(t, commandCalls(t, srv, m.call), faultBuyers, "every buyer called with %s", m.call)
+		if m.name == "functions" {
+			assert.Zero(t, commandCalls(t, srv, "evalsha"), "no EVALSHA in function mode (before the EVAL-mode oracle)")
+		}
 		r := requireReconciles(t, s, k, faultUnits)
 		requireRecords(t, s, k, res, r)
 	})
@@ -72,12 +78,16 @@ func TestFaultScriptFlushEvery50ms(t *testing.T) {
 // calls fail retry with the same order id. So: sold = 500, every sold unit
 // has its record, and no order was deducted twice (the counter equals
 // initial minus the sold records, and replaying every sold order changes
-// nothing).
+// nothing). In function mode the library is part of the AOF: the restarted
+// server runs FCALL with no reload.
 func TestFaultServerRestartMidRace(t *testing.T) {
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
 		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 		counting := &countingExecutor{Executor: ex.Single(t, srv)}
-		s := stock.New(counting)
+		s := m.new(counting)
+		if m.name == "functions" {
+			require.NoError(t, s.Preload(context.Background()))
+		}
 		k := keysFor("restart")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
 		pid := srv.PID()
@@ -86,7 +96,7 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 		probeDone := make(chan chan error, 1)
 
 		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-			scripts: func(int) *stock.Scripts { return s },
+			scripts: func(int) seller { return s },
 			faultAt: 200, fault: func() error {
 				// A call certainly in flight when the server dies: a busy
 				// script holds the server, a probe Deduct (its own SKU)
@@ -108,6 +118,9 @@ func TestFaultServerRestartMidRace(t *testing.T) {
 		assert.Positive(t, counting.transient.Load(), "calls were cut off by the restart (and retried)")
 		t.Logf("%d transient failures retried by runtime, %d buyers retried by hand", counting.transient.Load(), res.retried)
 		assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
+		if m.name == "functions" {
+			assert.Zero(t, commandCalls(t, srv, "function|load"), "the restarted server had the library from its AOF")
+		}
 		r := requireReconciles(t, s, k, faultUnits)
 		requireRecords(t, s, k, res, r)
 	})
@@ -131,7 +144,7 @@ func commandCalls(t *testing.T, srv *redistest.Server, name string) int {
 // probe Deduct through s (written behind the busy script, so unanswered),
 // kills the server and returns the probe's outcome, which arrives once the
 // runtime's retries reach the restarted server.
-func probeCutOff(t *testing.T, srv *redistest.Server, s *stock.Scripts) chan error {
+func probeCutOff(t *testing.T, srv *redistest.Server, s seller) chan error {
 	busy, err := net.Dial("tcp", srv.Addr)
 	require.NoError(t, err)
 	defer busy.Close()
