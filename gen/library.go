@@ -46,7 +46,9 @@ func revision(cfg Config) int64 {
 // preloadDoc is the doc comment of the generated Preload method.
 func preloadDoc(cfg Config) string {
 	if cfg.Functions {
-		return "Preload loads this package's function library on every primary (FUNCTION LOAD REPLACE; Redis replicates it to replicas). " +
+		return "Preload loads this package's function library on every primary (FUNCTION LOAD REPLACE; Redis replicates it to replicas) " +
+			"that does not hold it or holds a lower revision; a primary holding a higher revision, or other code under the same one, " +
+			"keeps it and Preload returns a *runtime.LibraryVersionError (see [runtime.Library]). " +
 			"It is optional: a call that meets \"Function not found\" loads the library and calls again. " +
 			"On an executor without functions it adds the scripts to the script cache instead (SCRIPT LOAD)."
 	}

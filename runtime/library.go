@@ -24,8 +24,11 @@ type FunctionExecutor interface {
 	// s.FunctionName() with keys and args. A server without the library
 	// answers "Function not found", which Exec handles.
 	FCall(ctx context.Context, s *Script, keys, args []string) (Value, error)
-	// LoadLibrary sends FUNCTION LOAD REPLACE l.Code() to every primary
-	// (Redis replicates functions to replicas and keeps them in RDB/AOF).
+	// LoadLibrary runs [Library.LoadOn] on every primary (Redis
+	// replicates functions to replicas and keeps them in RDB/AOF): FUNCTION
+	// LOAD REPLACE l.Code() where the version rule of [Library] allows,
+	// *[LibraryVersionError] where it does not. Every primary is tried
+	// and the errors joined.
 	LoadLibrary(ctx context.Context, l *Library) error
 }
 
@@ -46,18 +49,20 @@ type FunctionExecutor interface {
 // "<name>_version" that answers "<revision> <hash>".
 //
 // Loading ([Library.Load], a call that meets "Function not found") follows
-// one rule per node: a node without the library, or with a lower revision,
-// gets this one with FUNCTION LOAD REPLACE, which removes the older one (so
-// at most one version per package is ever loaded: nothing to prune); a
-// node with this very version is left alone; a node with a higher
-// revision, or with the same revision and other code, is left alone too
-// and the load fails with *[LibraryVersionError] (errors.Is
-// [ErrLibraryNewer] or [ErrLibraryConflict]). So an old deploy never
-// downgrades a newer library: its calls fail with that typed error
-// instead, until it is replaced. Two loads racing on one node (an old and
-// a new binary both meeting an empty node) can leave the older one; the
-// next call of the newer binary then meets "Function not found" and
-// replaces it again.
+// one rule per node ([Library.LoadOn]): a node without the library gets it
+// (FUNCTION LOAD); a node with a lower revision gets it with FUNCTION LOAD
+// REPLACE, which removes the older one, so at most one version per package
+// is ever loaded and nothing is left to prune; a node with this very
+// version is left alone; a node with a higher revision, with the same
+// revision and other code, or with a library of that name luagen did not
+// make, is left alone too and the load fails with *[LibraryVersionError]
+// (errors.Is [ErrLibraryNewer] or [ErrLibraryConflict]). So an old deploy
+// never downgrades a newer library: its calls fail with that typed error
+// instead, and do not run. Two binaries meeting an empty node at the same
+// moment end with the newer library (the loser's FUNCTION LOAD finds the
+// library there and decides again); two replacing the same older revision
+// at the same moment can leave the lower of theirs, and the next call of
+// the higher one meets "Function not found" and replaces it.
 type Library struct {
 	name     string
 	revision int64
@@ -134,7 +139,7 @@ func NewLibrary(spec LibrarySpec) *Library {
 // registration whose callback names its parameters KEYS and ARGV, so the
 // script reads its keys and args exactly as under EVAL:
 //
-//	redis.register_function{function_name='Deduct_<v>', description='…', flags={'no-writes'}, callback=function(KEYS, ARGV) local r = (function() ⏎
+//	redis.register_function{function_name='Deduct_<hash>', description='…', flags={'no-writes'}, callback=function(KEYS, ARGV) local r = (function() ⏎
 //	<line 2 of the .lua file> …
 //	<last line>
 //	end)() <the reply check> return r end}
@@ -283,7 +288,7 @@ func (l *Library) Load(ctx context.Context, e Executor) error {
 }
 
 // FunctionName returns the name the script is registered under in its
-// [Library] ("Deduct_<version>"), or "" for a script in no library.
+// [Library] ("Deduct_<hash>"), or "" for a script in no library.
 func (s *Script) FunctionName() string { return s.fn }
 
 // FunctionLine returns the library line that holds line 1 of the script's
@@ -354,29 +359,36 @@ var ErrLibraryNewer = errors.New("runtime: the server holds a newer revision of 
 
 // ErrLibraryConflict matches a *[LibraryVersionError] for a node that
 // holds the same revision of the library with other code (the scripts
-// changed and the revision was not raised), or a version it cannot read.
+// changed and the revision was not raised), or a library of that name that
+// luagen did not make (no version function, or a version it cannot read).
 var ErrLibraryConflict = errors.New("runtime: the server holds other code under the library's revision")
 
 // LibraryVersionError is returned by loading a library on a node that
 // holds a version loading must not replace (see [Library]): a higher
-// revision ([ErrLibraryNewer]) or the same revision with another hash
-// ([ErrLibraryConflict]). Nothing was changed on the node. A call that
+// revision ([ErrLibraryNewer]), the same revision with another hash or a
+// library luagen did not make ([ErrLibraryConflict]). Nothing was changed
+// on the node. A call that
 // met "Function not found" returns it wrapped; remove the library with
 // FUNCTION DELETE, or deploy the newer binary, to go on.
 type LibraryVersionError struct {
 	Library  string // the library's name
 	Revision int64  // the revision being loaded
 	Hash     string // the hash being loaded
-	Found    string // what the node's version function answered: "<revision> <hash>"
-	newer    bool
+	// Found is what the node's version function answered, "<revision>
+	// <hash>", or "" for a library without one.
+	Found string
+	newer bool
 }
 
 func (e *LibraryVersionError) Error() string {
-	what := "other code under the same revision"
-	if e.newer {
-		what = "a newer revision"
+	what := "other code under the same revision (" + e.Found + ")"
+	switch {
+	case e.newer:
+		what = "a newer revision (" + e.Found + ")"
+	case e.Found == "":
+		what = "a library of that name that luagen did not make"
 	}
-	return fmt.Sprintf("library %s: the server holds %s (%s), not replaced by revision %d (%s)", e.Library, what, e.Found, e.Revision, e.Hash)
+	return fmt.Sprintf("library %s: the server holds %s, not replaced by revision %d (%s)", e.Library, what, e.Revision, e.Hash)
 }
 
 // Is matches [ErrLibraryNewer] or [ErrLibraryConflict].
@@ -386,38 +398,48 @@ func (e *LibraryVersionError) Is(target error) bool {
 
 // LoadOn loads the library on one node under the version rule of
 // [Library]. do sends one command to that node and returns its reply as
-// an [Executor] would (error replies as *[ReplyError]); LoadOn sends
-// FCALL_RO of the version function and, unless the node already holds
-// this version or one it must keep, FUNCTION LOAD REPLACE.
-// [FunctionExecutor] implementations call it from LoadLibrary for every
-// primary.
+// an [Executor] would (error replies as *[ReplyError]). LoadOn reads the
+// node's version (FCALL_RO of the version function), then loads: FUNCTION
+// LOAD where the node has no library of that name, FUNCTION LOAD REPLACE
+// where it has a lower revision. When a FUNCTION LOAD meets a library that
+// appeared since the read (another binary loading at the same moment),
+// LoadOn reads again and decides again, so a load racing with a newer one
+// on an empty node ends with the newer library. [FunctionExecutor]
+// implementations call it from LoadLibrary for every primary.
 func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) error {
-	v, err := do(ctx, "FCALL_RO", l.versionFunction(), "0")
-	switch {
-	case IsFunctionNotFound(err):
-		// No library of this name, or one luagen did not make: load.
-	case err != nil:
-		return fmt.Errorf("reading the version of library %s: %w", l.name, err)
-	default:
-		found := v.Str
-		rev, _, ok := strings.Cut(found, " ")
-		n, perr := strconv.ParseInt(rev, 10, 64)
+	for range 2 {
+		v, err := do(ctx, "FCALL_RO", l.versionFunction(), "0")
+		load := []string{"FUNCTION", "LOAD", "REPLACE", l.code}
 		switch {
-		case found == l.Version():
+		case IsFunctionNotFound(err):
+			// No library of this name (or one luagen did not make, which
+			// the LOAD without REPLACE below refuses to replace).
+			load = []string{"FUNCTION", "LOAD", l.code}
+		case err != nil:
+			return fmt.Errorf("reading the version of library %s: %w", l.name, err)
+		case v.Str == l.Version():
 			return nil
-		case ok && perr == nil && n < l.revision:
-			// older: replace below
 		default:
-			return &LibraryVersionError{Library: l.name, Revision: l.revision, Hash: l.hash, Found: found,
-				newer: ok && perr == nil && n > l.revision}
+			rev, _, ok := strings.Cut(v.Str, " ")
+			n, perr := strconv.ParseInt(rev, 10, 64)
+			if !ok || perr != nil || n >= l.revision {
+				return &LibraryVersionError{Library: l.name, Revision: l.revision, Hash: l.hash, Found: v.Str,
+					newer: ok && perr == nil && n > l.revision}
+			}
 		}
+		v, err = do(ctx, load...)
+		var re *ReplyError
+		if errors.As(err, &re) && strings.HasSuffix(re.Msg, "already exists") {
+			continue // loaded by someone else since the read: decide again
+		}
+		if err != nil {
+			return fmt.Errorf("FUNCTION LOAD %s: %w", l.name, err)
+		}
+		if v.Str != l.name {
+			return fmt.Errorf("FUNCTION LOAD %s: server loaded %q", l.name, v.Str)
+		}
+		return nil
 	}
-	v, err = do(ctx, "FUNCTION", "LOAD", "REPLACE", l.code)
-	if err != nil {
-		return fmt.Errorf("FUNCTION LOAD %s: %w", l.name, err)
-	}
-	if v.Str != l.name {
-		return fmt.Errorf("FUNCTION LOAD %s: server loaded %q", l.name, v.Str)
-	}
-	return nil
+	// Still a library of that name without a version function.
+	return &LibraryVersionError{Library: l.name, Revision: l.revision, Hash: l.hash}
 }

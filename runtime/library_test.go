@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -215,10 +216,66 @@ func TestLibraryVersions(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(3), v.Int)
 
+			// A library of that name luagen did not make is not replaced.
+			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
+			assert.Equal(t, "vlib", do("FUNCTION", "LOAD", "#!lua name=vlib\nredis.register_function('vlib_other', function() return 1 end)"))
+			err = newLib.Load(ctx, fe)
+			require.ErrorIs(t, err, runtime.ErrLibraryConflict)
+			require.ErrorAs(t, err, &ve)
+			assert.Empty(t, ve.Found)
+			assert.Contains(t, err.Error(), "library vlib: the server holds a library of that name that luagen did not make")
+			assert.Equal(t, "1", do("FCALL", "vlib_other", "0"))
+
 			// An operator's FUNCTION DELETE lets the old deploy load again.
 			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
 			require.NoError(t, oldLib.Load(ctx, fe))
 			assert.Equal(t, "1 "+oldLib.Hash(), version())
+		})
+	}
+}
+
+// Two binaries meet a node without the library at the same moment: the
+// one whose FUNCTION LOAD comes second finds the library there, reads the
+// version again and decides again, so the newer library wins whichever
+// order the loads take.
+func TestLibraryLoadRace(t *testing.T) {
+	ctx := context.Background()
+	lib := func(salt string, rev int64) *runtime.Library {
+		incr, get, _, _ := libScripts(salt)
+		return runtime.NewLibrary(runtime.LibrarySpec{Name: "rlib", Revision: rev, Scripts: []*runtime.Script{incr, get}})
+	}
+	older, newer := lib("older", 1), lib("newer", 2)
+	for _, tc := range []struct {
+		name         string
+		load, sneaks *runtime.Library
+		want         error
+	}{
+		{"old loses to new", older, newer, runtime.ErrLibraryNewer},
+		{"new replaces old", newer, older, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := luatest.New(t)
+			var sent [][]string
+			err := tc.load.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
+				sent = append(sent, args[:min(3, len(args))])
+				if len(sent) == 2 { // the other binary's load lands between our read and our load
+					require.NoError(t, tc.sneaks.Load(ctx, r))
+				}
+				return r.Do(args...)
+			})
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			} else {
+				require.NoError(t, err)
+			}
+			v, err := r.Do("FCALL_RO", "rlib_version", "0")
+			require.NoError(t, err)
+			assert.Equal(t, newer.Version(), v.Str)
+			want := [][]string{{"FCALL_RO", "rlib_version", "0"}, {"FUNCTION", "LOAD", tc.load.Code()}, {"FCALL_RO", "rlib_version", "0"}}
+			if tc.want == nil {
+				want = append(want, []string{"FUNCTION", "LOAD", "REPLACE"})
+			}
+			assert.Equal(t, want, sent)
 		})
 	}
 }

@@ -29,10 +29,13 @@ func All() []*runtime.Script {
 }
 
 // Preload loads this package's function library on every primary (FUNCTION
-// LOAD REPLACE; Redis replicates it to replicas). It is optional: a call that
-// meets "Function not found" loads the library and calls again. On an executor
-// without functions it adds the scripts to the script cache instead (SCRIPT
-// LOAD).
+// LOAD REPLACE; Redis replicates it to replicas) that does not hold it or
+// holds a lower revision; a primary holding a higher revision, or other code
+// under the same one, keeps it and Preload returns a
+// *runtime.LibraryVersionError (see [runtime.Library]). It is optional: a call
+// that meets "Function not found" loads the library and calls again. On an
+// executor without functions it adds the scripts to the script cache instead
+// (SCRIPT LOAD).
 func (s *Scripts) Preload(ctx context.Context) error {
 	return runtime.Preload(ctx, s.exec, All()...)
 }
