@@ -147,8 +147,7 @@ func TestBatchNoScript(t *testing.T) {
 // the library); a call with keys of two slots and one for a missing SKU
 // fail alone.
 func TestBatchCluster(t *testing.T) {
-	c := sharedCluster(t)
-	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
 		e := ex.Cluster(t, c)
 		s := m.new(e)
 		ctx := context.Background()

@@ -19,7 +19,8 @@ import (
 )
 
 // The cluster tests share one 3+3 cluster (starting one takes seconds);
-// each test uses its own keys.
+// each test uses its own keys. Function mode's run of the fault and batch
+// tests has a second one (fnCluster, see runModesOnCluster).
 var cluster redistest.SharedCluster
 
 func sharedCluster(t *testing.T) *redistest.Cluster { return cluster.Get(t) }
@@ -27,6 +28,7 @@ func sharedCluster(t *testing.T) *redistest.Cluster { return cluster.Get(t) }
 func TestMain(m *testing.M) {
 	code := m.Run()
 	cluster.Stop()
+	fnCluster.Stop()
 	os.Exit(code)
 }
 
@@ -114,8 +116,7 @@ func TestEveryScriptOnCluster(t *testing.T) {
 // replication (a replica refuses FUNCTION FLUSH), so the promoted replica
 // runs FCALL with no reload.
 func TestFaultClusterFailoverMidRace(t *testing.T) {
-	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
-		c := sharedCluster(t)
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
 		counting := &countingExecutor{Executor: ex.Cluster(t, c)}
 		s := m.new(counting)
 		ctx := context.Background()
@@ -176,8 +177,7 @@ func TestFaultClusterFailoverMidRace(t *testing.T) {
 // stock and records agree (0 differences). In function mode the promoted
 // replica has the library by replication: never "Function not found".
 func TestFaultClusterPrimaryKilledMidRace(t *testing.T) {
-	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
-		c := sharedCluster(t)
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
 		s := m.new(ex.Cluster(t, c))
 		ctx := context.Background()
 		sku := fresh("killed")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/internal/stockfn"
+	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
 )
@@ -54,6 +55,27 @@ func runModes(t *testing.T, f func(t *testing.T, m mode, ex exectest.Kind)) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			exectest.Run(t, func(t *testing.T, ex exectest.Kind) { f(t, m, ex) })
+		})
+	}
+}
+
+// fnCluster is function mode's 3+3 cluster; EVAL mode uses cluster.
+var fnCluster redistest.SharedCluster
+
+// runModesOnCluster runs f once per mode and executor on a 3+3 cluster,
+// the two modes in parallel, each on a cluster of its own: a failover or a
+// killed primary is seconds of waiting for the cluster, which the modes
+// then spend side by side, never on each other's nodes.
+func runModesOnCluster(t *testing.T, f func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster)) {
+	t.Helper()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			c := cluster.Get(t)
+			if m.name == "functions" {
+				c = fnCluster.Get(t)
+			}
+			exectest.Run(t, func(t *testing.T, ex exectest.Kind) { f(t, m, ex, c) })
 		})
 	}
 }
