@@ -71,12 +71,12 @@ type Pipeliner interface {
 // runs functions ([FunctionExecutor]), goes as FCALL (FCALL_RO) in the
 // same pipeline. The calls the server answered "Function not found" (a
 // node that never had the library, a FUNCTION FLUSH), and only those, load
-// their library (once per library and round, FUNCTION LOAD on every
-// primary, under the version rule of [Library]) and are sent again as
-// FCALL in one more round trip: safe, because the function did not run. A
-// library flushed again in between is loaded again, at most three loads
-// per call as in Exec; a failed load is the error of that library's
-// calls.
+// their library (once per library and round, on every primary, under the
+// version rule of [Library]) and are sent again as FCALL, in the same
+// round trip as the EVAL resends: safe, because the function did not run.
+// A library flushed again in between is loaded again, at most three loads
+// per call as in Exec; a failed load (a *[LibraryVersionError] among
+// others) is the error of that library's calls.
 //
 // Calls of different scripts, packages and executors may share a batch;
 // each executor's calls form one pipeline. A Batch is not safe for
@@ -225,9 +225,11 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	}
 }
 
-// attempt is one try of calls: EVALSHA or FCALL for all of them, then
-// EVAL for those the server answered NOSCRIPT and, after loading their
-// library, FCALL again for those it answered "Function not found".
+// attempt is one try of calls: EVALSHA or FCALL for all of them in one
+// pipeline, then, in one more, EVAL for those the server answered NOSCRIPT
+// and FCALL again, after loading their library, for those it answered
+// "Function not found"; the latter repeat, at most functionLoads loads
+// per call, while the library keeps vanishing.
 func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	p, ok := e.(Pipeliner)
 	if !ok {
@@ -242,50 +244,36 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 		c.Eval, c.FCall, c.Value, c.Err = false, functions && c.Script.lib != nil, Value{}, nil
 	}
 	p.Pipeline(ctx, calls)
-	var missing []*PipelineCall
-	for _, c := range calls {
-		if !c.FCall && c.Err != nil && IsNoScript(c.Err) {
-			c.Eval, c.Value, c.Err = true, Value{}, nil
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) > 0 {
-		p.Pipeline(ctx, missing)
-	}
-	if functions {
-		reloadFunctions(ctx, fe, p, calls)
-	}
-}
-
-// reloadFunctions resends, as Script.fcall does for one call, the FCALLs
-// of calls the server answered "Function not found": it loads each of
-// their libraries once per round and sends them again in one pipeline, at
-// most functionLoads rounds. A call whose library fails to load keeps the
-// load error.
-func reloadFunctions(ctx context.Context, fe FunctionExecutor, p Pipeliner, calls []*PipelineCall) {
-	for n := 0; n < functionLoads && ctx.Err() == nil; n++ {
-		var missing []*PipelineCall
-		loaded := map[*Library]error{}
+	for loads := 0; ; loads++ {
+		var again []*PipelineCall
+		loaded := map[*Library]error{} // once per library and round
 		for _, c := range calls {
-			if !c.FCall || c.Err == nil || !IsFunctionNotFound(c.Err) {
+			switch {
+			case c.Err == nil:
 				continue
-			}
-			lerr, done := loaded[c.Script.lib]
-			if !done {
-				lerr = fe.LoadLibrary(ctx, c.Script.lib)
-				loaded[c.Script.lib] = lerr
-			}
-			if lerr != nil {
-				c.Value, c.Err = Value{}, c.Script.loadError(lerr)
+			case !c.FCall && !c.Eval && IsNoScript(c.Err):
+				c.Eval = true
+			case c.FCall && IsFunctionNotFound(c.Err) && loads < functionLoads && ctx.Err() == nil:
+				lerr, done := loaded[c.Script.lib]
+				if !done {
+					lerr = fe.LoadLibrary(ctx, c.Script.lib)
+					loaded[c.Script.lib] = lerr
+				}
+				if lerr != nil {
+					c.Value, c.Err = Value{}, c.Script.loadError(lerr)
+					continue
+				}
+			default:
 				continue
 			}
 			c.Value, c.Err = Value{}, nil
-			missing = append(missing, c)
+			again = append(again, c)
 		}
-		if len(missing) == 0 {
+		if len(again) == 0 {
 			return
 		}
-		p.Pipeline(ctx, missing)
+		p.Pipeline(ctx, again)
+		calls = again
 	}
 }
 

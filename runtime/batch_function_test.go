@@ -129,6 +129,28 @@ func TestBatchFunctions(t *testing.T) {
 				assert.NotContains(t, stats, "cmdstat_eval:")
 			}
 			assert.Equal(t, lib.Version(), do("FCALL_RO", "blib_version", "0"), "the library is on the server")
+
+			// A script in no library shares the batch: after SCRIPT FLUSH
+			// and FUNCTION FLUSH its EVAL and the reloaded FCALL go in
+			// one more pipeline together.
+			plain := runtime.NewScript(runtime.ScriptSpec{Name: "t.Plain", File: "plain.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
+			do("SCRIPT", "FLUSH")
+			do("FUNCTION", "FLUSH")
+			var b runtime.Batch
+			p := runtime.Queue(&b, exec, plain, []string{"{b}plain"}, nil, runtime.Raw)
+			f := runtime.Queue(&b, exec, incr, []string{"{b}0"}, []string{"1"}, runtime.Raw)
+			require.NoError(t, b.Send(ctx))
+			v, err := p.Result()
+			require.NoError(t, err)
+			assert.Equal(t, runtime.IntValue(1), v)
+			v, err = f.Result()
+			require.NoError(t, err)
+			assert.Equal(t, runtime.IntValue(7), v)
+			if pipelined {
+				assert.Equal(t, 7, c.pipelines)
+				assert.Equal(t, 3, c.loads)
+				assert.Equal(t, 2, c.evals, "EVALSHA, then EVAL")
+			}
 		})
 	}
 }
