@@ -30,6 +30,10 @@ type Config struct {
 	// Functions also compiles the scripts into one Redis function library
 	// (see library.go): calls use FCALL where the executor supports it.
 	Functions bool
+	// Revision is the function library's revision (runtime.LibrarySpec
+	// Revision): raise it whenever the scripts change. 0 means 1; only
+	// read with Functions.
+	Revision int64
 }
 
 // DevelVersion is the version recorded for a luagen built from a checkout

@@ -39,17 +39,13 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	return ToValue(reply)
 }
 
-// LoadLibrary implements [runtime.FunctionExecutor] with FUNCTION LOAD
-// REPLACE.
+// LoadLibrary implements [runtime.FunctionExecutor] with
+// [runtime.Library.LoadOn]: the version check, then FUNCTION LOAD REPLACE.
 func (r *Redis) LoadLibrary(ctx context.Context, l *runtime.Library) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.fns()
-	if _, msg := f.create(f.cur, l.Code(), true); msg != "" {
-		return fmt.Errorf("FUNCTION LOAD %s: %w", l.Name(), &runtime.ReplyError{Msg: msg})
-	}
-	return nil
+	return l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
+		if err := ctx.Err(); err != nil {
+			return runtime.Value{}, err
+		}
+		return r.Do(args...)
+	})
 }

@@ -14,7 +14,8 @@ var ErrBatchSent = errors.New("runtime: batch already sent")
 var ErrNotSent = errors.New("runtime: batch not sent yet")
 
 // PipelineCall is one script call as a [Pipeliner] sends it. The executor
-// fills Value and Err; Script, Keys, Args and Eval are read-only to it.
+// fills Value and Err; Script, Keys, Args, Eval and FCall are read-only to
+// it.
 type PipelineCall struct {
 	Script *Script
 	Keys   []string
@@ -22,6 +23,10 @@ type PipelineCall struct {
 	// Eval sends the body with EVAL (EVAL_RO) instead of EVALSHA
 	// (EVALSHA_RO): the server answered NOSCRIPT to the EVALSHA.
 	Eval bool
+	// FCall sends FCALL (FCALL_RO) of Script.FunctionName() instead of
+	// EVALSHA, as [FunctionExecutor.FCall] does: the script belongs to a
+	// [Library] and the executor runs functions. Eval is then false.
+	FCall bool
 	// Value and Err are the reply, as [Executor.EvalSha] returns it.
 	Value Value
 	Err   error
@@ -61,6 +66,17 @@ type Pipeliner interface {
 // and only those, are sent again with EVAL in one more round trip; after a
 // [Transient] failure the failed calls of ---@idempotent scripts are sent
 // again with backoff, the others never.
+//
+// A call of a script that belongs to a [Library], on an executor that
+// runs functions ([FunctionExecutor]), goes as FCALL (FCALL_RO) in the
+// same pipeline. The calls the server answered "Function not found" (a
+// node that never had the library, a FUNCTION FLUSH), and only those, load
+// their library (once per library and round, on every primary, under the
+// version rule of [Library]) and are sent again as FCALL, in the same
+// round trip as the EVAL resends: safe, because the function did not run.
+// A library flushed again in between is loaded again, at most three loads
+// per call as in Exec; a failed load (a *[LibraryVersionError] among
+// others) is the error of that library's calls.
 //
 // Calls of different scripts, packages and executors may share a batch;
 // each executor's calls form one pipeline. A Batch is not safe for
@@ -209,30 +225,55 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	}
 }
 
-// attempt is one try of calls: EVALSHA for all of them, then EVAL for those
-// the server answered NOSCRIPT.
+// attempt is one try of calls: EVALSHA or FCALL for all of them in one
+// pipeline, then, in one more, EVAL for those the server answered NOSCRIPT
+// and FCALL again, after loading their library, for those it answered
+// "Function not found"; the latter repeat, at most functionLoads loads
+// per call, while the library keeps vanishing.
 func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	p, ok := e.(Pipeliner)
 	if !ok {
 		for _, c := range calls {
-			c.Eval = false
+			c.Eval, c.FCall = false, false
 			c.Value, c.Err = c.Script.run(ctx, e, c.Keys, c.Args)
 		}
 		return
 	}
+	fe, functions := e.(FunctionExecutor)
 	for _, c := range calls {
-		c.Eval, c.Value, c.Err = false, Value{}, nil
+		c.Eval, c.FCall, c.Value, c.Err = false, functions && c.Script.lib != nil, Value{}, nil
 	}
 	p.Pipeline(ctx, calls)
-	var missing []*PipelineCall
-	for _, c := range calls {
-		if c.Err != nil && IsNoScript(c.Err) {
-			c.Eval, c.Value, c.Err = true, Value{}, nil
-			missing = append(missing, c)
+	for loads := 0; ; loads++ {
+		var again []*PipelineCall
+		loaded := map[*Library]error{} // once per library and round
+		for _, c := range calls {
+			switch {
+			case c.Err == nil:
+				continue
+			case !c.FCall && !c.Eval && IsNoScript(c.Err):
+				c.Eval = true
+			case c.FCall && IsFunctionNotFound(c.Err) && loads < functionLoads && ctx.Err() == nil:
+				lerr, done := loaded[c.Script.lib]
+				if !done {
+					lerr = fe.LoadLibrary(ctx, c.Script.lib)
+					loaded[c.Script.lib] = lerr
+				}
+				if lerr != nil {
+					c.Value, c.Err = Value{}, c.Script.loadError(lerr)
+					continue
+				}
+			default:
+				continue
+			}
+			c.Value, c.Err = Value{}, nil
+			again = append(again, c)
 		}
-	}
-	if len(missing) > 0 {
-		p.Pipeline(ctx, missing)
+		if len(again) == 0 {
+			return
+		}
+		p.Pipeline(ctx, again)
+		calls = again
 	}
 }
 

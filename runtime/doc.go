@@ -19,15 +19,19 @@
 //     library (luagen generate -functions). Its scripts then call FCALL on a
 //     [FunctionExecutor] (rueidis, go-redis, luatest), load the library on
 //     "Function not found" and call again, and keep EVALSHA/EVAL on any
-//     other executor. Names carry a version hashed from the scripts, so no
-//     deployment replaces another's code.
+//     other executor. A library has one name per package and a version
+//     (a revision that orders versions, a hash of the scripts that ends
+//     every function name): a load replaces a lower revision and refuses a
+//     higher one with [*LibraryVersionError], so an old deploy never
+//     downgrades a newer library and old versions never pile up.
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.
 //   - [Batch] sends many calls (generated QueueName methods, [Queue]) in one
 //     round trip per node through an executor that implements the optional
-//     [Pipeliner]; each call's typed result and error come back in its
-//     [Future], under the rules of [Script.Exec] applied per call.
+//     [Pipeliner] (as FCALL for a library's scripts on a [FunctionExecutor]);
+//     each call's typed result and error come back in its [Future], under
+//     the rules of [Script.Exec] applied per call.
 //   - [Coalescer] ([Coalesce]) merges concurrent calls of a script whose
 //     header says ---@coalesce, on one hash slot, into one server-side run
 //     of its companion script ([Script.Companion]), each call with the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -31,9 +32,10 @@ func libScripts(salt string) (incr, get, boom, fake *runtime.Script) {
 func TestLibraryCode(t *testing.T) {
 	incr, get, boom, fake := libScripts("a")
 	lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr, get, boom, fake}})
-	assert.Regexp(t, `^my_lib_[0-9a-f]{16}$`, lib.Name())
-	assert.Equal(t, "my_lib_"+lib.Version(), lib.Name())
-	assert.Equal(t, "Incr_"+lib.Version(), incr.FunctionName())
+	assert.Equal(t, "my_lib", lib.Name())
+	assert.Regexp(t, `^[0-9a-f]{16}$`, lib.Hash())
+	assert.Equal(t, "0 "+lib.Hash(), lib.Version())
+	assert.Equal(t, "Incr_"+lib.Hash(), incr.FunctionName())
 	assert.Same(t, lib, get.Library())
 	lines := strings.Split(lib.Code(), "\n")
 	assert.Equal(t, "#!lua name="+lib.Name(), lines[0])
@@ -50,14 +52,17 @@ func TestLibraryCode(t *testing.T) {
 	assert.Contains(t, lines[1], `description='Incr adds ARGV[1] to \'KEYS[1]\'\\ and returns the sum.'`)
 	assert.Contains(t, lines[get.FunctionLine()-1], `flags={'no-writes', 'allow-stale'}`)
 	assert.Contains(t, lines[boom.FunctionLine()-1], `flags={}, callback=function(KEYS, ARGV) local r = (function() local x = 1`)
+	assert.Equal(t, "redis.register_function{function_name='my_lib_version', description='luagen library version: revision and hash', "+
+		"flags={'no-writes', 'allow-stale'}, callback=function() return '0 "+lib.Hash()+"' end}", lines[len(lines)-2])
 
 	// Another text is another version; the same text the same one.
 	incr2, get2, boom2, fake2 := libScripts("b")
 	lib2 := runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr2, get2, boom2, fake2}})
-	assert.NotEqual(t, lib.Version(), lib2.Version())
+	assert.NotEqual(t, lib.Hash(), lib2.Hash())
 	incr3, get3, boom3, fake3 := libScripts("a")
 	assert.Equal(t, lib.Code(), runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr3, get3, boom3, fake3}}).Code())
 	assert.Panics(t, func() { runtime.NewLibrary(runtime.LibrarySpec{Name: "x", Scripts: []*runtime.Script{incr}}) })
+	assert.Panics(t, func() { runtime.NewLibrary(runtime.LibrarySpec{Name: "x", Revision: -1}) })
 }
 
 // plainExecutor hides every method but Executor's.
@@ -135,30 +140,142 @@ func TestLibraryExec(t *testing.T) {
 			assert.Equal(t, int64(8), v.Int)
 			assert.Equal(t, loads+1, c.loads)
 
-			// Preload loads the library once; a second version lives
-			// next to the first and each calls its own code.
+			// Preload loads the library once.
 			assert.Equal(t, "OK", do("FUNCTION", "FLUSH"))
 			require.NoError(t, runtime.Preload(ctx, c, lib.Scripts()...))
 			assert.Equal(t, loads+2, c.loads)
-			incr2, get2, boom2, fake2 := libScripts("v2")
-			lib2 := runtime.NewLibrary(runtime.LibrarySpec{Name: "lib", Scripts: []*runtime.Script{incr2, get2, boom2, fake2}})
-			require.NoError(t, lib2.Load(ctx, c))
-			v, err = incr.Exec(ctx, c, []string{"{k}n"}, []string{"1"})
-			require.NoError(t, err)
-			assert.Equal(t, int64(9), v.Int)
-			v, err = incr2.Exec(ctx, c, []string{"{k}n"}, []string{"1"})
-			require.NoError(t, err)
-			assert.Equal(t, int64(10), v.Int)
 			assert.Equal(t, "OK", do("FUNCTION", "DELETE", lib.Name()))
-			assert.Equal(t, "OK", do("FUNCTION", "DELETE", lib2.Name()))
 
 			// An executor without functions runs the same scripts with EVAL.
 			v, err = incr.Exec(ctx, plainExecutor{e}, []string{"{k}n"}, []string{"1"})
 			require.NoError(t, err)
-			assert.Equal(t, int64(11), v.Int)
+			assert.Equal(t, int64(9), v.Int)
 			_, err = boom.Exec(ctx, plainExecutor{e}, nil, []string{"y"})
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, 3, se.Line)
+		})
+	}
+}
+
+// The version rule of runtime.Library on a real server (and luatest): a
+// higher revision replaces a lower one (one library per name, nothing piles
+// up); an old deploy meeting a newer library gets *LibraryVersionError
+// (ErrLibraryNewer) from its calls and the server keeps the newer one; the
+// same revision with other code is ErrLibraryConflict; the same version
+// loads as a no-op.
+func TestLibraryVersions(t *testing.T) {
+	for _, row := range executors {
+		t.Run(row.name, func(t *testing.T) {
+			ctx := context.Background()
+			e, do := row.open(t)
+			fe := e.(runtime.FunctionExecutor)
+			lib := func(salt string, rev int64) (*runtime.Library, *runtime.Script) {
+				incr, get, _, _ := libScripts(salt)
+				return runtime.NewLibrary(runtime.LibrarySpec{Name: "vlib", Revision: rev, Scripts: []*runtime.Script{incr, get}}), incr
+			}
+			oldLib, oldIncr := lib("old", 1)
+			newLib, newIncr := lib("new", 2)
+			sameRev, _ := lib("other", 2)
+			version := func() string { return do("FCALL_RO", "vlib_version", "0") }
+
+			v, err := oldIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), v.Int)
+			assert.Equal(t, "1 "+oldLib.Hash(), version())
+
+			// The newer deploy replaces the older library.
+			v, err = newIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), v.Int)
+			assert.Equal(t, "2 "+newLib.Hash(), version())
+			assert.Contains(t, do("FCALL", oldIncr.FunctionName(), "1", "{v}x", "1"), "Function not found", "the older library is gone")
+
+			// The old deploy meets the newer library: a typed error, and
+			// the server keeps the newer one.
+			_, err = oldIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
+			require.ErrorIs(t, err, runtime.ErrLibraryNewer)
+			assert.NotErrorIs(t, err, runtime.ErrLibraryConflict)
+			var ve *runtime.LibraryVersionError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, runtime.LibraryVersionError{Library: "vlib", Revision: 1, Hash: oldLib.Hash(), Found: "2 " + newLib.Hash()},
+				runtime.LibraryVersionError{Library: ve.Library, Revision: ve.Revision, Hash: ve.Hash, Found: ve.Found})
+			assert.Contains(t, err.Error(), "lib.Incr: loading library vlib")
+			require.ErrorIs(t, oldLib.Load(ctx, fe), runtime.ErrLibraryNewer)
+			assert.Equal(t, "2 "+newLib.Hash(), version())
+			assert.Equal(t, "2", do("GET", "{v}n"), "the old call did not run")
+
+			// Same revision, other code: a conflict, nothing replaced.
+			err = sameRev.Load(ctx, fe)
+			require.ErrorIs(t, err, runtime.ErrLibraryConflict)
+			assert.NotErrorIs(t, err, runtime.ErrLibraryNewer)
+			assert.Equal(t, "2 "+newLib.Hash(), version())
+
+			// The same version again: nothing to do, calls go on.
+			require.NoError(t, newLib.Load(ctx, fe))
+			v, err = newIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), v.Int)
+
+			// A library of that name luagen did not make is not replaced.
+			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
+			assert.Equal(t, "vlib", do("FUNCTION", "LOAD", "#!lua name=vlib\nredis.register_function('vlib_other', function() return 1 end)"))
+			err = newLib.Load(ctx, fe)
+			require.ErrorIs(t, err, runtime.ErrLibraryConflict)
+			require.ErrorAs(t, err, &ve)
+			assert.Empty(t, ve.Found)
+			assert.Contains(t, err.Error(), "library vlib: the server holds a library of that name that luagen did not make")
+			assert.Equal(t, "1", do("FCALL", "vlib_other", "0"))
+
+			// An operator's FUNCTION DELETE lets the old deploy load again.
+			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
+			require.NoError(t, oldLib.Load(ctx, fe))
+			assert.Equal(t, "1 "+oldLib.Hash(), version())
+		})
+	}
+}
+
+// Two binaries meet a node without the library at the same moment: the
+// one whose FUNCTION LOAD comes second finds the library there, reads the
+// version again and decides again, so the newer library wins whichever
+// order the loads take.
+func TestLibraryLoadRace(t *testing.T) {
+	ctx := context.Background()
+	lib := func(salt string, rev int64) *runtime.Library {
+		incr, get, _, _ := libScripts(salt)
+		return runtime.NewLibrary(runtime.LibrarySpec{Name: "rlib", Revision: rev, Scripts: []*runtime.Script{incr, get}})
+	}
+	older, newer := lib("older", 1), lib("newer", 2)
+	for _, tc := range []struct {
+		name         string
+		load, sneaks *runtime.Library
+		want         error
+	}{
+		{"old loses to new", older, newer, runtime.ErrLibraryNewer},
+		{"new replaces old", newer, older, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := luatest.New(t)
+			var sent [][]string
+			err := tc.load.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
+				sent = append(sent, args[:min(3, len(args))])
+				if len(sent) == 2 { // the other binary's load lands between our read and our load
+					require.NoError(t, tc.sneaks.Load(ctx, r))
+				}
+				return r.Do(args...)
+			})
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			} else {
+				require.NoError(t, err)
+			}
+			v, err := r.Do("FCALL_RO", "rlib_version", "0")
+			require.NoError(t, err)
+			assert.Equal(t, newer.Version(), v.Str)
+			want := [][]string{{"FCALL_RO", "rlib_version", "0"}, {"FUNCTION", "LOAD", tc.load.Code()}, {"FCALL_RO", "rlib_version", "0"}}
+			if tc.want == nil {
+				want = append(want, []string{"FUNCTION", "LOAD", "REPLACE"})
+			}
+			assert.Equal(t, want, sent)
 		})
 	}
 }

@@ -58,7 +58,9 @@ var _ Pipeliner = (*RueidisExecutor)(nil)
 
 // Pipeline implements [Pipeliner] with one DoMulti: rueidis writes the
 // commands of one node back to back on its connection, and on a cluster
-// splits them by slot over the nodes, all in flight at once. A call with
+// splits them by slot over the nodes, all in flight at once. Calls with
+// FCall set go as FCALL (FCALL_RO), built and routed as [RueidisExecutor.FCall]
+// builds them. A call with
 // keys of several slots on a cluster gets *[CrossSlotError] and is not
 // sent.
 func (r *RueidisExecutor) Pipeline(ctx context.Context, calls []*PipelineCall) {
@@ -69,7 +71,11 @@ func (r *RueidisExecutor) Pipeline(ctx context.Context, calls []*PipelineCall) {
 			c.Value, c.Err = Value{}, err
 			continue
 		}
-		cmds = append(cmds, r.command(c.Script, c.Keys, c.Args, c.Eval))
+		if c.FCall {
+			cmds = append(cmds, r.fcallCommand(c.Script, c.Keys, c.Args))
+		} else {
+			cmds = append(cmds, r.command(c.Script, c.Keys, c.Args, c.Eval))
+		}
 		sent = append(sent, c)
 	}
 	if len(cmds) == 0 {

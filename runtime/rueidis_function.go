@@ -18,6 +18,12 @@ func (r *RueidisExecutor) FCall(ctx context.Context, s *Script, keys, args []str
 	if err := r.checkSlots(s, keys); err != nil {
 		return Value{}, err
 	}
+	return FromRueidis(r.c.Do(ctx, r.fcallCommand(s, keys, args)))
+}
+
+// fcallCommand builds FCALL (FCALL_RO for a read-only script) of s's
+// function; without keys it is routed by the function name's slot.
+func (r *RueidisExecutor) fcallCommand(s *Script, keys, args []string) rueidis.Completed {
 	var cmd rueidis.Completed
 	if s.readOnly {
 		cmd = r.c.B().FcallRo().Function(s.fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
@@ -27,28 +33,24 @@ func (r *RueidisExecutor) FCall(ctx context.Context, s *Script, keys, args []str
 	if len(keys) == 0 {
 		cmd = cmd.SetSlot(s.fn)
 	}
-	return FromRueidis(r.c.Do(ctx, cmd))
+	return cmd
 }
 
-// LoadLibrary implements [FunctionExecutor]: FUNCTION LOAD REPLACE on
-// every node rueidis knows. Replicas answer READONLY, which is ignored:
-// their primary replicates the library to them. Every node is tried and
-// the other errors are joined.
+// LoadLibrary implements [FunctionExecutor]: [Library.LoadOn] on every
+// node rueidis knows. Replicas answer READONLY to FUNCTION LOAD, which is
+// ignored: their primary replicates the library to them. Every node is
+// tried and the other errors are joined.
 func (r *RueidisExecutor) LoadLibrary(ctx context.Context, l *Library) error {
 	var errs []error
 	for addr, n := range r.c.Nodes() {
-		res := n.Do(ctx, n.B().FunctionLoad().Replace().FunctionCode(l.code).Build().ToRetryable())
-		name, err := res.ToString()
-		if err != nil {
-			if re, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(re.Error(), "READONLY") {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("FUNCTION LOAD %s on %s: %w", l.name, addr, convertErr(err)))
+		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
+			return FromRueidis(n.Do(ctx, n.B().Arbitrary(args...).Build().ToRetryable()))
+		})
+		var re *ReplyError
+		if err == nil || errors.As(err, &re) && strings.HasPrefix(re.Msg, "READONLY") {
 			continue
 		}
-		if name != l.name {
-			errs = append(errs, fmt.Errorf("FUNCTION LOAD %s on %s: server loaded %q", l.name, addr, name))
-		}
+		errs = append(errs, fmt.Errorf("on %s: %w", addr, err))
 	}
 	return errors.Join(errs...)
 }

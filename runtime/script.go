@@ -210,10 +210,11 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 //
 // A script that belongs to a [Library], run on a [FunctionExecutor], takes
 // FCALL (FCALL_RO) of its function for step 2; on the server's "Function
-// not found" the library is loaded (FUNCTION LOAD REPLACE on every
-// primary) and the call sent again, which is safe because the function
-// did not run (at most three loads per try, for a library flushed again
-// in between). Errors raised inside it name the line of the .lua file as
+// not found" the library is loaded (on every primary, under the version
+// rule of [Library]) and the call sent again, which is safe because the
+// function did not run (at most three loads per try, for a library flushed
+// again in between). A load the version rule refuses (the server holds a
+// newer revision) is the call's error: a *[LibraryVersionError], wrapped. Errors raised inside it name the line of the .lua file as
 // under EVAL. On any other executor it runs with EVALSHA/EVAL.
 //
 // Exec never retries a script that may have run, unless its header declares
@@ -309,7 +310,8 @@ func (s *Script) classify(err error) error {
 // it from their Preload method.
 //
 // Scripts that belong to a [Library] load it instead, once per library
-// (FUNCTION LOAD REPLACE on every primary), when e is a [FunctionExecutor].
+// (on every primary, under the version rule of [Library]), when e is a
+// [FunctionExecutor].
 func Preload(ctx context.Context, e Executor, scripts ...*Script) error {
 	var errs []error
 	fe, functions := e.(FunctionExecutor)

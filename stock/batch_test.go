@@ -40,7 +40,7 @@ func mixedBatch(b *runtime.Batch, s *stock.Scripts, sold, missing stock.SKUKeys)
 		_, err = out.Result()
 		assert.ErrorIs(t, err, stock.ErrOutOfStock)
 		_, err = none.Result()
-		assert.ErrorIs(t, err, stock.ErrNoSuchSKU)
+		assert.ErrorIs(t, stockError(err), stock.ErrNoSuchSKU)
 		_, err = bad.Result()
 		assert.ErrorIs(t, err, stock.ErrBadArgument)
 		_, err = cross.Result()
@@ -141,14 +141,18 @@ func TestBatchNoScript(t *testing.T) {
 	})
 }
 
+// A batch over the three primaries of the cluster, one of which forgot
+// the code (SCRIPT FLUSH, or FUNCTION FLUSH in function mode): its calls,
+// and only those, are sent again (with EVAL, or with FCALL after loading
+// the library); a call with keys of two slots and one for a missing SKU
+// fail alone.
 func TestBatchCluster(t *testing.T) {
-	c := sharedCluster(t)
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
 		e := ex.Cluster(t, c)
-		s := stock.New(e)
+		s := m.new(e)
 		ctx := context.Background()
 		var skus []stock.SKUKeys
-		for _, sku := range skusOnEveryPrimary(t, c, fresh("batch-"+ex.Name)) {
+		for _, sku := range skusOnEveryPrimary(t, c, fresh("batch-"+m.name+ex.Name)) {
 			k := keysFor(sku)
 			skus = append(skus, k)
 			p, _, err := c.PrimaryOf(runtime.Slot(k.Stock))
@@ -157,10 +161,10 @@ func TestBatchCluster(t *testing.T) {
 		}
 		require.NoError(t, s.Preload(ctx))
 		// The second primary forgets the scripts: its calls, and only
-		// those, fall back to EVAL.
+		// those, fall back to EVAL (load the library).
 		p1, _, err := c.PrimaryOf(runtime.Slot(skus[1].Stock))
 		require.NoError(t, err)
-		p1.Do(t, "SCRIPT", "FLUSH")
+		p1.Do(t, m.flush...)
 
 		var b runtime.Batch
 		var fs [3][]*runtime.Future[int64]
@@ -187,7 +191,7 @@ func TestBatchCluster(t *testing.T) {
 		_, err = cross.Result()
 		assert.ErrorIs(t, err, runtime.ErrCrossSlot)
 		_, err = none.Result()
-		assert.ErrorIs(t, err, stock.ErrNoSuchSKU)
+		assert.ErrorIs(t, stockError(err), stock.ErrNoSuchSKU)
 	})
 }
 
@@ -209,9 +213,9 @@ func TestBatchOffline(t *testing.T) {
 // failed calls again with backoff until the server is back. Each order is
 // sold once.
 func TestBatchAcrossRestart(t *testing.T) {
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
 		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-		s := stock.New(ex.Single(t, srv))
+		s := m.new(ex.Single(t, srv))
 		ctx := context.Background()
 		k := keysFor("restart")
 		srv.Do(t, "SET", k.Stock, "100")

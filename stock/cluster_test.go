@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,13 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luagen/luagen/internal/exectest"
+	"github.com/luagen/luagen/internal/stockfn"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/stock"
 )
 
 // The cluster tests share one 3+3 cluster (starting one takes seconds);
-// each test uses its own keys.
+// each test uses its own keys. Function mode's run of the fault and batch
+// tests has a second one (fnCluster, see runModesOnCluster).
 var cluster redistest.SharedCluster
 
 func sharedCluster(t *testing.T) *redistest.Cluster { return cluster.Get(t) }
@@ -25,6 +28,7 @@ func sharedCluster(t *testing.T) *redistest.Cluster { return cluster.Get(t) }
 func TestMain(m *testing.M) {
 	code := m.Run()
 	cluster.Stop()
+	fnCluster.Stop()
 	os.Exit(code)
 }
 
@@ -108,56 +112,72 @@ func TestEveryScriptOnCluster(t *testing.T) {
 // oversell, no NOSCRIPT (or any error) reaches a buyer, and reconciliation
 // finds 0 differences. A coordinated failover pauses writes on the old
 // primary until the replica has caught up, so no acknowledged sale is lost
-// and sold = 500.
-func TestFaultClusterFailoverMidRace(t *testing.T) { testFaultClusterFailover(t, plain) }
-
-// The same with calls merged by a runtime.Coalescer: merged runs go to
-// the SKU's slot's node like single calls, and the promoted replica is
-// taught the companion script by EVAL too.
-func TestFaultClusterFailoverMidRaceCoalesced(t *testing.T) {
-	testFaultClusterFailover(t, coalesced)
+// and sold = 500. In function mode the replica received the library by
+// replication (a replica refuses FUNCTION FLUSH), so the promoted replica
+// runs FCALL with no reload.
+func TestFaultClusterFailoverMidRace(t *testing.T) {
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
+		testFaultClusterFailover(t, m, plain, ex, c)
+	})
 }
 
-func testFaultClusterFailover(t *testing.T, wrap wrapper) {
+// The same with calls merged by a runtime.Coalescer (EVAL mode): merged
+// runs go to the SKU's slot's node like single calls, and the promoted
+// replica is taught the companion script by EVAL too.
+func TestFaultClusterFailoverMidRaceCoalesced(t *testing.T) {
 	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
-		c := sharedCluster(t)
-		merged := runsMerged()
-		counting := &countingExecutor{Executor: ex.Cluster(t, c)}
-		s := stock.New(wrap(counting))
-		ctx := context.Background()
-		sku := fresh("failover")
-		k := keysFor(sku)
-		slot := runtime.Slot(sku)
-		require.NoError(t, s.Preload(ctx))
-		require.NoError(t, stock.New(ex.Cluster(t, c)).Preload(ctx))
-		oldPrimary, replica, err := c.PrimaryOf(slot)
-		require.NoError(t, err)
-		oldPrimary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
-		replica.Do(t, "SCRIPT", "FLUSH")
-		replica.Do(t, "CONFIG", "RESETSTAT")
-
-		var promoted *redistest.Server
-		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-			scripts: func(int) *stock.Scripts { return s },
-			faultAt: 200, fault: func() error {
-				_, p, err := c.Failover(slot, 30*time.Second)
-				promoted = p
-				return err
-			}})
-
-		res.requireNoErrors(t)
-		assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
-		require.Equal(t, replica, promoted, "the replica now serves the SKU")
-		assert.Equal(t, faultUnits, res.sold, "sold = 500: no oversell, no lost sale")
-		// The old primary paused writes while the replica caught up, so the
-		// race could not end during the switch; buyers after it ran on the
-		// promoted replica, which had to be taught the script.
-		assert.Positive(t, commandCalls(t, promoted, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
-		r := requireReconciles(t, s, k, faultUnits)
-		requireRecords(t, s, k, res, r)
-		assert.Equal(t, strconv.Itoa(faultBuyers), promoted.Do(t, "HLEN", k.Orders), "every order is recorded on the new primary")
-		t.Logf("%d transient failures retried by runtime, %d merged runs", counting.transient.Load(), merged())
+		testFaultClusterFailover(t, evalMode, coalesced, ex, sharedCluster(t))
 	})
+}
+
+func testFaultClusterFailover(t *testing.T, m mode, wrap wrapper, ex exectest.Kind, c *redistest.Cluster) {
+	merged := runsMerged()
+	counting := &countingExecutor{Executor: ex.Cluster(t, c)}
+	s := m.new(wrap(counting))
+	ctx := context.Background()
+	sku := fresh("failover")
+	k := keysFor(sku)
+	slot := runtime.Slot(sku)
+	require.NoError(t, s.Preload(ctx))
+	require.NoError(t, m.new(ex.Cluster(t, c)).Preload(ctx))
+	oldPrimary, replica, err := c.PrimaryOf(slot)
+	require.NoError(t, err)
+	oldPrimary.Do(t, "SET", k.Stock, strconv.Itoa(faultUnits))
+	if m.name == "eval" {
+		replica.Do(t, "SCRIPT", "FLUSH")
+	} else {
+		require.Eventually(t, func() bool {
+			return strings.Contains(replica.Do(t, "FUNCTION", "LIST"), stockfn.Library().Name())
+		}, 20*time.Second, 50*time.Millisecond, "the replica has the library")
+	}
+	replica.Do(t, "CONFIG", "RESETSTAT")
+
+	var promoted *redistest.Server
+	res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
+		scripts: func(int) seller { return s },
+		faultAt: 200, fault: func() error {
+			_, p, err := c.Failover(slot, 30*time.Second)
+			promoted = p
+			return err
+		}})
+
+	res.requireNoErrors(t)
+	assert.Zero(t, res.retried, "not even a transient error reached a buyer: %q", res.transient)
+	require.Equal(t, replica, promoted, "the replica now serves the SKU")
+	assert.Equal(t, faultUnits, res.sold, "sold = 500: no oversell, no lost sale")
+	// The old primary paused writes while the replica caught up, so the
+	// race could not end during the switch; buyers after it ran on the
+	// promoted replica, which had to be taught the script.
+	if m.name == "eval" {
+		assert.Positive(t, commandCalls(t, promoted, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
+	} else {
+		assert.Positive(t, commandCalls(t, promoted, "fcall"), "buyers ran on the promoted replica")
+		assert.Zero(t, commandCalls(t, promoted, "function|load"), "which had the library already")
+	}
+	r := requireReconciles(t, s, k, faultUnits)
+	requireRecords(t, s, k, res, r)
+	assert.Equal(t, strconv.Itoa(faultBuyers), promoted.Do(t, "HLEN", k.Orders), "every order is recorded on the new primary")
+	t.Logf("%d transient failures retried by runtime, %d merged runs", counting.transient.Load(), merged())
 }
 
 // The same race when the SKU's primary is killed (SIGKILL, no coordination)
@@ -168,11 +188,11 @@ func testFaultClusterFailover(t *testing.T, wrap wrapper) {
 // its record, since a script's effects replicate as one MULTI/EXEC — which
 // is why this test asserts what holds anyway: nothing oversold, no buyer
 // left with an error, no record for an order nobody was told was sold, and
-// stock and records agree (0 differences).
+// stock and records agree (0 differences). In function mode the promoted
+// replica has the library by replication: never "Function not found".
 func TestFaultClusterPrimaryKilledMidRace(t *testing.T) {
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
-		c := sharedCluster(t)
-		s := stock.New(ex.Cluster(t, c))
+	runModesOnCluster(t, func(t *testing.T, m mode, ex exectest.Kind, c *redistest.Cluster) {
+		s := m.new(ex.Cluster(t, c))
 		ctx := context.Background()
 		sku := fresh("killed")
 		k := keysFor(sku)
@@ -188,7 +208,7 @@ func TestFaultClusterPrimaryKilledMidRace(t *testing.T) {
 		})
 
 		res := race(t, raceConfig{buyers: faultBuyers, workers: 32, pace: 15 * time.Millisecond, keys: k,
-			scripts: func(int) *stock.Scripts { return s },
+			scripts: func(int) seller { return s },
 			faultAt: 200, fault: func() error { primary.Stop(); return nil }})
 
 		res.requireNoErrors(t)

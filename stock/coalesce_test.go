@@ -59,7 +59,7 @@ func coalescedRace(t *testing.T, s *stock.Scripts, k stock.SKUKeys, stockOf func
 	set(units)
 	merged := runsMerged()
 	res := race(t, raceConfig{buyers: buyers, workers: 64, keys: k,
-		scripts: func(int) *stock.Scripts { return s }})
+		scripts: func(int) seller { return s }})
 	res.requireNoErrors(t)
 	left, err := strconv.Atoi(stockOf())
 	require.NoError(t, err)

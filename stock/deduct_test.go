@@ -291,18 +291,18 @@ func TestCorruptRecordIsReportedNotOverwritten(t *testing.T) {
 // TestDeductRaceNeverOversells lets 2,000 buyers on 3 separate connections
 // race for 500 units, 2 at a time for some buyers.
 func TestDeductRaceNeverOversells(t *testing.T) {
-	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
+	runModes(t, func(t *testing.T, m mode, ex exectest.Kind) {
 		srv := redistest.Start(t)
 		const units, buyers = 500, 2000
 		k := keysFor("race")
 		srv.Do(t, "SET", k.Stock, strconv.Itoa(units))
-		clients := []*stock.Scripts{
-			stock.New(ex.Single(t, srv)),
-			stock.New(ex.Single(t, srv)),
-			stock.New(ex.Single(t, srv)),
+		clients := []seller{
+			m.new(ex.Single(t, srv)),
+			m.new(ex.Single(t, srv)),
+			m.new(ex.Single(t, srv)),
 		}
 		res := race(t, raceConfig{buyers: buyers, workers: buyers, qty: func(i int) int64 { return int64(1 + i%2) },
-			scripts: func(i int) *stock.Scripts { return clients[i%3] }, keys: k})
+			scripts: func(i int) seller { return clients[i%3] }, keys: k})
 		res.requireNoErrors(t)
 		left, _ := strconv.Atoi(srv.Do(t, "GET", k.Stock))
 		assert.Equal(t, int64(units), res.soldUnits+int64(left), "every unit is sold or left")
@@ -348,6 +348,17 @@ func (c *countingExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys,
 
 func (c *countingExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	return c.count(c.Executor.Eval(ctx, s, keys, args))
+}
+
+// FCall counts as EvalSha does; every executor these tests wrap runs
+// functions.
+func (c *countingExecutor) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return c.count(c.Executor.(runtime.FunctionExecutor).FCall(ctx, s, keys, args))
+}
+
+// LoadLibrary passes the load on.
+func (c *countingExecutor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
+	return c.Executor.(runtime.FunctionExecutor).LoadLibrary(ctx, l)
 }
 
 // lossyExecutor runs every call but loses the reply of the first lose

@@ -26,7 +26,7 @@ type raceConfig struct {
 	buyers   int
 	workers  int               // buyers in flight at once
 	qty      func(i int) int64 // units buyer i asks for; nil: 1
-	scripts  func(i int) *stock.Scripts
+	scripts  func(i int) seller
 	keys     stock.SKUKeys
 	patience time.Duration // per buyer; 0: 30 s
 
@@ -48,7 +48,7 @@ type raceResult struct {
 	errs               []error // final errors buyers were left with
 	retried            int     // buyers that had to try again after a transient error
 	transient          []string
-	noscript           int // NOSCRIPT seen by a buyer, even transiently: must be 0
+	noscript           int // NOSCRIPT or "Function not found" seen by a buyer, even transiently: must be 0
 	answeredAtFault    int // buyers answered when the fault began
 	answeredAfterFault int // … and when it had ended
 	faultTook          time.Duration
@@ -65,7 +65,7 @@ func (r *raceResult) requireNoErrors(t *testing.T) {
 		t.Error(err)
 	}
 	require.Empty(t, r.errs, "no error reaches a buyer")
-	require.Zero(t, r.noscript, "NOSCRIPT never reaches a buyer")
+	require.Zero(t, r.noscript, "NOSCRIPT (Function not found) never reaches a buyer")
 }
 
 func race(t *testing.T, cfg raceConfig) *raceResult {
@@ -118,7 +118,7 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					_, err := cfg.scripts(i).Deduct(ctx, cfg.keys.Deduct(), args)
 					cancel()
-					if runtime.IsNoScript(err) {
+					if runtime.IsNoScript(err) || runtime.IsFunctionNotFound(err) {
 						mu.Lock()
 						res.noscript++
 						mu.Unlock()
@@ -179,7 +179,7 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 }
 
 // requireReconciles runs Reconcile and requires no difference.
-func requireReconciles(t *testing.T, s *stock.Scripts, k stock.SKUKeys, initial int64) *stock.Reconciliation {
+func requireReconciles(t *testing.T, s seller, k stock.SKUKeys, initial int64) *stock.Reconciliation {
 	t.Helper()
 	r, err := s.Reconcile(context.Background(), k.Audit(), initial)
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func requireReconciles(t *testing.T, s *stock.Scripts, k stock.SKUKeys, initial 
 
 // requireRecords checks that every buyer told "sold" has exactly their
 // order recorded as sold, for their quantity.
-func requireRecords(t *testing.T, s *stock.Scripts, k stock.SKUKeys, res *raceResult, r *stock.Reconciliation) {
+func requireRecords(t *testing.T, s seller, k stock.SKUKeys, res *raceResult, r *stock.Reconciliation) {
 	t.Helper()
 	assert.Equal(t, int64(res.sold), r.SoldOrders, "one sold record per buyer told sold")
 	assert.Equal(t, res.soldUnits, r.SoldUnits)

@@ -16,11 +16,7 @@ var _ runtime.FunctionExecutor = (*Executor)(nil)
 // keyless call on a cluster goes to the primary of its function name's
 // slot.
 func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	name := "fcall"
-	if s.ReadOnly() {
-		name = "fcall_ro"
-	}
-	cmd := e.newCmd(ctx, name, s.FunctionName(), keys, args, true)
+	cmd := e.fcallCommand(ctx, s, keys, args)
 	err := e.c.Process(ctx, cmd)
 	if err != nil {
 		e.lost(ctx, err)
@@ -28,19 +24,38 @@ func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []st
 	return FromReply(cmd.Val(), err)
 }
 
-// LoadLibrary implements [runtime.FunctionExecutor]: FUNCTION LOAD REPLACE
+// fcallCommand returns FCALL (FCALL_RO) of s's function as a command
+// go-redis never resends; without keys, on a cluster, it is routed by the
+// function name's slot.
+func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, args []string) oneShot {
+	name := "fcall"
+	if s.ReadOnly() {
+		name = "fcall_ro"
+	}
+	return e.newCmd(ctx, name, s.FunctionName(), keys, args, true)
+}
+
+// LoadLibrary implements [runtime.FunctionExecutor]: [runtime.Library.LoadOn]
 // on every primary of a *redis.ClusterClient (ForEachMaster; Redis
 // replicates functions to replicas), or on the one server of a
 // *redis.Client (for a failover client, the current primary). Every node is
 // tried; the errors are joined.
 func (e *Executor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 	load := func(ctx context.Context, c redis.Cmdable, addr string) error {
-		name, err := c.FunctionLoadReplace(ctx, l.Code()).Result()
+		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
+			a := make([]any, len(args))
+			for i, s := range args {
+				a[i] = s
+			}
+			// Every client onEveryNode passes (*redis.Client, the
+			// UniversalClient) has Do.
+			cmd := c.(interface {
+				Do(context.Context, ...any) *redis.Cmd
+			}).Do(ctx, a...)
+			return FromReply(cmd.Val(), cmd.Err())
+		})
 		if err != nil {
-			return fmt.Errorf("FUNCTION LOAD %s on %s: %w", l.Name(), addr, convertErr(err))
-		}
-		if name != l.Name() {
-			return fmt.Errorf("FUNCTION LOAD %s on %s: server loaded %q", l.Name(), addr, name)
+			return fmt.Errorf("on %s: %w", addr, err)
 		}
 		return nil
 	}

@@ -118,6 +118,15 @@ type oneShot struct{ *redis.Cmd }
 // NoRetry tells go-redis' retry loops not to resend the command.
 func (oneShot) NoRetry() bool { return true }
 
+// command returns the command of a pipelined call: FCALL (FCALL_RO) when
+// c.FCall is set, else EVALSHA or EVAL as command builds them.
+func (e *Executor) pipelineCommand(ctx context.Context, c *runtime.PipelineCall) oneShot {
+	if c.FCall {
+		return e.fcallCommand(ctx, c.Script, c.Keys, c.Args)
+	}
+	return e.command(ctx, c.Script, c.Keys, c.Args, c.Eval)
+}
+
 // command returns EVALSHA (EVALSHA_RO) for s, or EVAL (EVAL_RO) when eval
 // is set, as a command go-redis never resends. A call with keys is routed
 // by KEYS[1]; on a cluster an EVALSHA without keys by its SHA1 (see run).
@@ -205,17 +214,18 @@ var _ runtime.Pipeliner = (*Executor)(nil)
 // calls, the commands are never resent after a connection error (a pipeline
 // holding a NoRetry command is not retried, cmdsContainNoRetry in
 // go-redis). On a cluster, an EVAL without keys cannot be routed to its
-// SHA1's primary inside a pipeline, so it is sent on its own.
+// SHA1's primary inside a pipeline, so it is sent on its own. Calls with
+// FCall set go as FCALL (FCALL_RO), routed as [Executor.FCall] routes them.
 func (e *Executor) Pipeline(ctx context.Context, calls []*runtime.PipelineCall) {
 	pipe := e.c.Pipeline()
 	cmds := make([]oneShot, 0, len(calls))
 	sent := make([]*runtime.PipelineCall, 0, len(calls))
 	for _, c := range calls {
-		if e.cluster != nil && len(c.Keys) == 0 && c.Eval {
+		if e.cluster != nil && len(c.Keys) == 0 && c.Eval && !c.FCall {
 			c.Value, c.Err = e.run(ctx, true, c.Script, c.Keys, c.Args)
 			continue
 		}
-		cmd := e.command(ctx, c.Script, c.Keys, c.Args, c.Eval)
+		cmd := e.pipelineCommand(ctx, c)
 		_ = pipe.Process(ctx, cmd) // queues; errors arrive per command
 		cmds = append(cmds, cmd)
 		sent = append(sent, c)
