@@ -1,6 +1,7 @@
 package luatest
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,15 +23,21 @@ var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeL
 
 // entry is one key's value and expiry.
 type entry struct {
-	kind     keyType
-	str      string
-	hash     *hashValue
-	list     []string
-	set      map[string]struct{}
-	zset     *zsetValue
-	stream   *streamValue
-	raw      bool  // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
-	expireAt int64 // Unix ms; 0 means no expiry
+	kind   keyType
+	str    string
+	hash   *hashValue
+	list   []string
+	set    map[string]struct{}
+	zset   *zsetValue
+	stream *streamValue
+	raw    bool // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
+	// wide is set once a hash, set or sorted set has been converted to its
+	// large encoding (hashtable, skiplist): Redis never converts back.
+	wide bool
+	// intsetWidth is the widest integer size (2, 4 or 8 bytes) an intset
+	// has been upgraded to: intsets never downgrade.
+	intsetWidth uint8
+	expireAt    int64 // Unix ms; 0 means no expiry
 }
 
 // hashValue keeps fields in insertion order, as Redis 7.0 does for small
@@ -256,4 +263,34 @@ func (r *Redis) lookupIn(db int, key string) *entry {
 	r.selectDB(db)
 	defer r.selectDB(saved)
 	return r.lookup(key)
+}
+
+// noteEncoding records what the server's encoding of e has become and
+// keeps even when the value shrinks: a hash, set or sorted set converted
+// to hashtable or skiplist, an intset upgraded to wider integers.
+func (e *entry) noteEncoding() {
+	switch e.kind {
+	case typeHash, typeSet, typeZSet:
+	default:
+		return
+	}
+	switch encodingOf(e) {
+	case "hashtable", "skiplist":
+		e.wide = true
+	case "listpack":
+		if e.kind == typeZSet {
+			// A listpack stores a score that is an integer as one
+			// (zzlInsertAt), so -0 reads back as 0.
+			for m, s := range e.zset.scores {
+				if s == 0 && math.Signbit(s) {
+					e.zset.scores[m] = 0
+				}
+			}
+		}
+	case "intset":
+		for m := range e.set {
+			v, _ := intsetMember(m)
+			e.intsetWidth = max(e.intsetWidth, intsetWidthOf(v))
+		}
+	}
 }
