@@ -461,7 +461,9 @@ func encodingOf(e *entry) string {
 			return false
 		}
 		ok := true
-		items(func(s string) bool { ok = len(s) <= 64; return ok })
+		if !e.packed {
+			items(func(s string) bool { ok = len(s) <= 64; return ok })
+		}
 		return ok
 	}
 	switch e.kind {

@@ -37,7 +37,15 @@ type entry struct {
 	// intsetWidth is the widest integer size (2, 4 or 8 bytes) an intset
 	// has been upgraded to: intsets never downgrade.
 	intsetWidth uint8
-	expireAt    int64 // Unix ms; 0 means no expiry
+	// packed marks a hash or sorted set RESTORE loaded from a listpack or
+	// ziplist: the server keeps it a listpack whatever its elements'
+	// lengths, until it grows past the entry limit.
+	packed bool
+	// restored holds the quicklist node sizes of a list RESTORE loaded
+	// (the server keeps the payload's nodes) and the list as it was then;
+	// DUMP uses them while the list is unchanged.
+	restored *restoredList
+	expireAt int64 // Unix ms; 0 means no expiry
 }
 
 // hashValue keeps fields in insertion order, as Redis 7.0 does for small
@@ -293,4 +301,11 @@ func (e *entry) noteEncoding() {
 			e.intsetWidth = max(e.intsetWidth, intsetWidthOf(v))
 		}
 	}
+}
+
+// restoredList is a list as RESTORE loaded it: its elements and the number
+// of elements in each quicklist node.
+type restoredList struct {
+	list  []string
+	nodes []int
 }

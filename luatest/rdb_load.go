@@ -3,6 +3,7 @@ package luatest
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -26,13 +27,18 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 			return nil, false
 		}
 		items, ok := ziplistItems(blob)
-		return listEntry(items, ok)
+		e, ok := listEntry(items, ok)
+		if ok { // one node, however long
+			e.restored = &restoredList{list: slices.Clone(items), nodes: []int{len(items)}}
+		}
+		return e, ok
 	case rdbTypeListQuicklist, rdbTypeListQuicklist2:
 		n, ok := rd.length()
 		if !ok {
 			return nil, false
 		}
 		var items []string
+		var nodes []int
 		for i := uint64(0); i < n; i++ {
 			container := uint64(quicklistPacked)
 			if typ == rdbTypeListQuicklist2 {
@@ -46,6 +52,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 			}
 			if container == 1 { // QUICKLIST_NODE_CONTAINER_PLAIN: one element as is
 				items = append(items, blob)
+				nodes = append(nodes, 1)
 				continue
 			}
 			var part []string
@@ -58,8 +65,13 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 				return nil, false
 			}
 			items = append(items, part...)
+			nodes = append(nodes, len(part))
 		}
-		return listEntry(items, true)
+		e, ok := listEntry(items, true)
+		if ok {
+			e.restored = &restoredList{list: slices.Clone(items), nodes: nodes}
+		}
+		return e, ok
 	case rdbTypeSet:
 		members, ok := rd.strings(1)
 		return setEntry(members, ok, 0)
@@ -128,7 +140,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 			}
 			z.set(items[i], score)
 		}
-		return &entry{kind: typeZSet, zset: z}, true
+		return &entry{kind: typeZSet, zset: z, packed: true}, true
 	case rdbTypeHash:
 		n, ok := rd.length()
 		if !ok {
@@ -141,7 +153,11 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		if len(items)%2 != 0 {
 			return nil, false
 		}
-		return hashEntry(items, ok)
+		e, ok := hashEntry(items, ok)
+		if ok {
+			e.packed = true
+		}
+		return e, ok
 	}
 	return nil, false
 }
