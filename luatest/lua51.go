@@ -2,8 +2,8 @@ package luatest
 
 import (
 	"fmt"
-	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -606,26 +606,9 @@ func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue
 		if err != nil || fn == nil || fn.IsG {
 			return nil, false
 		}
-		if pc, ok := framePC(frame); ok {
-			// The register of the innermost active local of that name
-			// (gopher-lua's own LocalName is one instruction late).
-			reg := 0
-			for i, n := 0, 0; i < len(fn.Proto.DbgLocals); i++ {
-				l := fn.Proto.DbgLocals[i]
-				if l.StartPc > pc {
-					break
-				}
-				if pc < l.EndPc {
-					n++
-					if l.Name == e.Value {
-						reg = n
-					}
-				}
-			}
-			if reg > 0 {
-				_, v := L.GetLocal(frame, reg)
-				return v, true
-			}
+		if reg, ok := localRegister(L, frame, fn, e.Value); ok {
+			_, v := L.GetLocal(frame, reg)
+			return v, true
 		}
 		for i := 1; i <= len(fn.Upvalues); i++ {
 			if name, v := L.GetUpvalue(fn, i); name == e.Value {
@@ -651,18 +634,76 @@ func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue
 	return nil, false
 }
 
-// framePC is the index of the instruction a Lua frame is running (the
-// frame is not exported by gopher-lua; reflect reads its Pc).
-func framePC(dbg *lua.Debug) (int, bool) {
-	f := reflect.ValueOf(dbg).Elem().FieldByName("frame")
-	if !f.IsValid() || f.IsNil() {
-		return 0, false
+// localRegister returns the register (1-based, as GetLocal numbers them)
+// of the innermost active local called name at the instruction a Lua frame
+// is running, or ok false when that is not certain.
+//
+// The instruction's index is private to gopher-lua (Debug.frame.Pc), and
+// its own GetLocal counts a local as active one instruction late
+// (LocalName tests StartPc < pc where Lua 5.1 tests <=), which misses the
+// local an error names in "local t = nil; t.x = 1". So the instruction is
+// found with public data only: it is on frame.CurrentLine, it is one that
+// can raise an error, and the names GetLocal reports are exactly those
+// LocalName's rule gives there. Among the instructions left (one, nearly
+// always), the answer must agree.
+func localRegister(L *lua.LState, frame *lua.Debug, fn *lua.LFunction, name string) (int, bool) {
+	var reported []string
+	for n := 1; ; n++ {
+		nm, _ := L.GetLocal(frame, n)
+		if nm == "" || nm == "(*temporary)" {
+			break
+		}
+		reported = append(reported, nm)
 	}
-	pc := f.Elem().FieldByName("Pc")
-	if !pc.IsValid() || !pc.CanInt() {
-		return 0, false
+	p := fn.Proto
+	reg, found := 0, false
+	for pc, line := range p.DbgSourcePositions {
+		if line != frame.CurrentLine || pc >= len(p.Code) || !mayRaise(p.Code[pc]) ||
+			!slices.Equal(activeLocals(p, pc, false), reported) {
+			continue
+		}
+		r := 0
+		for i, n := range activeLocals(p, pc, true) {
+			if n == name {
+				r = i + 1
+			}
+		}
+		if found && r != reg {
+			return 0, false
+		}
+		reg, found = r, true
 	}
-	return int(pc.Int()) - 1, true
+	return reg, found && reg > 0
+}
+
+// activeLocals lists the names of the locals active at instruction pc, in
+// register order: those started before it (strictly, gopher-lua's
+// LocalName rule) or at it too (inclusive, Lua 5.1's).
+func activeLocals(p *lua.FunctionProto, pc int, inclusive bool) []string {
+	var names []string
+	for _, l := range p.DbgLocals {
+		if l.StartPc > pc || !inclusive && l.StartPc == pc {
+			break
+		}
+		if pc < l.EndPc {
+			names = append(names, l.Name)
+		}
+	}
+	return names
+}
+
+// mayRaise reports whether an instruction can raise a runtime error (or
+// call a function that does): every one but the moves, loads, jumps,
+// tests, closures and returns.
+func mayRaise(inst uint32) bool {
+	switch int(inst >> 26) { // the opcode (gopher-lua's opGetOpCode)
+	case lua.OP_MOVE, lua.OP_MOVEN, lua.OP_LOADK, lua.OP_LOADBOOL, lua.OP_LOADNIL,
+		lua.OP_GETUPVAL, lua.OP_SETUPVAL, lua.OP_NEWTABLE, lua.OP_NOT, lua.OP_JMP,
+		lua.OP_TEST, lua.OP_TESTSET, lua.OP_RETURN, lua.OP_SETLIST, lua.OP_CLOSE,
+		lua.OP_CLOSURE, lua.OP_VARARG, lua.OP_NOP:
+		return false
+	}
+	return true
 }
 
 // rawIndex reads t[k], following __index tables (the read-only proxies)
