@@ -102,7 +102,7 @@ func appendRDBInt(b []byte, v int64) ([]byte, bool) {
 }
 
 // appendRDBObject is rdbSaveObjectType followed by rdbSaveObject for e in
-// the encoding encodingOf gives. Streams are not supported (ok false).
+// the encoding encodingOf gives; ok is false for a kind it does not know.
 func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 	switch e.kind {
 	case typeString:
@@ -161,6 +161,8 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 			b = appendRDBString(b, e.hash.values[f])
 		}
 		return b, true
+	case typeStream:
+		return appendRDBStream(b, e.stream), true
 	}
 	return b, false
 }

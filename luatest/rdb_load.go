@@ -8,9 +8,10 @@ import (
 )
 
 // rdbLoadObject is rdbLoadObject (rdb.c) for the types a DUMP of Redis 2.8
-// to 7.0 can hold, streams and modules excepted: plain lists, sets, sorted
+// to 7.0 can hold, modules excepted: plain lists, sets, sorted
 // sets and hashes; ziplist, intset and listpack blobs; quicklists of
-// ziplists (Redis 3.2–6.2) and of listpacks (7.0). ok is false for a
+// ziplists (Redis 3.2–6.2) and of listpacks (7.0); streams of Redis 5 to
+// 7.0 (stream_rdb.go). ok is false for a
 // payload the server answers "Bad data format" to, including empty
 // collections and duplicate set members or hash fields.
 func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
@@ -148,6 +149,8 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		}
 		items, ok := rd.nStrings(2 * n)
 		return hashEntry(items, ok)
+	case rdbTypeStreamLP, rdbTypeStreamLP2:
+		return rdbLoadStream(rd, typ == rdbTypeStreamLP2)
 	case rdbTypeHashZiplist, rdbTypeHashListpack:
 		items, ok := rd.blobItems(typ == rdbTypeHashListpack)
 		if len(items)%2 != 0 {
