@@ -99,12 +99,20 @@ func randomValue(rng *rand.Rand, key, kind string) [][]string {
 	switch kind {
 	case "string":
 		return [][]string{{"SET", key, elem()}}
-	case "list":
-		cmd := []string{"RPUSH", key}
-		for i := 0; i < n; i++ {
-			cmd = append(cmd, elem())
+	case "list": // from both ends, in batches, some popped again
+		var cmds [][]string
+		for left := n; left > 0; {
+			cmd := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], key}
+			for b := 1 + rng.IntN(min(left, 50)); b > 0; b-- {
+				cmd = append(cmd, elem())
+				left--
+			}
+			cmds = append(cmds, cmd)
+			if rng.IntN(4) == 0 {
+				cmds = append(cmds, []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], key, strconv.Itoa(rng.IntN(20))})
+			}
 		}
-		return [][]string{cmd}
+		return append(cmds, []string{"RPUSH", key, "last"})
 	case "hash":
 		var cmds [][]string
 		for i := 0; i < n; i++ {

@@ -41,10 +41,9 @@ type entry struct {
 	// ziplist: the server keeps it a listpack whatever its elements'
 	// lengths, until it grows past the entry limit.
 	packed bool
-	// restored holds the quicklist node sizes of a list RESTORE loaded
-	// (the server keeps the payload's nodes) and the list as it was then;
-	// DUMP uses them while the list is unchanged.
-	restored *restoredList
+	// ql is a list's quicklist nodes (quicklist.go); nil when unknown,
+	// which counts as a list built by tail pushes.
+	ql       *quicklist
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
@@ -248,6 +247,9 @@ func (e *entry) clone() *entry {
 		c.hash = h
 	case typeList:
 		c.list = slices.Clone(e.list)
+		if e.ql != nil {
+			c.ql = &quicklist{nodes: slices.Clone(e.ql.nodes)}
+		}
 	case typeSet:
 		c.set = make(map[string]struct{}, len(e.set))
 		for m := range e.set {
@@ -301,11 +303,4 @@ func (e *entry) noteEncoding() {
 			e.intsetWidth = max(e.intsetWidth, intsetWidthOf(v))
 		}
 	}
-}
-
-// restoredList is a list as RESTORE loaded it: its elements and the number
-// of elements in each quicklist node.
-type restoredList struct {
-	list  []string
-	nodes []int
 }

@@ -108,7 +108,7 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 	case typeString:
 		return appendRDBString(append(b, rdbTypeString), e.str), true
 	case typeList:
-		nodes := quicklistNodes(e.list, e.restored)
+		nodes := quicklistNodes(e)
 		b = appendRDBLen(append(b, rdbTypeListQuicklist2), uint64(len(nodes)))
 		for _, n := range nodes {
 			b = appendRDBLen(b, quicklistPacked)
@@ -187,37 +187,17 @@ func double2ll(d float64) (int64, bool) {
 	return ll, float64(ll) == d
 }
 
-// quicklistNodes splits a list into the listpacks of a quicklist: the
-// nodes RESTORE loaded while the list is unchanged since, or else those of
-// a quicklist built by pushing every element at the tail
-// (_quicklistNodeAllowInsert with list-max-listpack-size -2: a node takes
-// an element while its listpack plus the element plus 8 stays within
-// 8 KB).
-func quicklistNodes(list []string, restored *restoredList) [][]byte {
+// quicklistNodes returns a list's quicklist nodes as listpacks.
+func quicklistNodes(e *entry) [][]byte {
 	var nodes [][]byte
-	if restored != nil && slices.Equal(restored.list, list) {
-		for _, n := range restored.nodes {
-			lp := newListpack()
-			for _, v := range list[:n] {
-				lp.add(v)
-			}
-			nodes = append(nodes, lp.bytes())
-			list = list[n:]
+	list := e.list
+	for _, n := range e.qlist().nodes {
+		lp := newListpack()
+		for _, v := range list[:n.count] {
+			lp.add(v)
 		}
-		return nodes
-	}
-	var cur *listpack
-	for _, v := range list {
-		if cur == nil || cur.size()+len(v)+quicklistSizeOverhead > quicklistNodeMaxBytes {
-			if cur != nil {
-				nodes = append(nodes, cur.bytes())
-			}
-			cur = newListpack()
-		}
-		cur.add(v)
-	}
-	if cur != nil {
-		nodes = append(nodes, cur.bytes())
+		nodes = append(nodes, lp.bytes())
+		list = list[n.count:]
 	}
 	return nodes
 }

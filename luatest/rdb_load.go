@@ -3,7 +3,6 @@ package luatest
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -30,7 +29,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		items, ok := ziplistItems(blob)
 		e, ok := listEntry(items, ok)
 		if ok { // one node, however long
-			e.restored = &restoredList{list: slices.Clone(items), nodes: []int{len(items)}}
+			e.ql = nodesOf(items, []int{len(items)})
 		}
 		return e, ok
 	case rdbTypeListQuicklist, rdbTypeListQuicklist2:
@@ -70,7 +69,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		}
 		e, ok := listEntry(items, true)
 		if ok {
-			e.restored = &restoredList{list: slices.Clone(items), nodes: nodes}
+			e.ql = nodesOf(items, nodes)
 		}
 		return e, ok
 	case rdbTypeSet:
@@ -408,4 +407,18 @@ func ziplistItems(blob string) ([]string, bool) {
 		p += hdr + n
 	}
 	return out, p == len(b)-1
+}
+
+// nodesOf is the quicklist of items split into nodes of the given counts.
+func nodesOf(items []string, counts []int) *quicklist {
+	q := &quicklist{}
+	for _, c := range counts {
+		n := qlNode{count: c, bytes: emptyListpackBytes}
+		for _, v := range items[:c] {
+			n.bytes += lpEntrySize(v)
+		}
+		items = items[c:]
+		q.nodes = append(q.nodes, n)
+	}
+	return q
 }
