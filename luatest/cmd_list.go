@@ -266,13 +266,7 @@ func cmdLinsert(c *cmdCtx, args []string) resp.Reply {
 	if i < 0 {
 		return resp.IntReply(-1)
 	}
-	if after {
-		i++
-	}
-	e.list = slices.Insert(e.list, i, args[3])
-	// _quicklistInsert may split and merge nodes; luatest does not follow
-	// it and counts the list as built by tail pushes from here on.
-	e.ql = nil
+	e.listInsert(i, after, args[3])
 	return resp.IntReply(int64(len(e.list)))
 }
 

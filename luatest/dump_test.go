@@ -108,8 +108,12 @@ func randomValue(rng *rand.Rand, key, kind string) [][]string {
 				left--
 			}
 			cmds = append(cmds, cmd)
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(6) {
+			case 0:
 				cmds = append(cmds, []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], key, strconv.Itoa(rng.IntN(20))})
+			case 1: // a pivot that may have been popped: then nothing happens
+				pivot := cmd[2+rng.IntN(len(cmd)-2)]
+				cmds = append(cmds, []string{"LINSERT", key, []string{"BEFORE", "AFTER"}[rng.IntN(2)], pivot, elem()})
 			}
 		}
 		return append(cmds, []string{"RPUSH", key, "last"})

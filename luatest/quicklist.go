@@ -1,5 +1,7 @@
 package luatest
 
+import "slices"
+
 // A list's quicklist nodes (quicklist.c of Redis 7.0): which elements
 // share a listpack decides the bytes of DUMP, and depends on the list's
 // history (pushes at the head fill nodes from the other end than pushes at
@@ -105,6 +107,91 @@ func (q *quicklist) replace(list []string, i int, v string) {
 	}
 }
 
+// insert is _quicklistInsert for v before or after element p of list
+// (the list before the insertion): into p's node when it has room, else
+// into the neighbour node at a node's edge, else a new node at the edge,
+// else p's node is split around p and its neighbours merged where they
+// fit (_quicklistMergeNodes).
+func (q *quicklist) insert(list []string, p int, after bool, v string) {
+	k, start := 0, 0
+	for start+q.nodes[k].count <= p {
+		start += q.nodes[k].count
+		k++
+	}
+	o := p - start
+	node := q.nodes[k]
+	size := lpEntrySize(v)
+	full := !node.allowInsert(v)
+	atTail := after && o == node.count-1
+	atHead := !after && o == 0
+	availNext := atTail && k+1 < len(q.nodes) && q.nodes[k+1].allowInsert(v)
+	availPrev := atHead && k > 0 && q.nodes[k-1].allowInsert(v)
+	grow := func(i int) { q.nodes[i].count++; q.nodes[i].bytes += size }
+	fresh := qlNode{1, emptyListpackBytes + size}
+	switch {
+	case !full:
+		grow(k)
+	case atTail && availNext:
+		grow(k + 1)
+	case atHead && availPrev:
+		grow(k - 1)
+	case atTail:
+		q.nodes = slices.Insert(q.nodes, k+1, fresh)
+	case atHead:
+		q.nodes = slices.Insert(q.nodes, k, fresh)
+	default:
+		elems := list[start : start+node.count]
+		var first, second []string
+		center := k
+		if after {
+			first, second = elems[:o+1], append([]string{v}, elems[o+1:]...)
+		} else {
+			first, second = append(slices.Clone(elems[:o]), v), elems[o:]
+			center = k + 1
+		}
+		q.nodes[k] = nodeOf(first)
+		q.nodes = slices.Insert(q.nodes, k+1, nodeOf(second))
+		q.mergeAround(center)
+	}
+}
+
+func nodeOf(elems []string) qlNode {
+	n := qlNode{count: len(elems), bytes: emptyListpackBytes}
+	for _, v := range elems {
+		n.bytes += lpEntrySize(v)
+	}
+	return n
+}
+
+// mergeAround is _quicklistMergeNodes: the two nodes before the center,
+// the two after it, then the center with each neighbour, wherever the
+// merged listpack (less one header and end) stays within 8 KB.
+func (q *quicklist) mergeAround(c int) {
+	fits := func(a, b int) bool {
+		return a >= 0 && b >= 0 && a < len(q.nodes) && b < len(q.nodes) &&
+			q.nodes[a].bytes+q.nodes[b].bytes-11 <= quicklistNodeMaxBytes
+	}
+	merge := func(a int) { // a and a+1 into a
+		q.nodes[a] = qlNode{q.nodes[a].count + q.nodes[a+1].count, q.nodes[a].bytes + q.nodes[a+1].bytes - emptyListpackBytes}
+		q.nodes = append(q.nodes[:a+1], q.nodes[a+2:]...)
+	}
+	if fits(c-1, c-2) {
+		merge(c - 2)
+		c--
+	}
+	if fits(c+1, c+2) {
+		merge(c + 1)
+	}
+	target := c
+	if fits(c, c-1) {
+		merge(c - 1)
+		target = c - 1
+	}
+	if fits(target, target+1) {
+		merge(target)
+	}
+}
+
 // The list operations, keeping e.list and its quicklist in step.
 
 // listPush adds v at the head or the tail.
@@ -149,6 +236,15 @@ func (e *entry) listKeep(keep func(i int) bool) {
 		}
 	}
 	e.list = out
+}
+
+// listInsert inserts v before or after element p (LINSERT).
+func (e *entry) listInsert(p int, after bool, v string) {
+	e.qlist().insert(e.list, p, after, v)
+	if after {
+		p++
+	}
+	e.list = slices.Insert(e.list, p, v)
 }
 
 // listSet replaces element i (LSET).
