@@ -2,6 +2,7 @@ package luatest
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -247,6 +248,9 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
 	case *ast.ArithmeticOpExpr:
 		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
+		if e.Operator == "%" {
+			return modulo(s, e)
+		}
 		rw.add(opSite{kind: opArith, line: e.Line(), op: arithEvent[e.Operator],
 			desc: describe(s, e.Lhs), expr: e.Lhs, desc2: describe(s, e.Rhs), expr2: e.Rhs})
 	case *ast.UnaryMinusOpExpr:
@@ -299,6 +303,68 @@ func forNumberHelper(L *lua.LState) int {
 	}
 	L.Push(v)
 	return 1
+}
+
+// modHelperName is the global the rewritten chunks call for "%".
+const modHelperName = "__luatest_mod"
+
+// modulo replaces a % b with modHelper("desc\0desc", a, b): gopher-lua
+// computes % with fmod (and folds constants with it), Lua 5.1 as
+// a - floor(a/b)*b, which differs for an infinite operand, a zero divisor
+// (the CPU's default NaN, printed "-nan") and large quotients.
+func modulo(s *scope, e *ast.ArithmeticOpExpr) ast.Expr {
+	fn := &ast.IdentExpr{Value: modHelperName}
+	fn.SetLine(e.Line())
+	d := &ast.StringExpr{Value: describe(s, e.Lhs) + "\x00" + describe(s, e.Rhs)}
+	d.SetLine(e.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{d, e.Lhs, e.Rhs}, AdjustRet: true}
+	call.SetLine(e.Line())
+	call.SetLastLine(e.LastLine())
+	return call
+}
+
+// modHelper is Arith for OP_MOD (lvm.c): two numbers, or strings
+// luaV_tonumber converts, give luai_nummod; otherwise the __mod
+// metamethod of either operand, or luaG_aritherror naming the first
+// operand that is not a number.
+func modHelper(L *lua.LState) int {
+	descs := strings.SplitN(L.CheckString(1), "\x00", 2)
+	a, b := L.Get(2), L.Get(3)
+	x, okA := arithNumber(a)
+	y, okB := arithNumber(b)
+	if okA && okB {
+		// luai_nummod; the conversion keeps Go from fusing the
+		// multiply and subtract, which C does not do either.
+		L.Push(lua.LNumber(x - float64(math.Floor(x/y)*y)))
+		return 1
+	}
+	tm := L.GetMetaField(a, "__mod")
+	if tm == lua.LNil {
+		tm = L.GetMetaField(b, "__mod")
+	}
+	if tm == lua.LNil {
+		bad, desc := b, descs[len(descs)-1]
+		if !okA {
+			bad, desc = a, descs[0]
+		}
+		cError(L, "%s", typeError(bad, desc, "perform arithmetic on"))
+	}
+	L.Push(tm)
+	L.Push(a)
+	L.Push(b)
+	L.Call(2, 1)
+	return 1
+}
+
+// arithNumber is luaV_tonumber: a number, or a string strtod reads whole.
+func arithNumber(v lua.LValue) (float64, bool) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return float64(v), true
+	case lua.LString:
+		return str2d(string(v))
+	}
+	return 0, false
 }
 
 var arithEvent = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
