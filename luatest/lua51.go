@@ -880,6 +880,15 @@ func (vm *luaVM) patchCoercion() {
 			math.RawSet(k, L.NewFunction(coerceArgs(sig, f.GFunction)))
 		}
 	})
+	for name, fn := range map[string]lua.LGFunction{
+		"find": strFind, "match": strMatch, "gmatch": strGmatch, "gfind": strGmatch, "gsub": strGsub,
+	} {
+		sig := stringSignatures[name]
+		if sig == "" {
+			sig = "SS"
+		}
+		str.RawSetString(name, L.NewFunction(coerceArgs(sig, fn)))
+	}
 	str.RawSetString("dump", L.NewFunction(stringDump))
 	vm.globals.RawSetString("loadstring", L.NewFunction(vm.loadstring))
 }
