@@ -19,6 +19,8 @@ import (
 //     shortest form): every concatenation that can see a number becomes a
 //     call of concatHelper, which also raises Lua 5.1's "attempt to
 //     concatenate local 'x' (a nil value)";
+//   - the % operator is Lua 5.1's a - floor(a/b)*b, not fmod: every a % b
+//     becomes a call of modHelper;
 //   - runtime errors name the variable, field, upvalue or method involved
 //     ("attempt to index field 'a' (a nil value)"): the chunk's scopes are
 //     resolved once, and an error message is rewritten from the operations
