@@ -22,8 +22,7 @@ func cmdDump(c *cmdCtx, args []string) resp.Reply {
 	if e == nil {
 		return resp.NilReply
 	}
-	b, _ := appendRDBObject(nil, e)
-	return resp.BulkReply(string(appendDumpFooter(b)))
+	return resp.BulkReply(string(appendDumpFooter(appendRDBObject(nil, e))))
 }
 
 // appendDumpFooter appends the RDB version and the CRC64 of a DUMP or

@@ -102,11 +102,11 @@ func appendRDBInt(b []byte, v int64) ([]byte, bool) {
 }
 
 // appendRDBObject is rdbSaveObjectType followed by rdbSaveObject for e in
-// the encoding encodingOf gives; ok is false for a kind it does not know.
-func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
+// the encoding encodingOf gives.
+func appendRDBObject(b []byte, e *entry) []byte {
 	switch e.kind {
 	case typeString:
-		return appendRDBString(append(b, rdbTypeString), e.str), true
+		return appendRDBString(append(b, rdbTypeString), e.str)
 	case typeList:
 		nodes := quicklistNodes(e)
 		b = appendRDBLen(append(b, rdbTypeListQuicklist2), uint64(len(nodes)))
@@ -114,17 +114,17 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 			b = appendRDBLen(b, quicklistPacked)
 			b = appendRDBString(b, string(n))
 		}
-		return b, true
+		return b
 	case typeSet:
 		members := setMembers(e.set)
 		if encodingOf(e) == "intset" {
-			return appendRDBString(append(b, rdbTypeSetIntset), string(intsetBlob(members, e.intsetWidth))), true
+			return appendRDBString(append(b, rdbTypeSetIntset), string(intsetBlob(members, e.intsetWidth)))
 		}
 		b = appendRDBLen(append(b, rdbTypeSet), uint64(len(members)))
 		for _, m := range members {
 			b = appendRDBString(b, m)
 		}
-		return b, true
+		return b
 	case typeZSet:
 		members := e.zset.members()
 		if encodingOf(e) == "listpack" {
@@ -137,7 +137,7 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 					lp.add(formatScore(e.zset.scores[m]))
 				}
 			}
-			return appendRDBString(append(b, rdbTypeZSetListpack), string(lp.bytes())), true
+			return appendRDBString(append(b, rdbTypeZSetListpack), string(lp.bytes()))
 		}
 		// Greatest first, as the server walks its skiplist backwards.
 		b = appendRDBLen(append(b, rdbTypeZSet2), uint64(len(members)))
@@ -145,7 +145,7 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 			b = appendRDBString(b, members[i])
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.zset.scores[members[i]]))
 		}
-		return b, true
+		return b
 	case typeHash:
 		if encodingOf(e) == "listpack" {
 			lp := newListpack()
@@ -153,18 +153,16 @@ func appendRDBObject(b []byte, e *entry) ([]byte, bool) {
 				lp.add(f)
 				lp.add(e.hash.values[f])
 			}
-			return appendRDBString(append(b, rdbTypeHashListpack), string(lp.bytes())), true
+			return appendRDBString(append(b, rdbTypeHashListpack), string(lp.bytes()))
 		}
 		b = appendRDBLen(append(b, rdbTypeHash), uint64(e.hash.len()))
 		for _, f := range e.hash.fields {
 			b = appendRDBString(b, f)
 			b = appendRDBString(b, e.hash.values[f])
 		}
-		return b, true
-	case typeStream:
-		return appendRDBStream(b, e.stream), true
+		return b
 	}
-	return b, false
+	return appendRDBStream(b, e.stream)
 }
 
 // formatScore is d2string for a score that is not an integer.
