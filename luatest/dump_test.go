@@ -351,3 +351,54 @@ func TestRestoreMalformedPayloads(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoredListpackKeepsLongElements restores a hash and a sorted set
+// whose listpacks hold elements over 64 bytes (as a server configured with
+// larger limits writes them): the server keeps them listpacks until a
+// write adds a long element or the entry limit is passed; so does luatest.
+func TestRestoredListpackKeepsLongElements(t *testing.T) {
+	srv := redistest.Start(t)
+	real := dial(t, srv.Addr, 2)
+	fake := luatest.New(t)
+	long := strings.Repeat("l", 80)
+	hash := []byte{16}
+	hash = append(hash, rdbString(listpackOf("f", long, long, "v"))...)
+	zset := []byte{17}
+	zset = append(zset, rdbString(listpackOf("a", "1.5", long, "2.5"))...)
+	steps := [][]string{
+		{"RESTORE", "h", "0", string(footer(hash))}, {"OBJECT", "ENCODING", "h"}, {"HSET", "h", "g", "short"},
+		{"OBJECT", "ENCODING", "h"}, {"DUMP", "h"}, {"HSET", "h", "x", long}, {"OBJECT", "ENCODING", "h"},
+		{"RESTORE", "z", "0", string(footer(zset))}, {"OBJECT", "ENCODING", "z"}, {"ZADD", "z", "3", "b"},
+		{"OBJECT", "ENCODING", "z"}, {"DUMP", "z"}, {"ZADD", "z", "4", long + "x"}, {"OBJECT", "ENCODING", "z"},
+	}
+	for _, cmd := range steps {
+		want, got := do(t, real, cmd...), fake.Command(2, cmd...)
+		require.True(t, resp.Equal(want, got), "%.40q: server %s, luatest %s", cmd, want, got)
+	}
+}
+
+// listpackOf builds a listpack of strings as listpack.c does (no integer
+// encodings: the test uses none).
+func listpackOf(items ...string) []byte {
+	b := make([]byte, 6)
+	for _, it := range items {
+		n := len(it)
+		var e []byte
+		if n < 64 {
+			e = append([]byte{0x80 | byte(n)}, it...)
+		} else {
+			e = append([]byte{0xe0 | byte(n>>8), byte(n)}, it...)
+		}
+		l := len(e)
+		if l <= 127 {
+			e = append(e, byte(l))
+		} else {
+			e = append(e, byte(l>>7), byte(l&127)|128)
+		}
+		b = append(b, e...)
+	}
+	b = append(b, 0xff)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)))
+	binary.LittleEndian.PutUint16(b[4:], uint16(len(items)))
+	return b
+}

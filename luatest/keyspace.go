@@ -85,11 +85,18 @@ func (h *hashValue) len() int { return len(h.fields) }
 type zsetValue struct {
 	scores map[string]float64
 	sorted []string // nil when stale
+	// longAdded records that a member longer than zset-max-listpack-value
+	// was added, which converts even a listpack RESTORE kept with long
+	// members (zsetAdd checks the new member).
+	longAdded bool
 }
 
 func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
 
 func (z *zsetValue) set(m string, s float64) {
+	if _, ok := z.scores[m]; !ok && len(m) > zsetMaxListpackValue {
+		z.longAdded = true
+	}
 	z.scores[m] = s
 	z.sorted = nil
 }
@@ -283,6 +290,9 @@ func (e *entry) noteEncoding() {
 	case typeHash, typeSet, typeZSet:
 	default:
 		return
+	}
+	if e.kind == typeZSet && e.packed && e.zset.longAdded {
+		e.wide = true
 	}
 	switch encodingOf(e) {
 	case "hashtable", "skiplist":

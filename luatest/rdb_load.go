@@ -140,6 +140,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 			}
 			z.set(items[i], score)
 		}
+		z.longAdded = false // what the listpack holds stays there
 		return &entry{kind: typeZSet, zset: z, packed: true}, true
 	case rdbTypeHash:
 		n, ok := rd.length()
