@@ -255,7 +255,7 @@ func (e *entry) clone() *entry {
 	case typeList:
 		c.list = slices.Clone(e.list)
 		if e.ql != nil {
-			c.ql = &quicklist{nodes: slices.Clone(e.ql.nodes)}
+			c.ql = &quicklist{nodes: slices.Clone(e.ql.nodes), n: e.ql.n}
 		}
 	case typeSet:
 		c.set = make(map[string]struct{}, len(e.set))

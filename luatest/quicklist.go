@@ -8,8 +8,11 @@ import "slices"
 // the tail), so luatest keeps the node sizes the server would have.
 
 // quicklist is the element count and listpack size (lpBytes) of each node,
-// head first.
-type quicklist struct{ nodes []qlNode }
+// head first, and the element count of them all.
+type quicklist struct {
+	nodes []qlNode
+	n     int
+}
 
 type qlNode struct{ count, bytes int }
 
@@ -56,6 +59,7 @@ func (n qlNode) allowInsert(v string) bool {
 
 // push is quicklistPushHead or quicklistPushTail.
 func (q *quicklist) push(head bool, v string) {
+	q.n++
 	size := lpEntrySize(v)
 	switch {
 	case len(q.nodes) == 0:
@@ -83,6 +87,7 @@ func (q *quicklist) remove(list []string, keep func(i int) bool) {
 		left := n
 		for k := 0; k < n.count; k++ {
 			if !keep(i) {
+				q.n--
 				left.count--
 				left.bytes -= lpEntrySize(list[i])
 			}
@@ -120,6 +125,7 @@ func (q *quicklist) insert(list []string, p int, after bool, v string) {
 	}
 	o := p - start
 	node := q.nodes[k]
+	q.n++
 	size := lpEntrySize(v)
 	full := !node.allowInsert(v)
 	atTail := after && o == node.count-1
@@ -206,6 +212,23 @@ func (e *entry) listPush(head bool, v string) {
 	}
 }
 
+// pop removes the elements popped (in the order popped) from the head or
+// the tail, touching only the nodes they were in.
+func (q *quicklist) pop(head bool, popped []string) {
+	q.n -= len(popped)
+	for _, v := range popped {
+		k := len(q.nodes) - 1
+		if head {
+			k = 0
+		}
+		q.nodes[k].count--
+		q.nodes[k].bytes -= lpEntrySize(v)
+		if q.nodes[k].count == 0 {
+			q.nodes = slices.Delete(q.nodes, k, k+1)
+		}
+	}
+}
+
 // listPop removes n elements from the head or the tail and returns them
 // in the order they were popped.
 func (e *entry) listPop(head bool, n int) []string {
@@ -214,15 +237,14 @@ func (e *entry) listPop(head bool, n int) []string {
 	popped := make([]string, n)
 	if head {
 		copy(popped, e.list[:n])
-		q.remove(e.list, func(i int) bool { return i >= n })
 		e.list = e.list[n:]
 	} else {
 		for i := range popped {
 			popped[i] = e.list[l-1-i]
 		}
-		q.remove(e.list, func(i int) bool { return i < l-n })
 		e.list = e.list[:l-n]
 	}
+	q.pop(head, popped)
 	return popped
 }
 
@@ -256,7 +278,7 @@ func (e *entry) listSet(i int, v string) {
 // qlist returns e's quicklist, building it when unknown as pushing every
 // element at the tail would.
 func (e *entry) qlist() *quicklist {
-	if e.ql == nil || e.ql.len() != len(e.list) {
+	if e.ql == nil || e.ql.n != len(e.list) {
 		q := &quicklist{}
 		for _, v := range e.list {
 			q.push(false, v)
@@ -264,12 +286,4 @@ func (e *entry) qlist() *quicklist {
 		e.ql = q
 	}
 	return e.ql
-}
-
-func (q *quicklist) len() int {
-	n := 0
-	for _, nd := range q.nodes {
-		n += nd.count
-	}
-	return n
 }

@@ -412,7 +412,7 @@ func ziplistItems(blob string) ([]string, bool) {
 
 // nodesOf is the quicklist of items split into nodes of the given counts.
 func nodesOf(items []string, counts []int) *quicklist {
-	q := &quicklist{}
+	q := &quicklist{n: len(items)}
 	for _, c := range counts {
 		n := qlNode{count: c, bytes: emptyListpackBytes}
 		for _, v := range items[:c] {
