@@ -452,14 +452,18 @@ var objectHelp = []string{
 }
 
 // encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
-// default thresholds.
+// default thresholds: from the value as it is now, except that a
+// collection once converted to its large encoding keeps it (e.wide, which
+// noteEncoding records after every write command).
 func encodingOf(e *entry) string {
 	small := func(n, max int, items func(yield func(string) bool)) bool {
 		if n > max {
 			return false
 		}
 		ok := true
-		items(func(s string) bool { ok = len(s) <= 64; return ok })
+		if !e.packed {
+			items(func(s string) bool { ok = len(s) <= 64; return ok })
+		}
 		return ok
 	}
 	switch e.kind {
@@ -475,7 +479,7 @@ func encodingOf(e *entry) string {
 		}
 		return "raw"
 	case typeHash:
-		if small(e.hash.len(), 512, func(y func(string) bool) {
+		if !e.wide && small(e.hash.len(), hashMaxListpackEntries, func(y func(string) bool) {
 			for _, f := range e.hash.fields {
 				if !y(f) || !y(e.hash.values[f]) {
 					return
@@ -488,7 +492,7 @@ func encodingOf(e *entry) string {
 	case typeList:
 		return "quicklist"
 	case typeSet:
-		if len(e.set) > 512 {
+		if e.wide || len(e.set) > setMaxIntsetEntries {
 			return "hashtable"
 		}
 		for m := range e.set {
@@ -498,7 +502,7 @@ func encodingOf(e *entry) string {
 		}
 		return "intset"
 	case typeZSet:
-		if small(e.zset.len(), 128, func(y func(string) bool) {
+		if !e.wide && small(e.zset.len(), zsetMaxListpackEntries, func(y func(string) bool) {
 			for m := range e.zset.scores {
 				if !y(m) {
 					return

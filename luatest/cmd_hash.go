@@ -53,6 +53,7 @@ func cmdHset(c *cmdCtx, args []string) resp.Reply {
 	if wrong {
 		return errWrongType
 	}
+	e.tryHashConversion(args[1:])
 	var n int64
 	for i := 1; i < len(args); i += 2 {
 		if e.hash.set(args[i], args[i+1]) {
@@ -74,6 +75,7 @@ func cmdHsetnx(c *cmdCtx, args []string) resp.Reply {
 	if _, ok := e.hash.get(args[1]); ok {
 		return resp.IntReply(0)
 	}
+	e.tryHashConversion(args[1:])
 	e.hash.set(args[1], args[2])
 	return resp.IntReply(1)
 }
@@ -290,4 +292,16 @@ func cmdHrandfield(c *cmdCtx, args []string) resp.Reply {
 		}
 	}
 	return resp.ArrayReply(out...)
+}
+
+// tryHashConversion is hashTypeTryConversion: a field or value longer than
+// hash-max-listpack-value makes the hash a hashtable before it is stored,
+// even when a later pair of the same command overwrites it.
+func (e *entry) tryHashConversion(args []string) {
+	for _, a := range args {
+		if len(a) > hashMaxListpackValue {
+			e.wide = true
+			return
+		}
+	}
 }

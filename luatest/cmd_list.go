@@ -45,11 +45,7 @@ func cmdPush(c *cmdCtx, args []string) resp.Reply {
 		c.r.db[args[0]] = e
 	}
 	for _, v := range args[1:] {
-		if c.name[0] == 'l' {
-			e.list = slices.Insert(e.list, 0, v)
-		} else {
-			e.list = append(e.list, v)
-		}
+		e.listPush(c.name[0] == 'l', v)
 	}
 	return resp.IntReply(int64(len(e.list)))
 }
@@ -81,16 +77,7 @@ func cmdPop(c *cmdCtx, args []string) resp.Reply {
 		return resp.ArrayReply()
 	}
 	n := int(min(count, int64(len(e.list))))
-	var popped []string
-	if c.name == "lpop" {
-		popped = slices.Clone(e.list[:n])
-		e.list = e.list[n:]
-	} else {
-		for i := 0; i < n; i++ {
-			popped = append(popped, e.list[len(e.list)-1-i])
-		}
-		e.list = e.list[:len(e.list)-n]
-	}
+	popped := e.listPop(c.name == "lpop", n)
 	c.r.dropIfEmpty(args[0], e)
 	if !hasCount {
 		return resp.BulkReply(popped[0])
@@ -196,7 +183,7 @@ func cmdLset(c *cmdCtx, args []string) resp.Reply {
 	if idx < 0 || idx >= int64(len(e.list)) {
 		return errIndexRange
 	}
-	e.list[idx] = args[2]
+	e.listSet(int(idx), args[2])
 	return resp.OK
 }
 
@@ -233,13 +220,7 @@ func cmdLrem(c *cmdCtx, args []string) resp.Reply {
 			removed++
 		}
 	}
-	var out []string
-	for i, v := range e.list {
-		if keep[i] {
-			out = append(out, v)
-		}
-	}
-	e.list = out
+	e.listKeep(func(i int) bool { return keep[i] })
 	c.r.dropIfEmpty(args[0], e)
 	return resp.IntReply(removed)
 }
@@ -259,11 +240,7 @@ func cmdLtrim(c *cmdCtx, args []string) resp.Reply {
 		return resp.OK
 	}
 	s, t, ok := rangeIndexes(start, stop, len(e.list))
-	if !ok {
-		e.list = nil
-	} else {
-		e.list = slices.Clone(e.list[s : t+1])
-	}
+	e.listKeep(func(i int) bool { return ok && i >= s && i <= t })
 	c.r.dropIfEmpty(args[0], e)
 	return resp.OK
 }
@@ -289,10 +266,7 @@ func cmdLinsert(c *cmdCtx, args []string) resp.Reply {
 	if i < 0 {
 		return resp.IntReply(-1)
 	}
-	if after {
-		i++
-	}
-	e.list = slices.Insert(e.list, i, args[3])
+	e.listInsert(i, after, args[3])
 	return resp.IntReply(int64(len(e.list)))
 }
 
@@ -318,18 +292,8 @@ func cmdLmove(c *cmdCtx, args []string) resp.Reply {
 	} else if dst == nil && args[0] != args[1] {
 		c.r.db[args[1]] = &entry{kind: typeList}
 	}
-	var v string
-	if from == "LEFT" {
-		v, src.list = src.list[0], src.list[1:]
-	} else {
-		v, src.list = src.list[len(src.list)-1], src.list[:len(src.list)-1]
-	}
-	dst := c.r.db[args[1]]
-	if to == "LEFT" {
-		dst.list = slices.Insert(dst.list, 0, v)
-	} else {
-		dst.list = append(dst.list, v)
-	}
+	v := src.listPop(from == "LEFT", 1)[0]
+	c.r.db[args[1]].listPush(to == "LEFT", v)
 	c.r.dropIfEmpty(args[0], src)
 	return resp.BulkReply(v)
 }
@@ -431,16 +395,7 @@ func cmdLmpop(c *cmdCtx, args []string) resp.Reply {
 			continue
 		}
 		n := int(min(count, int64(len(e.list))))
-		var popped []string
-		if where == "LEFT" {
-			popped = slices.Clone(e.list[:n])
-			e.list = e.list[n:]
-		} else {
-			for i := 0; i < n; i++ {
-				popped = append(popped, e.list[len(e.list)-1-i])
-			}
-			e.list = e.list[:len(e.list)-n]
-		}
+		popped := e.listPop(where == "LEFT", n)
 		c.r.dropIfEmpty(k, e)
 		return resp.ArrayReply(resp.BulkReply(k), resp.BulkArray(popped))
 	}

@@ -115,12 +115,17 @@ type streamValue struct {
 	maxDeleted   streamID
 	entriesAdded int64
 	groups       map[string]*streamGroup
-	node, inNode int64 // the node appended to and how many entries it got
+	node         int64 // the number of the newest radix-tree node
+	// tombs are deleted entries the server still keeps, flagged, in their
+	// node's listpack (XDEL, exact trimming) until the node loses its last
+	// live entry; DUMP writes them, and they count toward a node's limits.
+	tombs []streamEntry
 }
 
 func (s *streamValue) clone() *streamValue {
 	c := *s
 	c.entries = slices.Clone(s.entries)
+	c.tombs = slices.Clone(s.tombs)
 	c.groups = map[string]*streamGroup{}
 	for n, g := range s.groups {
 		ng := *g
@@ -282,9 +287,9 @@ func parseTrim(args []string, i int, xadd bool) (trimSpec, int, bool, *resp.Repl
 const streamNodeMaxEntries = 100
 
 // trim removes entries by t and returns how many. Under "~" the server
-// trims whole radix-tree nodes only; luatest starts a node every 100
-// appended entries, which is the server's rule as long as the 4096-byte
-// node size limit (stream-node-max-bytes) is not reached first.
+// trims whole radix-tree nodes only (luatest starts nodes by the server's
+// rule, see cmdXadd); exact trimming removes whole nodes and flags the
+// entries it cuts from the next one as deleted (tombs).
 func (s *streamValue) trim(t trimSpec) int64 {
 	n := 0
 	switch t.kind {
@@ -317,8 +322,25 @@ func (s *streamValue) trim(t trimSpec) int64 {
 			}
 		}
 	}
+	removed := slices.Clone(s.entries[:n])
 	s.entries = s.entries[n:]
+	s.bury(removed)
 	return int64(n)
+}
+
+// bury keeps removed entries as tombstones in the nodes that still have
+// live entries; a node without any is gone, tombstones included
+// (streamIteratorRemoveEntry frees it).
+func (s *streamValue) bury(removed []streamEntry) {
+	if len(removed) == 0 {
+		return
+	}
+	live := map[int64]bool{}
+	for _, e := range s.entries {
+		live[e.node] = true
+	}
+	s.tombs = slices.DeleteFunc(append(s.tombs, removed...), func(e streamEntry) bool { return !live[e.node] })
+	slices.SortFunc(s.tombs, func(a, b streamEntry) int { return a.id.cmp(b.id) })
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN | MINID [= | ~] threshold [LIMIT count]]
@@ -384,11 +406,7 @@ func cmdXadd(c *cmdCtx, args []string) resp.Reply {
 			return resp.ErrorReply("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 		}
 	}
-	if s.inNode == streamNodeMaxEntries {
-		s.node, s.inNode = s.node+1, 0
-	}
-	s.inNode++
-	s.entries = append(s.entries, streamEntry{id: id, fields: slices.Clone(args[i+1:]), node: s.node})
+	s.entries = append(s.entries, streamEntry{id: id, fields: slices.Clone(args[i+1:]), node: s.appendNode(args[i+1:])})
 	s.lastID = id
 	s.entriesAdded++
 	s.trim(t)
@@ -522,8 +540,11 @@ func cmdXdel(c *cmdCtx, args []string) resp.Reply {
 	}
 	s := e.stream
 	var n int64
+	var removed []streamEntry
+	defer func() { s.bury(removed) }()
 	for _, id := range ids {
 		if k := s.find(id); k >= 0 {
+			removed = append(removed, s.entries[k])
 			s.entries = slices.Delete(s.entries, k, k+1)
 			if id.cmp(s.maxDeleted) > 0 {
 				s.maxDeleted = id
@@ -1212,8 +1233,9 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 }
 
 // XINFO STREAM key | GROUPS key | CONSUMERS key group —
-// https://redis.io/commands/xinfo/. STREAM's radix-tree-keys and
-// radix-tree-nodes are estimates (one node per 100 entries); idle times
+// https://redis.io/commands/xinfo/. STREAM's radix-tree-keys is the
+// number of listpack nodes, as the server splits them; radix-tree-nodes
+// (the radix tree's inner nodes) is an estimate, twice that; idle times
 // read the virtual clock. FULL is not supported.
 func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
@@ -1238,7 +1260,12 @@ func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 		if len(args) > 2 {
 			return resp.ErrorReply("ERR luatest: XINFO STREAM FULL is not supported")
 		}
-		nodes := (len(s.entries) + 99) / 100
+		nodes := 0
+		for k, en := range s.entries {
+			if k == 0 || s.entries[k-1].node != en.node {
+				nodes++
+			}
+		}
 		kvs := []resp.Reply{
 			resp.BulkReply("length"), resp.IntReply(int64(len(s.entries))),
 			resp.BulkReply("radix-tree-keys"), resp.IntReply(int64(nodes)),

@@ -57,6 +57,7 @@ func init() {
 	register(hllCommands...)
 	register(adminCommands...)
 	register(scriptingCommands...)
+	register(dumpCommands...)
 }
 
 // resolved is a command line resolved against the server's table: info is
@@ -261,3 +262,18 @@ var nullArray = resp.NilReply
 
 // now returns the virtual clock in Unix milliseconds.
 func (c *cmdCtx) nowMs() int64 { return c.r.nowMs() }
+
+// call runs a resolved command and, after a write, records the encoding
+// conversions it made to the keys it names (noteEncoding), since the
+// server never undoes them.
+func (r *Redis) call(rc resolved, c *cmdCtx, argv []string) resp.Reply {
+	reply := rc.impl.fn(c, argv[1:])
+	if rc.info.Flags&rediscmd.Write != 0 {
+		for _, k := range rc.keysOf(argv) {
+			if e := r.db[k]; e != nil {
+				e.noteEncoding()
+			}
+		}
+	}
+	return reply
+}

@@ -13,11 +13,8 @@ import (
 // for each library the opcode RDB_OPCODE_FUNCTION2 and the library's
 // payload as an RDB string, then the RDB version (2 bytes, little endian)
 // and a CRC64 (Jones polynomial, as crc64.c computes it) of all that.
-//
-// luatest writes every string uncompressed. The server compresses a
-// payload longer than 20 bytes with LZF when that saves more than 4 bytes,
-// so for such libraries the dumps differ byte for byte; each side restores
-// the other's (luatest reads LZF strings), which is what DUMP is for.
+// The payload is written as rdbSaveRawString writes it (rdb.go), LZF
+// compression included, so the bytes are the server's.
 
 const (
 	rdbOpcodeFunction  = 246 // 7.0 release candidates: name, engine, description, code
@@ -39,28 +36,7 @@ func cmdFunctionDump(c *cmdCtx, _ []string) resp.Reply {
 		b = append(b, rdbOpcodeFunction2)
 		b = appendRDBString(b, reg.libs[name].code)
 	}
-	b = append(b, rdbVersion&0xff, rdbVersion>>8)
-	b = binary.LittleEndian.AppendUint64(b, redisCRC64(b))
-	return resp.BulkReply(string(b))
-}
-
-// appendRDBString is rdbSaveRawString without compression: the length
-// (rdbSaveLen) and the bytes.
-func appendRDBString(b []byte, s string) []byte {
-	n := len(s)
-	switch {
-	case n < 1<<6:
-		b = append(b, byte(n))
-	case n < 1<<14:
-		b = append(b, byte(0x40|n>>8), byte(n))
-	case uint64(n) <= 0xffffffff:
-		b = append(b, 0x80)
-		b = binary.BigEndian.AppendUint32(b, uint32(n))
-	default:
-		b = append(b, 0x81)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-	}
-	return append(b, s...)
+	return resp.BulkReply(string(appendDumpFooter(b)))
 }
 
 // FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE] —
@@ -78,8 +54,7 @@ func cmdFunctionRestore(c *cmdCtx, args []string) resp.Reply {
 	}
 	data := []byte(args[1])
 	n := len(data)
-	if n < 10 || int(binary.LittleEndian.Uint16(data[n-10:])) > rdbVersion ||
-		binary.LittleEndian.Uint64(data[n-8:]) != redisCRC64(data[:n-8]) {
+	if !verifyDumpPayload(data) {
 		return resp.ErrorReply("ERR DUMP payload version or checksum are wrong")
 	}
 	f := c.r.fns()

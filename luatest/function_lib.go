@@ -435,7 +435,12 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 		}
 	}
 	r.run = run
-	defer func() { r.run = nil }()
+	// A function's SELECT lasts until it returns, as a script's does: the
+	// server runs both on its script client, which scriptPrepareForRun
+	// (script.c) points at the caller's database, so the caller's own
+	// selection never changes.
+	callerDB := r.dbIndex
+	defer func() { r.run = nil; r.selectDB(callerDB) }()
 
 	L.SetTop(0)
 	L.Push(fn.fn)

@@ -1,6 +1,7 @@
 package luatest
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,14 +23,27 @@ var typeNames = map[keyType]string{typeString: "string", typeHash: "hash", typeL
 
 // entry is one key's value and expiry.
 type entry struct {
-	kind     keyType
-	str      string
-	hash     *hashValue
-	list     []string
-	set      map[string]struct{}
-	zset     *zsetValue
-	stream   *streamValue
-	raw      bool  // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
+	kind   keyType
+	str    string
+	hash   *hashValue
+	list   []string
+	set    map[string]struct{}
+	zset   *zsetValue
+	stream *streamValue
+	raw    bool // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
+	// wide is set once a hash, set or sorted set has been converted to its
+	// large encoding (hashtable, skiplist): Redis never converts back.
+	wide bool
+	// intsetWidth is the widest integer size (2, 4 or 8 bytes) an intset
+	// has been upgraded to: intsets never downgrade.
+	intsetWidth uint8
+	// packed marks a hash or sorted set RESTORE loaded from a listpack or
+	// ziplist: the server keeps it a listpack whatever its elements'
+	// lengths, until it grows past the entry limit.
+	packed bool
+	// ql is a list's quicklist nodes (quicklist.go); nil when unknown,
+	// which counts as a list built by tail pushes.
+	ql       *quicklist
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
@@ -71,11 +85,18 @@ func (h *hashValue) len() int { return len(h.fields) }
 type zsetValue struct {
 	scores map[string]float64
 	sorted []string // nil when stale
+	// longAdded records that a member longer than zset-max-listpack-value
+	// was added, which converts even a listpack RESTORE kept with long
+	// members (zsetAdd checks the new member).
+	longAdded bool
 }
 
 func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
 
 func (z *zsetValue) set(m string, s float64) {
+	if _, ok := z.scores[m]; !ok && len(m) > zsetMaxListpackValue {
+		z.longAdded = true
+	}
 	z.scores[m] = s
 	z.sorted = nil
 }
@@ -233,6 +254,9 @@ func (e *entry) clone() *entry {
 		c.hash = h
 	case typeList:
 		c.list = slices.Clone(e.list)
+		if e.ql != nil {
+			c.ql = &quicklist{nodes: slices.Clone(e.ql.nodes), n: e.ql.n}
+		}
 	case typeSet:
 		c.set = make(map[string]struct{}, len(e.set))
 		for m := range e.set {
@@ -256,4 +280,37 @@ func (r *Redis) lookupIn(db int, key string) *entry {
 	r.selectDB(db)
 	defer r.selectDB(saved)
 	return r.lookup(key)
+}
+
+// noteEncoding records what the server's encoding of e has become and
+// keeps even when the value shrinks: a hash, set or sorted set converted
+// to hashtable or skiplist, an intset upgraded to wider integers.
+func (e *entry) noteEncoding() {
+	switch e.kind {
+	case typeHash, typeSet, typeZSet:
+	default:
+		return
+	}
+	if e.kind == typeZSet && e.packed && e.zset.longAdded {
+		e.wide = true
+	}
+	switch encodingOf(e) {
+	case "hashtable", "skiplist":
+		e.wide = true
+	case "listpack":
+		if e.kind == typeZSet {
+			// A listpack stores a score that is an integer as one
+			// (zzlInsertAt), so -0 reads back as 0.
+			for m, s := range e.zset.scores {
+				if s == 0 && math.Signbit(s) {
+					e.zset.scores[m] = 0
+				}
+			}
+		}
+	case "intset":
+		for m := range e.set {
+			v, _ := intsetMember(m)
+			e.intsetWidth = max(e.intsetWidth, intsetWidthOf(v))
+		}
+	}
 }

@@ -2,8 +2,9 @@ package luatest
 
 import (
 	"fmt"
-	"reflect"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -18,6 +19,8 @@ import (
 //     shortest form): every concatenation that can see a number becomes a
 //     call of concatHelper, which also raises Lua 5.1's "attempt to
 //     concatenate local 'x' (a nil value)";
+//   - the % operator is Lua 5.1's a - floor(a/b)*b, not fmod: every a % b
+//     becomes a call of modHelper;
 //   - runtime errors name the variable, field, upvalue or method involved
 //     ("attempt to index field 'a' (a nil value)"): the chunk's scopes are
 //     resolved once, and an error message is rewritten from the operations
@@ -247,6 +250,9 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
 	case *ast.ArithmeticOpExpr:
 		e.Lhs, e.Rhs = rw.expr(s, e.Lhs), rw.expr(s, e.Rhs)
+		if e.Operator == "%" {
+			return modulo(s, e)
+		}
 		rw.add(opSite{kind: opArith, line: e.Line(), op: arithEvent[e.Operator],
 			desc: describe(s, e.Lhs), expr: e.Lhs, desc2: describe(s, e.Rhs), expr2: e.Rhs})
 	case *ast.UnaryMinusOpExpr:
@@ -299,6 +305,68 @@ func forNumberHelper(L *lua.LState) int {
 	}
 	L.Push(v)
 	return 1
+}
+
+// modHelperName is the global the rewritten chunks call for "%".
+const modHelperName = "__luatest_mod"
+
+// modulo replaces a % b with modHelper("desc\0desc", a, b): gopher-lua
+// computes % with fmod (and folds constants with it), Lua 5.1 as
+// a - floor(a/b)*b, which differs for an infinite operand, a zero divisor
+// (the CPU's default NaN, printed "-nan") and large quotients.
+func modulo(s *scope, e *ast.ArithmeticOpExpr) ast.Expr {
+	fn := &ast.IdentExpr{Value: modHelperName}
+	fn.SetLine(e.Line())
+	d := &ast.StringExpr{Value: describe(s, e.Lhs) + "\x00" + describe(s, e.Rhs)}
+	d.SetLine(e.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{d, e.Lhs, e.Rhs}, AdjustRet: true}
+	call.SetLine(e.Line())
+	call.SetLastLine(e.LastLine())
+	return call
+}
+
+// modHelper is Arith for OP_MOD (lvm.c): two numbers, or strings
+// luaV_tonumber converts, give luai_nummod; otherwise the __mod
+// metamethod of either operand, or luaG_aritherror naming the first
+// operand that is not a number.
+func modHelper(L *lua.LState) int {
+	descs := strings.SplitN(L.CheckString(1), "\x00", 2)
+	a, b := L.Get(2), L.Get(3)
+	x, okA := arithNumber(a)
+	y, okB := arithNumber(b)
+	if okA && okB {
+		// luai_nummod; the conversion keeps Go from fusing the
+		// multiply and subtract, which C does not do either.
+		L.Push(lua.LNumber(x - float64(math.Floor(x/y)*y)))
+		return 1
+	}
+	tm := L.GetMetaField(a, "__mod")
+	if tm == lua.LNil {
+		tm = L.GetMetaField(b, "__mod")
+	}
+	if tm == lua.LNil {
+		bad, desc := b, descs[len(descs)-1]
+		if !okA {
+			bad, desc = a, descs[0]
+		}
+		cError(L, "%s", typeError(bad, desc, "perform arithmetic on"))
+	}
+	L.Push(tm)
+	L.Push(a)
+	L.Push(b)
+	L.Call(2, 1)
+	return 1
+}
+
+// arithNumber is luaV_tonumber: a number, or a string strtod reads whole.
+func arithNumber(v lua.LValue) (float64, bool) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return float64(v), true
+	case lua.LString:
+		return str2d(string(v))
+	}
+	return 0, false
 }
 
 var arithEvent = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
@@ -606,26 +674,9 @@ func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue
 		if err != nil || fn == nil || fn.IsG {
 			return nil, false
 		}
-		if pc, ok := framePC(frame); ok {
-			// The register of the innermost active local of that name
-			// (gopher-lua's own LocalName is one instruction late).
-			reg := 0
-			for i, n := 0, 0; i < len(fn.Proto.DbgLocals); i++ {
-				l := fn.Proto.DbgLocals[i]
-				if l.StartPc > pc {
-					break
-				}
-				if pc < l.EndPc {
-					n++
-					if l.Name == e.Value {
-						reg = n
-					}
-				}
-			}
-			if reg > 0 {
-				_, v := L.GetLocal(frame, reg)
-				return v, true
-			}
+		if reg, ok := localRegister(L, frame, fn, e.Value); ok {
+			_, v := L.GetLocal(frame, reg)
+			return v, true
 		}
 		for i := 1; i <= len(fn.Upvalues); i++ {
 			if name, v := L.GetUpvalue(fn, i); name == e.Value {
@@ -651,18 +702,76 @@ func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue
 	return nil, false
 }
 
-// framePC is the index of the instruction a Lua frame is running (the
-// frame is not exported by gopher-lua; reflect reads its Pc).
-func framePC(dbg *lua.Debug) (int, bool) {
-	f := reflect.ValueOf(dbg).Elem().FieldByName("frame")
-	if !f.IsValid() || f.IsNil() {
-		return 0, false
+// localRegister returns the register (1-based, as GetLocal numbers them)
+// of the innermost active local called name at the instruction a Lua frame
+// is running, or ok false when that is not certain.
+//
+// The instruction's index is private to gopher-lua (Debug.frame.Pc), and
+// its own GetLocal counts a local as active one instruction late
+// (LocalName tests StartPc < pc where Lua 5.1 tests <=), which misses the
+// local an error names in "local t = nil; t.x = 1". So the instruction is
+// found with public data only: it is on frame.CurrentLine, it is one that
+// can raise an error, and the names GetLocal reports are exactly those
+// LocalName's rule gives there. Among the instructions left (one, nearly
+// always), the answer must agree.
+func localRegister(L *lua.LState, frame *lua.Debug, fn *lua.LFunction, name string) (int, bool) {
+	var reported []string
+	for n := 1; ; n++ {
+		nm, _ := L.GetLocal(frame, n)
+		if nm == "" || nm == "(*temporary)" {
+			break
+		}
+		reported = append(reported, nm)
 	}
-	pc := f.Elem().FieldByName("Pc")
-	if !pc.IsValid() || !pc.CanInt() {
-		return 0, false
+	p := fn.Proto
+	reg, found := 0, false
+	for pc, line := range p.DbgSourcePositions {
+		if line != frame.CurrentLine || pc >= len(p.Code) || !mayRaise(p.Code[pc]) ||
+			!slices.Equal(activeLocals(p, pc, false), reported) {
+			continue
+		}
+		r := 0
+		for i, n := range activeLocals(p, pc, true) {
+			if n == name {
+				r = i + 1
+			}
+		}
+		if found && r != reg {
+			return 0, false
+		}
+		reg, found = r, true
 	}
-	return int(pc.Int()) - 1, true
+	return reg, found && reg > 0
+}
+
+// activeLocals lists the names of the locals active at instruction pc, in
+// register order: those started before it (strictly, gopher-lua's
+// LocalName rule) or at it too (inclusive, Lua 5.1's).
+func activeLocals(p *lua.FunctionProto, pc int, inclusive bool) []string {
+	var names []string
+	for _, l := range p.DbgLocals {
+		if l.StartPc > pc || !inclusive && l.StartPc == pc {
+			break
+		}
+		if pc < l.EndPc {
+			names = append(names, l.Name)
+		}
+	}
+	return names
+}
+
+// mayRaise reports whether an instruction can raise a runtime error (or
+// call a function that does): every one but the moves, loads, jumps,
+// tests, closures and returns.
+func mayRaise(inst uint32) bool {
+	switch int(inst >> 26) { // the opcode (gopher-lua's opGetOpCode)
+	case lua.OP_MOVE, lua.OP_MOVEN, lua.OP_LOADK, lua.OP_LOADBOOL, lua.OP_LOADNIL,
+		lua.OP_GETUPVAL, lua.OP_SETUPVAL, lua.OP_NEWTABLE, lua.OP_NOT, lua.OP_JMP,
+		lua.OP_TEST, lua.OP_TESTSET, lua.OP_RETURN, lua.OP_SETLIST, lua.OP_CLOSE,
+		lua.OP_CLOSURE, lua.OP_VARARG, lua.OP_NOP:
+		return false
+	}
+	return true
 }
 
 // rawIndex reads t[k], following __index tables (the read-only proxies)
@@ -773,6 +882,15 @@ func (vm *luaVM) patchCoercion() {
 			math.RawSet(k, L.NewFunction(coerceArgs(sig, f.GFunction)))
 		}
 	})
+	for name, fn := range map[string]lua.LGFunction{
+		"find": strFind, "match": strMatch, "gmatch": strGmatch, "gfind": strGmatch, "gsub": strGsub,
+	} {
+		sig := stringSignatures[name]
+		if sig == "" {
+			sig = "SS"
+		}
+		str.RawSetString(name, L.NewFunction(coerceArgs(sig, fn)))
+	}
 	str.RawSetString("dump", L.NewFunction(stringDump))
 	vm.globals.RawSetString("loadstring", L.NewFunction(vm.loadstring))
 }

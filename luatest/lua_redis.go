@@ -156,7 +156,7 @@ func (r *Redis) scriptCommand(run *runCtx, argv []string, where func() string) r
 	if run != nil {
 		proto = run.resp
 	}
-	return rc.impl.fn(&cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: argv[0], run: run}, argv[1:])
+	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: argv[0], run: run}, argv)
 }
 
 // checkKeys returns why keys break the KEYS check, or "".

@@ -198,7 +198,12 @@ func strFormat(L *lua.LState) int {
 		}
 		switch conv {
 		case 'c':
-			b.WriteString(cFormat("%"+spec+"c", byte(int64(checkNumber51(L, arg)))))
+			// luaL_addlstring(&b, buff, strlen(buff)): a NUL ends the item.
+			out := cFormat("%"+spec+"c", byte(int64(checkNumber51(L, arg))))
+			if k := strings.IndexByte(out, 0); k >= 0 {
+				out = out[:k]
+			}
+			b.WriteString(out)
 		case 'd', 'i':
 			b.WriteString(cFormat("%"+spec+"d", int64(checkNumber51(L, arg))))
 		case 'o', 'u', 'x', 'X':
@@ -227,7 +232,11 @@ func strFormat(L *lua.LState) int {
 			default:
 				L.ArgError(arg, "string expected, got "+v.Type().String())
 			}
-			b.WriteString(cFormat("%"+spec+"s", s))
+			if !strings.Contains(spec, ".") && len(s) >= 100 {
+				b.WriteString(s) // too long to format: kept whole, NULs included
+			} else {
+				b.WriteString(formatS(spec, s))
+			}
 		default:
 			L.RaiseError("invalid option '%%%c' to 'format'", conv)
 		}
@@ -236,13 +245,36 @@ func strFormat(L *lua.LState) int {
 	return 1
 }
 
+// formatS is sprintf's %s as Lua 5.1's string.format reaches it: the
+// string ends at its first NUL, the precision keeps that many bytes, the
+// width pads with spaces (glibc ignores '0' for %s), counting bytes; Go's
+// fmt counts runes.
+func formatS(spec, s string) string {
+	if k := strings.IndexByte(s, 0); k >= 0 {
+		s = s[:k]
+	}
+	flags := spec[:len(spec)-len(strings.TrimLeft(spec, "-+ #0"))]
+	rest := spec[len(flags):]
+	widthStr, precStr, hasPrec := strings.Cut(rest, ".")
+	if hasPrec {
+		prec, _ := strconv.Atoi(precStr) // "" is 0, as in C
+		if len(s) > prec {
+			s = s[:prec]
+		}
+	}
+	if width, _ := strconv.Atoi(widthStr); len(s) < width {
+		pad := strings.Repeat(" ", width-len(s))
+		if strings.Contains(flags, "-") {
+			return s + pad
+		}
+		return pad + s
+	}
+	return s
+}
+
 // cFormat formats with Go's fmt, whose integer, string and char verbs
 // agree with C's for the flags Lua allows.
 func cFormat(format string, v any) string {
-	if s, ok := v.(string); ok {
-		// C's precision on %s truncates bytes; Go's counts runes.
-		return fmt.Sprintf(strings.Replace(format, "s", "s", 1), s)
-	}
 	if c, ok := v.(byte); ok {
 		return fmt.Sprintf(strings.Replace(format, "c", "s", 1), string([]byte{c}))
 	}

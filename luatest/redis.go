@@ -191,7 +191,7 @@ func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 	case rc.impl == nil:
 		return errNotImplemented(rc.info.Name)
 	}
-	return rc.impl.fn(&cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: args[0]}, args[1:])
+	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: args[0]}, args)
 }
 
 // errUnknownCommand is the server's reply to an unknown command
