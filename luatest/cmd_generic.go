@@ -467,7 +467,7 @@ func encodingOf(e *entry) string {
 		if e.raw {
 			return "raw"
 		}
-		if _, ok := parseInt(e.str); ok && len(e.str) <= 20 {
+		if _, ok := parseInt(e.str); ok && !e.noInt && len(e.str) <= 20 {
 			return "int"
 		}
 		if len(e.str) <= 44 {

@@ -30,6 +30,7 @@ type entry struct {
 	zset     *zsetValue
 	stream   *streamValue
 	raw      bool  // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
+	noInt    bool  // a string stored without trying the int encoding (INCRBYFLOAT's createStringObjectFromLongDouble): embstr or raw by length
 	expireAt int64 // Unix ms; 0 means no expiry
 }
 
