@@ -471,7 +471,7 @@ func encodingOf(e *entry) string {
 		if e.raw {
 			return "raw"
 		}
-		if _, ok := parseInt(e.str); ok && len(e.str) <= 20 {
+		if _, ok := parseInt(e.str); ok && !e.noInt && len(e.str) <= 20 {
 			return "int"
 		}
 		if len(e.str) <= 44 {
@@ -724,7 +724,7 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 				it.w, it.hasW = c.lookupPattern(by, el)
 			}
 			if !alpha && it.hasW {
-				f, ok := parseFloat(strings.TrimLeft(it.w, " \t\n\r\v\f")) // strtod skips leading space
+				f, ok := sortScore(it.w)
 				if !ok {
 					return resp.ErrorReply("ERR One or more scores can't be converted into double")
 				}
@@ -840,4 +840,40 @@ func (c *cmdCtx) lookupPattern(pattern, el string) (string, bool) {
 		return "", false
 	}
 	return e.str, true
+}
+
+// sortScore is SORT's numeric weight: strtod(s, &eptr) refused when eptr
+// does not reach the end, on ERANGE or NaN (sortCommand). strtod skips
+// leading space, and when nothing converts it points eptr at the start:
+// the empty string weighs 0.
+func sortScore(s string) (float64, bool) {
+	t := strings.TrimLeft(s, " \t\n\r\v\f")
+	f, n := strtod(t)
+	switch {
+	case n == 0:
+		return 0, s == ""
+	case n != len(t), math.IsNaN(f):
+		return 0, false
+	case math.IsInf(f, 0):
+		l := strings.ToLower(strings.TrimLeft(t, "+-"))
+		return f, strings.HasPrefix(l, "inf") // a literal infinity; else an overflow (ERANGE)
+	case math.Abs(f) < 0x1p-1022 && strings.ContainsAny(mantissa(t), "123456789abcdefABCDEF"):
+		return 0, false // an underflow (ERANGE)
+	}
+	return f, true
+}
+
+// mantissa is a strtod number without its exponent.
+func mantissa(t string) string {
+	l := strings.ToLower(t)
+	if strings.Contains(l, "0x") {
+		if i := strings.IndexByte(l, 'p'); i >= 0 {
+			return l[strings.Index(l, "0x")+2 : i]
+		}
+		return l[strings.Index(l, "0x")+2:]
+	}
+	if i := strings.IndexByte(l, 'e'); i >= 0 {
+		return l[:i]
+	}
+	return l
 }

@@ -402,6 +402,12 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 	var pts []geoPoint
 	for _, m := range e.zset.members() {
 		s := e.zset.scores[m]
+		if s < 0 || s > 1<<53 {
+			// The server scans the score ranges of the geohash boxes
+			// around the center, which never hold a negative score nor
+			// one far past 52 bits (ZADD can write them, GEOADD never).
+			continue
+		}
 		lon, lat := geoDecode(uint64(s))
 		p := geoPoint{member: m, score: s, lon: lon, lat: lat}
 		if isBox {

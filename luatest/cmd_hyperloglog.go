@@ -129,6 +129,8 @@ func denseSet(regs []byte, i, count int) int {
 }
 
 // sparseOps walks the sparse opcodes: fn(pos, oplen, first, span, kind, val).
+// An XZERO opcode cut at the end reads its second byte as 0, as the server
+// reads the string's terminating NUL.
 func sparseOps(sp []byte, fn func(pos, oplen, first, span int, kind byte, val int) bool) {
 	first := 0
 	for p := 0; p < len(sp); {
@@ -141,7 +143,11 @@ func sparseOps(sp []byte, fn func(pos, oplen, first, span int, kind byte, val in
 			first += int(op&0x3f) + 1
 			p++
 		case op&0xc0 == 0x40: // XZERO
-			span := int(op&0x3f)<<8 | int(sp[p+1]) + 1
+			var lo byte
+			if p+1 < len(sp) {
+				lo = sp[p+1]
+			}
+			span := int(op&0x3f)<<8 | int(lo) + 1
 			if !fn(p, 2, first, span, 'x', 0) {
 				return
 			}
@@ -158,24 +164,45 @@ func sparseOps(sp []byte, fn func(pos, oplen, first, span int, kind byte, val in
 	}
 }
 
-// toDense is hllSparseToDense.
-func toDense(b []byte) []byte {
+// sparseRegisters walks a sparse HLL as hllMerge and hllSparseToDense do,
+// calling set for each register a VAL opcode gives. It reports whether the
+// opcodes cover exactly the 16384 registers (false: the server's
+// "Corrupted HLL"). A VAL that would run past the last register stops the
+// walk and is corruption even after a complete HLL: 7.0.15 as the
+// differential tests run it (Debian's build, with the security fixes to
+// hyperloglog.c) refuses a trailing VAL that the 7.0.15 tag's loop would
+// skip.
+func sparseRegisters(sp []byte, set func(i, val int)) bool {
+	i, overflow := 0, false
+	sparseOps(sp, func(_, _, first, span int, kind byte, val int) bool {
+		if kind == 'v' {
+			if first+span > hllRegisters {
+				overflow = true
+				return false
+			}
+			for j := 0; j < span; j++ {
+				set(first+j, val)
+			}
+		}
+		i = first + span
+		return true
+	})
+	return !overflow && i == hllRegisters
+}
+
+// toDense is hllSparseToDense; false when the sparse HLL is corrupted.
+func toDense(b []byte) ([]byte, bool) {
 	if b[4] == hllDense {
-		return b
+		return b, true
 	}
 	d := make([]byte, hllDenseSize)
 	copy(d, b[:hllHdrSize])
 	d[4] = hllDense
 	regs := d[hllHdrSize:]
-	sparseOps(b[hllHdrSize:], func(_, _, first, span int, kind byte, val int) bool {
-		if kind == 'v' {
-			for j := 0; j < span; j++ {
-				denseSetReg(regs, first+j, val)
-			}
-		}
-		return true
-	})
-	return d
+	if !sparseRegisters(b[hllHdrSize:], func(i, val int) { denseSetReg(regs, i, val) }) {
+		return b, false
+	}
+	return d, true
 }
 
 func valOp(val, n int) byte { return byte((val-1)<<2|(n-1)) | 0x80 }
@@ -188,105 +215,142 @@ func zeroOps(n int) []byte {
 }
 
 // hllSet is hllSparseSet / hllDenseSet: it returns the (possibly
-// promoted) HLL and whether a register grew.
-func hllSet(b []byte, index, count int) ([]byte, bool) {
+// promoted) HLL and 1 when a register grew, 0 when none did, or -1 when
+// the sparse HLL is corrupted (its opcodes end before the register). It
+// follows the C code step by step on a buffer with the NUL the server's
+// string ends with, so a corrupted HLL changes as it does there.
+func hllSet(b []byte, index, count int) ([]byte, int) {
 	if b[4] == hllDense {
-		return b, denseSet(b[hllHdrSize:], index, count) == 1
+		return b, denseSet(b[hllHdrSize:], index, count)
+	}
+	promote := func() ([]byte, int) {
+		d, ok := toDense(b)
+		if !ok {
+			return b, -1
+		}
+		denseSet(d[hllHdrSize:], index, count)
+		return d, 1
 	}
 	if count > hllValMaxValue {
-		b = toDense(b)
-		return b, denseSet(b[hllHdrSize:], index, count) == 1
+		return promote()
 	}
-	sp := b[hllHdrSize:]
-	pos, oplen, first, span, prev := -1, 0, 0, 0, -1
-	var kind byte
-	oldval := 0
-	last := -1
-	sparseOps(sp, func(p, l, f, s int, k byte, v int) bool {
-		if index <= f+s-1 {
-			pos, oplen, first, span, kind, oldval = p, l, f, s, k, v
-			prev = last
-			return false
+	// full is the string plus room for the 3 bytes a split adds and the
+	// terminating NUL; end is the string's length.
+	full := make([]byte, len(b)+4)
+	copy(full, b)
+	end := len(b)
+	isZero := func(p int) bool { return full[p]&0xc0 == 0 }
+	isXZero := func(p int) bool { return full[p]&0xc0 == 0x40 }
+	spanAt := func(p int) (span, oplen int) {
+		switch {
+		case isZero(p):
+			return int(full[p]&0x3f) + 1, 1
+		case !isXZero(p): // VAL
+			return int(full[p]&0x3) + 1, 1
+		default:
+			return int(full[p]&0x3f)<<8 | int(full[p+1]) + 1, 2
 		}
-		last = p
-		return true
-	})
-	if pos < 0 {
-		return b, false
 	}
+	// Step 1: find the opcode that covers index.
+	p, first, span, prev := hllHdrSize, 0, 0, -1
+	for p < end {
+		var oplen int
+		span, oplen = spanAt(p)
+		if index <= first+span-1 {
+			break
+		}
+		prev = p
+		p += oplen
+		first += span
+	}
+	if span == 0 || p >= end {
+		return b, -1
+	}
+	next := p + 1
+	if isXZero(p) {
+		next = p + 2
+	}
+	if next >= end {
+		next = -1
+	}
+	runlen, _ := spanAt(p)
+	isVal := !isZero(p) && !isXZero(p)
+	// Step 2: the cases that change the opcode in place.
 	var seq []byte
 	switch {
-	case kind == 'v' && oldval >= count:
-		return b, false
-	case kind == 'v' && span == 1, kind == 'z' && span == 1:
-		sp[pos] = valOp(count, 1)
-		seq = nil
-	default:
-		lastReg := first + span - 1
-		if kind != 'v' {
+	case isVal && int(full[p]>>2&0x1f)+1 >= count:
+		return b, 0
+	case isVal && runlen == 1, isZero(p) && runlen == 1:
+		full[p] = valOp(count, 1)
+	default: // split the opcode
+		last := first + span - 1
+		if !isVal {
 			if index != first {
 				seq = append(seq, zeroOps(index-first)...)
 			}
 			seq = append(seq, valOp(count, 1))
-			if index != lastReg {
-				seq = append(seq, zeroOps(lastReg-index)...)
+			if index != last {
+				seq = append(seq, zeroOps(last-index)...)
 			}
 		} else {
+			cur := int(full[p]>>2&0x1f) + 1
 			if index != first {
-				seq = append(seq, valOp(oldval, index-first))
+				seq = append(seq, valOp(cur, index-first))
 			}
 			seq = append(seq, valOp(count, 1))
-			if index != lastReg {
-				seq = append(seq, valOp(oldval, lastReg-index))
+			if index != last {
+				seq = append(seq, valOp(cur, last-index))
 			}
 		}
-		delta := len(seq) - oplen
-		if delta > 0 && len(b)+delta > hllSparseMaxByte {
-			b = toDense(b)
-			return b, denseSet(b[hllHdrSize:], index, count) == 1
+		// Step 3: put the new sequence in place of the old opcode.
+		oldlen := 1
+		if isXZero(p) {
+			oldlen = 2
 		}
-		nb := make([]byte, 0, len(b)+delta)
-		nb = append(nb, b[:hllHdrSize+pos]...)
-		nb = append(nb, seq...)
-		nb = append(nb, b[hllHdrSize+pos+oplen:]...)
-		b = nb
-		sp = b[hllHdrSize:]
+		delta := len(seq) - oldlen
+		if delta > 0 && end+delta > hllSparseMaxByte {
+			return promote()
+		}
+		if delta != 0 && next >= 0 {
+			copy(full[next+delta:], full[next:end])
+		}
+		end += delta
+		copy(full[p:], seq)
 	}
 	// Step 4: merge adjacent VAL opcodes of the same value, scanning up to
 	// five opcodes from the one before the change.
-	p := 0
+	p = hllHdrSize
 	if prev >= 0 {
 		p = prev
 	}
-	for scan := 5; p < len(sp) && scan > 0; scan-- {
-		op := sp[p]
-		if op&0xc0 == 0x40 {
+	for scan := 5; p < end && scan > 0; scan-- {
+		if isXZero(p) {
 			p += 2
 			continue
 		}
-		if op&0xc0 == 0 {
+		if isZero(p) {
 			p++
 			continue
 		}
-		if p+1 < len(sp) && sp[p+1]&0x80 != 0 {
-			v1, v2 := int(op>>2&0x1f)+1, int(sp[p+1]>>2&0x1f)+1
+		if p+1 < end && full[p+1]&0x80 != 0 {
+			v1, v2 := int(full[p]>>2&0x1f)+1, int(full[p+1]>>2&0x1f)+1
 			if v1 == v2 {
-				if n := int(op&3) + 1 + int(sp[p+1]&3) + 1; n <= hllValMaxLen {
-					sp[p+1] = valOp(v1, n)
-					copy(sp[p:], sp[p+1:])
-					b = b[:len(b)-1]
-					sp = b[hllHdrSize:]
+				if n := int(full[p]&3) + 1 + int(full[p+1]&3) + 1; n <= hllValMaxLen {
+					full[p+1] = valOp(v1, n)
+					copy(full[p:], full[p+1:end+1])
+					end--
 					continue // the server re-examines p, and counts the step
 				}
 			}
 		}
 		p++
 	}
-	return b, true
+	return full[:end:end], 1
 }
 
-// hllMax raises max to the registers of an HLL (hllMerge).
-func hllMax(b []byte, max []int) {
+// hllMax raises max to the registers of an HLL (hllMerge); false when the
+// sparse HLL is corrupted.
+func hllMax(b []byte, max []int) bool {
 	if b[4] == hllDense {
 		regs := b[hllHdrSize:]
 		for i := range max {
@@ -294,22 +358,24 @@ func hllMax(b []byte, max []int) {
 				max[i] = v
 			}
 		}
-		return
-	}
-	sparseOps(b[hllHdrSize:], func(_, _, first, span int, kind byte, val int) bool {
-		if first+span > hllRegisters {
-			return false
-		}
-		if kind == 'v' {
-			for j := 0; j < span; j++ {
-				if val > max[first+j] {
-					max[first+j] = val
-				}
-			}
-		}
 		return true
+	}
+	return sparseRegisters(b[hllHdrSize:], func(i, val int) {
+		if val > max[i] {
+			max[i] = val
+		}
 	})
 }
+
+// sparseValid is hllSparseRegHisto's check: the opcodes' runs add up to
+// exactly the 16384 registers.
+func sparseValid(sp []byte) bool {
+	n := 0
+	sparseOps(sp, func(_, _, _, span int, _ byte, _ int) bool { n += span; return true })
+	return n == hllRegisters
+}
+
+var errCorruptHLL = resp.ErrorReply("INVALIDOBJ Corrupted HLL object detected")
 
 func hllSigma(x float64) float64 {
 	if x == 1 {
@@ -384,12 +450,22 @@ func cmdPfadd(c *cmdCtx, args []string) resp.Reply {
 		b, updated = newHLL(), true
 	} else {
 		b = []byte(e.str)
+		e.raw = true // dbUnshareStringValue
 	}
 	for _, el := range args[1:] {
 		idx, count := hllPatLen(el)
-		var changed bool
-		b, changed = hllSet(b, idx, count)
-		updated = updated || changed
+		var r int
+		b, r = hllSet(b, idx, count)
+		if r < 0 { // the elements before stay added, as on the server
+			if updated {
+				b[hllHdrSize-1] |= 0x80
+			}
+			if e != nil { // (a new HLL is never corrupted)
+				e.str = string(b)
+			}
+			return errCorruptHLL
+		}
+		updated = updated || r == 1
 	}
 	if !updated {
 		return resp.IntReply(0)
@@ -413,8 +489,8 @@ func cmdPfcount(c *cmdCtx, args []string) resp.Reply {
 			if bad != nil {
 				return *bad
 			}
-			if e != nil {
-				hllMax([]byte(e.str), max)
+			if e != nil && !hllMax([]byte(e.str), max) {
+				return errCorruptHLL
 			}
 		}
 		return resp.IntReply(hllCount(max))
@@ -426,10 +502,14 @@ func cmdPfcount(c *cmdCtx, args []string) resp.Reply {
 	if e == nil {
 		return resp.IntReply(0)
 	}
+	e.raw = true // dbUnshareStringValue
 	b := []byte(e.str)
 	card := b[8:16]
 	if card[7]&0x80 == 0 {
 		return resp.IntReply(int64(binary.LittleEndian.Uint64(card)))
+	}
+	if b[4] == hllSparse && !sparseValid(b[hllHdrSize:]) {
+		return errCorruptHLL
 	}
 	max := make([]int, hllRegisters)
 	hllMax(b, max)
@@ -451,7 +531,9 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 		}
 		if e != nil {
 			useDense = useDense || e.str[4] == hllDense
-			hllMax([]byte(e.str), max)
+			if !hllMax([]byte(e.str), max) {
+				return errCorruptHLL
+			}
 		}
 	}
 	e, _ := c.hllOf(args[0])
@@ -460,9 +542,13 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 		b = newHLL()
 	} else {
 		b = []byte(e.str)
+		e.raw = true // dbUnshareStringValue
 	}
 	if useDense {
-		b = toDense(b)
+		var ok bool
+		if b, ok = toDense(b); !ok {
+			return errCorruptHLL
+		}
 	}
 	for j, v := range max {
 		if v != 0 {
@@ -489,10 +575,14 @@ func cmdPfdebug(c *cmdCtx, args []string) resp.Reply {
 	if e == nil {
 		return resp.ErrorReply("ERR The specified key does not exist")
 	}
+	e.raw = true // dbUnshareStringValue
 	b := []byte(e.str)
 	switch strings.ToUpper(args[0]) {
 	case "GETREG":
-		b = toDense(b)
+		var ok bool
+		if b, ok = toDense(b); !ok {
+			return errCorruptHLL
+		}
 		e.str = string(b)
 		out := make([]resp.Reply, hllRegisters)
 		for i := range out {
@@ -525,7 +615,11 @@ func cmdPfdebug(c *cmdCtx, args []string) resp.Reply {
 		if b[4] == hllDense {
 			return resp.IntReply(0)
 		}
-		e.str = string(toDense(b))
+		d, ok := toDense(b)
+		if !ok {
+			return errCorruptHLL
+		}
+		e.str = string(d)
 		return resp.IntReply(1)
 	}
 	return resp.ErrorReply(fmt.Sprintf("ERR Unknown PFDEBUG subcommand '%s'", args[0]))

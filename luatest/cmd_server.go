@@ -102,10 +102,12 @@ func cmdSwapdb(c *cmdCtx, args []string) resp.Reply {
 		if !ok || n < math.MinInt32 || n > math.MaxInt32 {
 			return resp.ErrorReply("ERR invalid " + which + " DB index")
 		}
-		if n < 0 || n >= numDBs {
+		ids[i] = int(n)
+	}
+	for _, id := range ids { // both parsed first, as swapdbCommand does
+		if id < 0 || id >= numDBs {
 			return resp.ErrorReply("ERR DB index is out of range")
 		}
-		ids[i] = int(n)
 	}
 	c.r.dbs[ids[0]], c.r.dbs[ids[1]] = c.r.dbs[ids[1]], c.r.dbs[ids[0]]
 	c.r.db = c.r.dbs[c.r.dbIndex]

@@ -334,6 +334,7 @@ func cmdIncrbyfloat(c *cmdCtx, args []string) resp.Reply {
 	}
 	s := formatLongDouble(sum)
 	c.r.setString(args[0], s, true)
+	c.r.db[args[0]].noInt = true
 	return resp.BulkReply(s)
 }
 

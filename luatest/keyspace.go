@@ -31,6 +31,10 @@ type entry struct {
 	zset   *zsetValue
 	stream *streamValue
 	raw    bool // a string modified in place (APPEND, SETRANGE, SETBIT ...): OBJECT ENCODING says "raw"
+	// noInt marks a string stored without trying the int encoding
+	// (INCRBYFLOAT's createStringObjectFromLongDouble): embstr or raw by
+	// length.
+	noInt bool
 	// wide is set once a hash, set or sorted set has been converted to its
 	// large encoding (hashtable, skiplist): Redis never converts back.
 	wide bool
