@@ -767,20 +767,23 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 			elems[i] = items[i].el
 		}
 	}
-	start, end := offset, int64(len(elems))
-	if count >= 0 {
-		end = offset + count
+	// LIMIT as sortCommand clamps it: the offset to [0, n], the count to
+	// [-1, n], then the inclusive range start..end.
+	n := int64(len(elems))
+	start := min(max(offset, 0), n)
+	end := n - 1
+	if count = min(max(count, -1), n); count >= 0 {
+		end = start + count - 1
 	}
-	if start < 0 {
-		start = 0
+	if start >= n {
+		start, end = n-1, n-2
 	}
-	if start > int64(len(elems)) {
-		start = int64(len(elems))
+	end = min(end, n-1)
+	if end < start {
+		elems = nil
+	} else {
+		elems = elems[start : end+1]
 	}
-	if end > int64(len(elems)) || end < start {
-		end = max(start, min(end, int64(len(elems))))
-	}
-	elems = elems[start:end]
 	var out []resp.Reply
 	var stored []string
 	for _, el := range elems {
