@@ -304,13 +304,7 @@ func listpackItems(blob string) ([]string, bool) {
 			if !need(1 + size) {
 				return nil, false
 			}
-			hdr = 1 + size
-			var u uint64
-			for i := size - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			shift := 64 - 8*size
-			v = int64(u<<shift) >> shift
+			hdr, v = 1+size, leInt(b[p+1:p+1+size])
 		default:
 			return nil, false
 		}
@@ -389,13 +383,7 @@ func ziplistItems(blob string) ([]string, bool) {
 			if size == 0 || !need(1+size) {
 				return nil, false
 			}
-			hdr = 1 + size
-			var u uint64
-			for i := size - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			shift := 64 - 8*size
-			v = int64(u<<shift) >> shift
+			hdr, v = 1+size, leInt(b[p+1:p+1+size])
 		}
 		if n < 0 || !need(hdr+n) {
 			return nil, false
@@ -422,4 +410,15 @@ func nodesOf(items []string, counts []int) *quicklist {
 		q.nodes = append(q.nodes, n)
 	}
 	return q
+}
+
+// leInt reads a little-endian two's complement integer of len(b) bytes
+// (1 to 8), as listpack and ziplist store their integer entries.
+func leInt(b []byte) int64 {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	shift := 64 - 8*len(b)
+	return int64(u<<shift) >> shift
 }

@@ -72,13 +72,9 @@ var coalesceEpilogue = "end local K, A, out = KEYS, ARGV, {} " +
 // the shebang (same flags, so the same EVALSHA_RO, OOM and cluster rules),
 // then the code inside the dispatch loop (see the comment above).
 func coalesceBody(source string) string {
-	head, code := "", source
-	if strings.HasPrefix(source, "#!") {
-		i := strings.IndexByte(source, '\n')
-		if i < 0 {
-			return source
-		}
-		head, code = source[:i+1], source[i+1:]
+	head, code, ok := splitShebang(source)
+	if !ok {
+		return source
 	}
 	params := ""
 	if strings.Contains(code, "...") {

@@ -141,13 +141,9 @@ func replyCheck(extra string) string {
 // function), upvalues (60) and the reply are as in the unwrapped script:
 // Redis takes only the first result of a script, and so does the wrapper.
 func wrapBody(body string) string {
-	head, code := "", body
-	if strings.HasPrefix(body, "#!") {
-		i := strings.IndexByte(body, '\n')
-		if i < 0 {
-			return body
-		}
-		head, code = body[:i+1], body[i+1:]
+	head, code, ok := splitShebang(body)
+	if !ok {
+		return body
 	}
 	var b strings.Builder
 	b.Grow(len(body) + len(wrapPrologue) + len(wrapEpilogue) + 8)
@@ -195,4 +191,18 @@ var unescape = strings.NewReplacer("%2D", "-", "%25", "%")
 func raisedSuffix(msg string) bool {
 	i := strings.LastIndex(msg, " script: ")
 	return i >= 0 && strings.HasSuffix(msg, ".") && strings.Contains(msg[i:], ", on ")
+}
+
+// splitShebang splits a script into its "#!lua ..." line (with its
+// newline; "" when there is none) and the code after it. ok is false for
+// a script that is a shebang line alone, which has no code to wrap.
+func splitShebang(src string) (head, code string, ok bool) {
+	if !strings.HasPrefix(src, "#!") {
+		return "", src, true
+	}
+	i := strings.IndexByte(src, '\n')
+	if i < 0 {
+		return "", src, false
+	}
+	return src[:i+1], src[i+1:], true
 }
