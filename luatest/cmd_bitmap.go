@@ -4,7 +4,6 @@ package luatest
 
 import (
 	"math"
-	"math/big"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -443,49 +442,89 @@ func setBitfield(s string, op bitfieldOp, v int64) string {
 }
 
 // bitfieldFit applies the overflow policy to SET's value or INCRBY's sum
-// (checkSignedBitfieldOverflow / checkUnsignedBitfieldOverflow); fail is
-// true when OVERFLOW FAIL refuses it.
+// as bitfieldGeneric does; fail is true when OVERFLOW FAIL refuses it.
+// The checks are checkSignedBitfieldOverflow and
+// checkUnsignedBitfieldOverflow line by line, with C's wrapping 64-bit
+// arithmetic: so SET i8 to -2^63 under SAT writes 127, as the server does
+// (its maxincr overflows).
 func bitfieldFit(old int64, op bitfieldOp) (int64, bool) {
-	var lo, hi, x big.Int
+	bits := uint64(op.width)
+	var incr int64
 	if op.signed {
-		lo.SetInt64(-1).Lsh(&lo, uint(op.width-1))
-		hi.SetInt64(1).Lsh(&hi, uint(op.width-1)).Sub(&hi, big.NewInt(1))
-	} else {
-		lo.SetInt64(0)
-		hi.SetInt64(1).Lsh(&hi, uint(op.width)).Sub(&hi, big.NewInt(1))
+		value := op.value
+		if op.op == "INCRBY" {
+			value, incr = old, op.value
+		}
+		limit, overflow := checkSignedBitfieldOverflow(value, incr, bits, op.overflow)
+		if !overflow {
+			return value + incr, false
+		}
+		return limit, op.overflow == "FAIL"
 	}
-	x.SetInt64(op.value)
-	if !op.signed && op.op == "SET" {
-		x.SetUint64(uint64(op.value)) // the server reads SET's value as a uint64
-	}
+	value := uint64(op.value)
 	if op.op == "INCRBY" {
-		var o big.Int
-		if op.signed {
-			o.SetInt64(old)
-		} else {
-			o.SetUint64(uint64(old) & (1<<uint(op.width) - 1))
+		value, incr = uint64(old), op.value
+	}
+	limit, overflow := checkUnsignedBitfieldOverflow(value, incr, bits, op.overflow)
+	if !overflow {
+		return int64(value + uint64(incr)), false
+	}
+	return int64(limit), op.overflow == "FAIL"
+}
+
+// checkSignedBitfieldOverflow is bitops.c's: whether value+incr overflows
+// a signed field of bits, and the value WRAP or SAT writes then.
+func checkSignedBitfieldOverflow(value, incr int64, bits uint64, owtype string) (int64, bool) {
+	max := int64(math.MaxInt64)
+	if bits != 64 {
+		max = int64(1)<<(bits-1) - 1
+	}
+	min := -max - 1
+	maxincr := int64(uint64(max) - uint64(value)) // may wrap, as in C
+	minincr := min - value
+	var limit int64
+	switch {
+	case value > max || (bits != 64 && incr > maxincr) || (value >= 0 && incr > 0 && incr > maxincr):
+		limit = max
+	case value < min || (bits != 64 && incr < minincr) || (value < 0 && incr < 0 && incr < minincr):
+		limit = min
+	default:
+		return 0, false
+	}
+	if owtype == "WRAP" {
+		c := uint64(value) + uint64(incr)
+		if bits < 64 {
+			mask := ^uint64(0) << bits
+			if c&(uint64(1)<<(bits-1)) != 0 {
+				c |= mask
+			} else {
+				c &^= mask
+			}
 		}
-		x.Add(&x, &o)
+		limit = int64(c)
 	}
-	if x.Cmp(&lo) >= 0 && x.Cmp(&hi) <= 0 {
-		return x.Int64(), false
+	return limit, true
+}
+
+// checkUnsignedBitfieldOverflow is bitops.c's, for an unsigned field.
+func checkUnsignedBitfieldOverflow(value uint64, incr int64, bits uint64, owtype string) (uint64, bool) {
+	max := uint64(math.MaxUint64)
+	if bits != 64 {
+		max = uint64(1)<<bits - 1
 	}
-	switch op.overflow {
-	case "FAIL":
-		return 0, true
-	case "SAT":
-		if x.Cmp(&lo) < 0 {
-			return lo.Int64(), false
-		}
-		return hi.Int64(), false
+	maxincr := int64(max - value)
+	minincr := int64(-value)
+	var limit uint64
+	switch {
+	case value > max || (incr > 0 && incr > maxincr):
+		limit = max
+	case incr < 0 && incr < minincr:
+		limit = 0
+	default:
+		return 0, false
 	}
-	// WRAP: keep the low width bits, sign-extended when signed.
-	var m big.Int
-	m.SetInt64(1).Lsh(&m, uint(op.width))
-	x.Mod(&x, &m)
-	u := x.Uint64()
-	if op.signed && op.width < 64 && u&(1<<(op.width-1)) != 0 {
-		u |= ^uint64(0) << op.width
+	if owtype == "WRAP" {
+		limit = (value + uint64(incr)) &^ (^uint64(0) << bits)
 	}
-	return int64(u), false
+	return limit, true
 }
