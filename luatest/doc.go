@@ -20,6 +20,15 @@
 // keyspace; [Redis.FailCommand], [Redis.FailCall] and [Redis.LoseReply]
 // inject faults.
 //
+// Scripts may call every command Redis 7.0 allows in scripts (199),
+// across sixteen databases; commands the server refuses in scripts get
+// its error. It also runs Redis Functions (FUNCTION LOAD/DELETE/FLUSH/
+// LIST/DUMP/RESTORE, FCALL, FCALL_RO), so function-mode packages run on
+// it, and DUMP/RESTORE whose payloads are byte for byte the server's
+// (RDB version 10, LZF, listpack, quicklist, intset; see the README for
+// hash tables). [Redis.Dump] is something else: a readable listing of the
+// whole keyspace for test failures.
+//
 // It is proven against a real server: every case of testdata/corpus runs
 // on both and must give the same reply and keyspace. luatest/README.md in
 // the repository lists what is covered and every known deviation from the
