@@ -86,8 +86,11 @@ func (c *Client) executor(cfg *config) runtime.Executor {
 // Mutexes, Unlock included, return ErrClosed, and every wake subscription
 // is unsubscribed. Close waits for the Client's goroutines to finish (a
 // rollback in flight is cut short) and is idempotent. It does not close
-// the rueidis client.
+// the rueidis client. Close on a nil *Client does nothing.
 func (c *Client) Close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -128,7 +128,8 @@ type WaitStrategy struct {
 	// full watchdog lease by the heir's watchdog, so a dead waiter stalls
 	// the lock at most 2 × QueueTTL. With WithLease(d) the grant is d.
 	QueueTTL time.Duration
-	// MinPoll is the shortest fallback sleep, default 5 ms. An explicit
+	// MinPoll is the shortest fallback sleep, default 5 ms (less when a
+	// third of QueueTTL or of the grant lease is less). An explicit
 	// MinPoll must be at most a third of QueueTTL and of the grant lease:
 	// a waiter that sleeps longer loses its place in the queue, or learns
 	// of a handoff after the lease it was granted may have run out.
@@ -199,7 +200,7 @@ func (c *config) validate() error {
 	}
 	// A waiter sleeping longer than this outlives its place in the queue,
 	// or is handed a lease that may have run out by the time it wakes.
-	if most := min(c.queueTTL(), c.grantLease()) / 3; w.MinPoll > most {
+	if most := c.mostPoll(); w.MinPoll > most {
 		return optionError("wait strategy MinPoll must be at most a third of QueueTTL and of the lease a handoff grants (%v), got %v", most, w.MinPoll)
 	}
 	return nil
@@ -237,6 +238,19 @@ func (c *config) queueTTL() time.Duration {
 	return c.wait.QueueTTL
 }
 
+// mostPoll is the longest a waiter may sleep between attempts: a third of
+// its place in the queue and of the lease a handoff grants it.
+func (c *config) mostPoll() time.Duration { return min(c.queueTTL(), c.grantLease()) / 3 }
+
+// minPoll is the shortest fallback sleep: WaitStrategy.MinPoll, else
+// defaultMinPoll, cut to mostPoll for short leases and queue TTLs.
+func (c *config) minPoll() time.Duration {
+	if c.wait.MinPoll != 0 {
+		return c.wait.MinPoll
+	}
+	return min(defaultMinPoll, c.mostPoll())
+}
+
 // grantLease is the lease a release gives this Mutex when it hands the
 // lock over: the explicit lease, else the watchdog's lease capped at the
 // queue TTL, so that a waiter that died cannot hold the lock long.
@@ -256,9 +270,5 @@ func (c *config) poll(ttl time.Duration) time.Duration {
 	if ttl > 0 && ttl < d {
 		d = ttl
 	}
-	minPoll := c.wait.MinPoll
-	if minPoll == 0 {
-		minPoll = defaultMinPoll
-	}
-	return max(d, minPoll)
+	return max(d, c.minPoll())
 }

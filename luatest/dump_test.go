@@ -402,3 +402,18 @@ func listpackOf(items ...string) []byte {
 	binary.LittleEndian.PutUint16(b[4:], uint16(len(items)))
 	return b
 }
+
+// TestRestoreEmptyLZFString restores a string LZF-compressed to length 0
+// (one literal byte that does not fit): lzf_decompress fails with 0, the
+// length the server wanted, so both load an empty string.
+func TestRestoreEmptyLZFString(t *testing.T) {
+	srv := redistest.Start(t)
+	r := luatest.New(t)
+	payload := string(footer([]byte{0x00, 0xc3, 0x01, 0x00, 0x00}))
+	require.Equal(t, "OK", srv.Do(t, "RESTORE", "k", "0", payload))
+	require.Equal(t, "", srv.Do(t, "GET", "k"))
+	require.Equal(t, "1", srv.Do(t, "EXISTS", "k"))
+	got := r.Command(2, "RESTORE", "k", "0", payload)
+	require.Equal(t, resp.OK, got)
+	require.Equal(t, resp.BulkReply(""), r.Command(2, "GET", "k"))
+}

@@ -237,8 +237,12 @@ func (rd *rdbReader) str() (string, bool) {
 }
 
 // lzfDecompress is lzf_decompress (lzf_d.c) for an output of exactly n
-// bytes.
+// bytes. For n = 0 anything goes: lzf_decompress answers 0 on an error,
+// which is the length the server wanted, so it loads an empty string.
 func lzfDecompress(in []byte, n uint64) (string, bool) {
+	if n == 0 {
+		return "", true
+	}
 	if n > 1<<32 {
 		return "", false
 	}

@@ -45,7 +45,7 @@ func (f *genFlags) register(fs *flag.FlagSet, full bool) {
 		fs.StringVar(&f.pkg, "pkg", "", "Go package `name` (default $GOPACKAGE, else the output directory's name)")
 		fs.StringVar(&f.out, "out", ".", "output `dir`ectory")
 		fs.BoolVar(&f.functions, "functions", false, "also compile the scripts into one Redis function library; calls use FCALL where the executor runs functions")
-		fs.Int64Var(&f.revision, "revision", 1, "the function library's revision `n` (>= 0; with -functions): raise it whenever the scripts change, so a newer library is never replaced by an older one")
+		fs.Int64Var(&f.revision, "revision", 1, "the function library's revision `n` (>= 1; with -functions): raise it whenever the scripts change, so a newer library is never replaced by an older one")
 	}
 }
 
@@ -85,8 +85,8 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
 		return exitUsage
 	}
-	if f.revision != 1 && !f.functions || f.revision < 0 {
-		fmt.Fprintf(e.stderr, "luagen %s: -revision needs -functions and a number >= 0\n", name)
+	if f.revision != 1 && !f.functions || f.revision < 1 {
+		fmt.Fprintf(e.stderr, "luagen %s: -revision needs -functions and a number >= 1\n", name)
 		return exitUsage
 	}
 	if err := (gen.Config{Package: pkg, New: f.newName, Functions: f.functions}).Check(); err != nil {

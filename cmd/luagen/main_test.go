@@ -259,10 +259,10 @@ func TestRevisionFlag(t *testing.T) {
 	r = luagen(t, map[string]string{"GOPACKAGE": "kv"}, "diff", "-functions", "../lua/kv")
 	assert.Equal(t, 1, r.code, "revision 1 is another output")
 
-	for _, args := range [][]string{{"generate", "-revision", "2", "x.lua"}, {"generate", "-functions", "-revision", "-1", "x.lua"}} {
+	for _, args := range [][]string{{"generate", "-revision", "2", "x.lua"}, {"generate", "-functions", "-revision", "-1", "x.lua"}, {"generate", "-functions", "-revision", "0", "x.lua"}} {
 		r := luagen(t, nil, args...)
 		assert.Equal(t, 2, r.code, args)
-		assert.Equal(t, "luagen generate: -revision needs -functions and a number >= 0\n", r.stderr, args)
+		assert.Equal(t, "luagen generate: -revision needs -functions and a number >= 1\n", r.stderr, args)
 	}
 }
 
