@@ -231,6 +231,13 @@ func (l *linter) stmt(st ast.Stmt) {
 	l.line = st.Line()
 	switch st := st.(type) {
 	case *ast.LocalAssignStmt:
+		if l.localFunction(st) {
+			// local function f: f is in scope in its own body, an upvalue
+			// of it when it calls itself.
+			l.declare(st.Names[0], nil, st.Exprs[0])
+			l.expr(st.Exprs[0])
+			return
+		}
 		l.exprs(st.Exprs)
 		for i, name := range st.Names {
 			switch {
@@ -343,6 +350,19 @@ func (l *linter) function(f *ast.FunctionExpr, method bool) {
 			l.declare(p, &taint{origin: fromUnknown, why: ""})
 		}
 	})
+}
+
+// localFunction reports whether st is "local function name" rather than
+// "local name = function", which gopher-lua parses to the same statement.
+func (l *linter) localFunction(st *ast.LocalAssignStmt) bool {
+	if len(st.Names) != 1 || len(st.Exprs) != 1 {
+		return false
+	}
+	if _, ok := st.Exprs[0].(*ast.FunctionExpr); !ok || st.Line() < 1 || st.Line() > len(l.loc.lines) {
+		return false
+	}
+	re := l.wordRe(`local\s+function\s+` + regexp.QuoteMeta(st.Names[0]))
+	return re.MatchString(l.loc.lines[st.Line()-1])
 }
 
 // globalAssign reports an assignment to the global id (how says what
