@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func (p *headerParser) coalesce(ws []word) {
 		return
 	}
 	n, err := strconv.Atoi(ws[1].s)
-	if err != nil || n < 2 || n > coalesceMax {
+	if !plainDecimal(ws[1].s) || err != nil || n < 2 || n > coalesceMax {
 		p.r.errorf(p.pos(ws[1].col), "---@coalesce takes the most calls one merged run may hold, an integer from 2 to %d (default %d), not %q", coalesceMax, coalesceDefault, ws[1].s)
 		return
 	}
@@ -36,25 +37,61 @@ func (p *headerParser) coalesce(ws []word) {
 	}
 }
 
+// plainDecimal reports whether s is written in plain decimal digits
+// without a sign or a leading zero, as the tag's number must be.
+func plainDecimal(s string) bool {
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // coalesceGlobals are the globals and library fields a script merged with
 // others must not use, and why: each reaches state that lives for the
 // whole server-side run, so a call would see what an earlier call of the
 // run left there, or the whole run's KEYS and ARGV (runtime/coalesce_wire.go).
 var coalesceGlobals = map[string]string{
-	"_G":              "_G reaches the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
-	"getfenv":         "getfenv reaches the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
-	"setfenv":         "setfenv changes a function's globals for the rest of the run",
-	"loadstring":      "code from loadstring reads the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
-	"redis.setresp":   "redis.setresp changes the RESP version for the rest of the run, so later calls of a merged run would reply in it",
-	"redis.set_repl":  "redis.set_repl changes replication for the rest of the run, so later calls of a merged run would inherit it",
-	"math.random":     "Redis seeds math.random once per run, so the calls of a merged run would draw different numbers than alone",
-	"math.randomseed": "Redis seeds math.random once per run, so the calls of a merged run would share one generator",
+	"_G":             "_G reaches the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
+	"getfenv":        "getfenv reaches the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
+	"setfenv":        "setfenv changes a function's globals for the rest of the run",
+	"loadstring":     "code from loadstring reads the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
+	"redis.setresp":  "redis.setresp changes the RESP version for the rest of the run, so later calls of a merged run would reply in it",
+	"redis.set_repl": "redis.set_repl changes replication for the rest of the run, so later calls of a merged run would inherit it",
 }
+
+// math.random and math.randomseed are allowed: Redis 7.0 keeps one
+// generator for the whole server, never reseeded per run (two EVALs of
+// "return tostring(math.random())" return different numbers, and a seed
+// set by one run holds for the next), so the calls of a merged run draw
+// consecutive numbers of that stream exactly as separate runs would.
+
+// What redis may be used as in a ---@coalesce script, and why anything
+// else is refused: an alias or a value of redis, redis.call or
+// redis.pcall could reach SELECT, redis.setresp or redis.set_repl where
+// the checks above cannot see it.
+const (
+	coalesceBareRedis = "redis is used here other than as redis.<name> with a constant name, so an alias or a value of it could reach redis.setresp, redis.set_repl or SELECT unseen; write redis.<name>(...) where it is used"
+	coalesceDynRedis  = "redis[...] with a computed name could reach redis.setresp or redis.set_repl unseen; write the field's name"
+	coalesceCallValue = "%s is used here as a value, not called directly, so the command it runs (it could be SELECT) cannot be checked; call %s('COMMAND', ...) itself"
+)
+
+var (
+	reBareRedis  = regexp.MustCompile(`(?:^|[^\w.])(redis)\s*(?:[^\s.\[\w]|$)`)
+	reDynRedis   = regexp.MustCompile(`(?:^|[^\w.])(redis)\s*\[`)
+	reRedisValue = regexp.MustCompile(`(?:^|[^\w.])(redis\s*(?:\.\s*p?call\b|\[[^\]]*\]))\s*(?:[^\s('"{\[\w]|$)`)
+)
 
 // coalesceUse is a use of one of coalesceGlobals.
 type coalesceUse struct {
 	name string
 	line int
+	re   *regexp.Regexp // where on the line, when not found from name
+	msg  string         // the reason, when name is not in coalesceGlobals
 }
 
 // noteGlobal records e when it is a global or a library field that
@@ -63,21 +100,32 @@ func (l *linter) noteGlobal(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		if _, bad := coalesceGlobals[e.Value]; bad && l.scope.lookup(e.Value) == nil {
-			l.coalesceUses = append(l.coalesceUses, coalesceUse{e.Value, e.Line()})
+			l.coalesceUses = append(l.coalesceUses, coalesceUse{name: e.Value, line: e.Line()})
 		}
 	case *ast.AttrGetExpr:
-		k, ok := e.Key.(*ast.StringExpr)
-		if !ok {
+		if !l.isGlobal(e.Object, "redis") {
 			return
 		}
-		for _, lib := range []string{"redis", "math"} {
-			if l.isGlobal(e.Object, lib) {
-				if _, bad := coalesceGlobals[lib+"."+k.Value]; bad {
-					l.coalesceUses = append(l.coalesceUses, coalesceUse{lib + "." + k.Value, e.Line()})
-				}
-			}
+		k, ok := e.Key.(*ast.StringExpr)
+		if !ok {
+			l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reDynRedis, msg: coalesceDynRedis})
+			return
+		}
+		if _, bad := coalesceGlobals["redis."+k.Value]; bad {
+			l.coalesceUses = append(l.coalesceUses, coalesceUse{name: "redis." + k.Value, line: e.Line()})
+		}
+		if k.Value == "call" || k.Value == "pcall" {
+			// Walked only when not the function of a direct call (see expr).
+			fn := "redis." + k.Value
+			l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reRedisValue, msg: fmt.Sprintf(coalesceCallValue, fn, fn)})
 		}
 	}
+}
+
+// noteBareRedis records a use of the global redis that is not the object
+// of a field access (see coalesceBareRedis).
+func (l *linter) noteBareRedis(e *ast.IdentExpr) {
+	l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reBareRedis, msg: coalesceBareRedis})
 }
 
 // checkCoalesce reports what keeps a ---@coalesce script's calls from
@@ -96,6 +144,10 @@ func (l *linter) checkCoalesce() {
 		l.r.errorf(at, "---@coalesce cannot merge a script with flags=allow-cross-slot-keys: merged calls must share one hash slot")
 	}
 	for _, u := range l.coalesceUses {
+		if u.msg != "" {
+			l.r.errorf(l.loc.find(u.line, u.re), "---@coalesce cannot merge this script: %s", u.msg)
+			continue
+		}
 		name := u.name
 		if i := strings.IndexByte(name, '.'); i >= 0 {
 			name = regexp.QuoteMeta(name[:i]) + `\s*\.\s*` + regexp.QuoteMeta(name[i+1:])

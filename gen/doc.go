@@ -115,9 +115,14 @@
 // write), flags=allow-cross-slot-keys (merged calls must share a slot),
 // redis.setresp and redis.set_repl (they change the rest of the run), SELECT
 // and any redis.call or redis.pcall whose command is not a string literal
-// (it could be SELECT), math.random and math.randomseed (Redis seeds the
-// generator once per run), and _G, getfenv, setfenv and loadstring (they
-// reach the global KEYS and ARGV, which hold the whole run's). What stays
+// (it could be SELECT), any other use of the global redis than redis.<name>
+// with a constant name and of redis.call/redis.pcall than a direct call (an
+// alias such as local c = redis.call, pcall(redis.call, ...), rawget(redis,
+// ...) or redis[computed] could reach the above unseen), and _G, getfenv,
+// setfenv and loadstring (they reach the global KEYS and ARGV, which hold
+// the whole run's). math.random is allowed: Redis 7.0 keeps one generator
+// per server, not reseeded per run, so merged calls draw consecutive
+// numbers of it as separate runs would. What stays
 // different is allowed: TIME advances between calls as between separate
 // runs, but keys expire as of the run's start (Redis freezes the expiry
 // clock during a script), a time every merged call was in flight at; a
@@ -144,8 +149,22 @@
 // it accepts a little more than Redis' Lua 5.1, e.g. goto), KEYS[n] and
 // ARGV[n] beyond what the header declares, declared keys and args the
 // script never reads, replies that do not fit the header (see Reply-shape
-// analysis), calls of commands Redis refuses in scripts, and write commands
-// in a flags=no-writes script.
+// analysis), calls of commands Redis refuses in scripts, write commands
+// in a flags=no-writes script, and assignments to globals (including
+// function name() ... end): Redis 7 makes a script's globals read-only, so
+// they fail at run time ("Attempt to modify a readonly table"), while KEYS
+// and ARGV, parameters in a merged run and in function mode, would take the
+// assignment there. It also reports functions Lua 5.1 would refuse to
+// compile as the script runs: more than 200 locals in scope at once
+// (LUAI_MAXVARS; a for loop adds 3 hidden ones, a function(...) one, arg,
+// and so does the runtime's wrapper when the body's text contains "...")
+// or more than 60 upvalues (LUAI_MAXUPVALUES: each local of an enclosing
+// function used in it or in a function nested in it, counted once).
+// Under ---@coalesce the companion makes the body a function of KEYS and
+// ARGV (2 more locals; a nested function reading them gets each as one more
+// upvalue), and so does function mode's callback for upvalues; Generate
+// with Config.Functions reports what only function mode exceeds, since a
+// library that fails FUNCTION LOAD fails for every script in it.
 //
 // A script that reads KEYS or ARGV as a whole (KEYS[i] with a variable i,
 // #KEYS, ipairs(KEYS), unpack(KEYS), or passing KEYS anywhere) counts as

@@ -141,6 +141,9 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	for _, src := range srcs {
 		s, ds := Parse(src.Path, src.File, src.Src)
 		diags = append(diags, ds...)
+		if cfg.Functions && s != nil {
+			diags = append(diags, s.functionLimits...)
+		}
 		scripts = append(scripts, s)
 	}
 	fams, ds := checkFamilies(scripts)

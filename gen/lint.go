@@ -50,11 +50,13 @@ type binding struct {
 	fixed  *taint     // set for parameters and loop variables
 	memo   *taint
 	busy   bool
+	fn     *fnState // the function it is a local of
 }
 
 type scope struct {
 	parent *scope
 	vars   map[string]*binding
+	n      int // locals declared in it, hidden ones included (Lua counts a redeclared name again)
 }
 
 func (s *scope) lookup(name string) *binding {
@@ -81,6 +83,9 @@ type linter struct {
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
+	fn           *fnState   // the function being walked (limits.go)
+	fns          []*fnState // every function, the main chunk first
+	line         int        // line of the statement being walked
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -137,6 +142,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
+	l.enter(1)
 	l.block(chunk, nil)
 	l.checkUnused("key", "KEYS", s.keySlots, l.keys)
 	l.checkUnused("arg", "ARGV", s.argSlots, l.argv)
@@ -151,6 +157,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	}
 	l.checkReplies(chunk)
 	l.checkCoalesce()
+	l.checkLimits()
 	return l.loc
 }
 
@@ -195,11 +202,15 @@ func reportSyntax(r *reporter, err error, src string, lines []string, open int) 
 // --- walking ---
 
 func (l *linter) push() { l.scope = &scope{parent: l.scope, vars: map[string]*binding{}} }
-func (l *linter) pop()  { l.scope = l.scope.parent }
+func (l *linter) pop() {
+	l.fn.active -= l.scope.n
+	l.scope = l.scope.parent
+}
 
 func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding {
-	b := &binding{name: name, fixed: fixed, values: values}
+	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn}
 	l.scope.vars[name] = b
+	l.addLocals(1, l.line)
 	return b
 }
 
@@ -217,8 +228,16 @@ func (l *linter) block(stmts []ast.Stmt, pre func()) {
 }
 
 func (l *linter) stmt(st ast.Stmt) {
+	l.line = st.Line()
 	switch st := st.(type) {
 	case *ast.LocalAssignStmt:
+		if l.localFunction(st) {
+			// local function f: f is in scope in its own body, an upvalue
+			// of it when it calls itself.
+			l.declare(st.Names[0], nil, st.Exprs[0])
+			l.expr(st.Exprs[0])
+			return
+		}
 		l.exprs(st.Exprs)
 		for i, name := range st.Names {
 			switch {
@@ -236,7 +255,10 @@ func (l *linter) stmt(st ast.Stmt) {
 		l.exprs(st.Rhs)
 		for i, lhs := range st.Lhs {
 			if id, ok := lhs.(*ast.IdentExpr); ok {
-				if b := l.scope.lookup(id.Value); b != nil {
+				if b := l.scope.lookup(id.Value); b == nil {
+					l.globalAssign(id, "assigns")
+				} else {
+					l.ref(b)
 					l.resolved[id] = b
 					if i < len(st.Rhs) {
 						b.values = append(b.values, st.Rhs[i])
@@ -268,7 +290,10 @@ func (l *linter) stmt(st ast.Stmt) {
 		if st.Step != nil {
 			l.expr(st.Step)
 		}
-		l.block(st.Stmts, func() { l.declare(st.Name, &taint{origin: fromUnknown, why: ""}) })
+		l.block(st.Stmts, func() {
+			l.addLocals(3, st.Line()) // (for index), (for limit), (for step)
+			l.declare(st.Name, &taint{origin: fromUnknown, why: ""})
+		})
 	case *ast.GenericForStmt:
 		l.exprs(st.Exprs)
 		elem := taint{origin: fromUnknown, why: ""}
@@ -278,6 +303,7 @@ func (l *linter) stmt(st ast.Stmt) {
 			}
 		}
 		l.block(st.Stmts, func() {
+			l.addLocals(3, st.Line()) // (for generator), (for state), (for control)
 			for i, name := range st.Names {
 				if i == 1 {
 					l.declare(name, &elem)
@@ -287,6 +313,9 @@ func (l *linter) stmt(st ast.Stmt) {
 			}
 		})
 	case *ast.FuncDefStmt:
+		if id, ok := st.Name.Func.(*ast.IdentExpr); ok && l.scope.lookup(id.Value) == nil {
+			l.globalAssign(id, "defines")
+		}
 		if st.Name.Func != nil {
 			l.expr(st.Name.Func)
 		} else {
@@ -306,8 +335,14 @@ func (l *linter) exprs(es []ast.Expr) {
 
 func (l *linter) function(f *ast.FunctionExpr, method bool) {
 	l.depth++
-	defer func() { l.depth-- }()
+	outer, line := l.fn, l.line
+	l.enter(f.Line())
+	l.line = f.Line()
+	defer func() { l.depth--; l.fn, l.line = outer, line }()
 	l.block(f.Stmts, func() {
+		if f.ParList.HasVargs {
+			l.addLocals(1, f.Line()) // arg (LUA_COMPAT_VARARG)
+		}
 		if method {
 			l.declare("self", &taint{origin: fromUnknown, why: ""})
 		}
@@ -315,6 +350,30 @@ func (l *linter) function(f *ast.FunctionExpr, method bool) {
 			l.declare(p, &taint{origin: fromUnknown, why: ""})
 		}
 	})
+}
+
+// localFunction reports whether st is "local function name" rather than
+// "local name = function", which gopher-lua parses to the same statement.
+func (l *linter) localFunction(st *ast.LocalAssignStmt) bool {
+	if len(st.Names) != 1 || len(st.Exprs) != 1 {
+		return false
+	}
+	if _, ok := st.Exprs[0].(*ast.FunctionExpr); !ok || st.Line() < 1 || st.Line() > len(l.loc.lines) {
+		return false
+	}
+	re := l.wordRe(`local\s+function\s+` + regexp.QuoteMeta(st.Names[0]))
+	return re.MatchString(l.loc.lines[st.Line()-1])
+}
+
+// globalAssign reports an assignment to the global id (how says what
+// the statement does to it): Redis 7 makes a script's globals read-only.
+func (l *linter) globalAssign(id *ast.IdentExpr, how string) {
+	at := l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value)))
+	if id.Value == "KEYS" || id.Value == "ARGV" {
+		l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"), yet in a merged run (---@coalesce) or a function library (-functions) %s is a parameter and the assignment would succeed; copy it into a local instead", how, id.Value, id.Value)
+		return
+	}
+	l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"); declare it local", how, id.Value)
 }
 
 // isGlobal reports whether e names the global variable name (not shadowed
@@ -330,13 +389,18 @@ func (l *linter) expr(e ast.Expr) {
 	case *ast.IdentExpr:
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
+			l.ref(b)
 			return
 		}
 		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
 		case "KEYS":
 			l.keys.dynamic = true
+			l.refGlobal(e.Value)
 		case "ARGV":
 			l.argv.dynamic = true
+			l.refGlobal(e.Value)
+		case "redis":
+			l.noteBareRedis(e)
 		}
 	case *ast.AttrGetExpr:
 		for _, g := range []struct {
@@ -347,6 +411,7 @@ func (l *linter) expr(e ast.Expr) {
 			if !l.isGlobal(e.Object, g.name) {
 				continue
 			}
+			l.refGlobal(g.name)
 			if n, ok := literalIndex(e.Key); ok {
 				l.index(g.name, g.u, g.decl, n, e.Line())
 			} else {
@@ -355,7 +420,9 @@ func (l *linter) expr(e ast.Expr) {
 			}
 			return
 		}
-		l.expr(e.Object)
+		if !l.isGlobal(e.Object, "redis") { // redis.<name>: see noteGlobal
+			l.expr(e.Object)
+		}
 		l.expr(e.Key)
 	case *ast.FuncCallExpr:
 		if fn := l.redisCall(e); fn != "" {
@@ -371,7 +438,7 @@ func (l *linter) expr(e ast.Expr) {
 		if l.isGlobal(e.Func, "error") {
 			l.checkRaise(e)
 		}
-		if e.Func != nil {
+		if e.Func != nil && l.redisCall(e) == "" { // a direct redis.call is checked above
 			l.expr(e.Func)
 		}
 		if e.Receiver != nil {

@@ -75,6 +75,10 @@ type Script struct {
 
 	Coalesce    int // ---@coalesce [max]: most calls per merged run; 0 without the tag
 	CoalescePos Pos
+	// functionLimits are what only function mode's wrapping would make
+	// Lua refuse to compile (limits.go); Generate reports them with
+	// Config.Functions.
+	functionLimits Diagnostics
 
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
