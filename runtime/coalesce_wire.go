@@ -36,9 +36,10 @@ import (
 // scripts that could (gen/coalesce.go): globals are read-only in Redis 7
 // and every local of the body is created anew per call, so only per-run
 // server state leaks from one call to the next — the database SELECT chose,
-// the RESP version redis.setresp chose, redis.set_repl, the PRNG that Redis
-// seeds once per run (math.random) — and the global KEYS and ARGV, which
-// hold the whole run's (_G, getfenv, loadstring reach them). Keys expire
+// the RESP version redis.setresp chose, redis.set_repl — and the global
+// KEYS and ARGV, which hold the whole run's (_G, getfenv, loadstring reach
+// them). (math.random is one stream per server in Redis 7.0, not reseeded
+// per run, so merged calls draw from it as separate runs would.) Keys expire
 // as of the run's start (Redis freezes the expiry clock during a script),
 // which every merged call saw in flight; TIME still advances.
 
