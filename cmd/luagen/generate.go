@@ -26,13 +26,14 @@ func init() {
 	})
 	register(&command{
 		name:  "check",
-		args:  "[-new name] dir|file.lua...",
+		args:  "[-new name] [-functions] dir|file.lua...",
 		short: "check the scripts' annotations and Lua, generating nothing",
 		run:   func(e *env, args []string) int { return runGenerate(e, "check", args) },
 	})
 }
 
-// genFlags are the flags of generate and diff; check takes -new only.
+// genFlags are the flags of generate and diff; check takes -new and
+// -functions only (the latter adds function mode's checks).
 type genFlags struct {
 	pkg, newName, out string
 	functions         bool
@@ -41,10 +42,10 @@ type genFlags struct {
 
 func (f *genFlags) register(fs *flag.FlagSet, full bool) {
 	fs.StringVar(&f.newName, "new", "New", "`name` of the generated constructor of Scripts")
+	fs.BoolVar(&f.functions, "functions", false, "also compile the scripts into one Redis function library; calls use FCALL where the executor runs functions")
 	if full {
 		fs.StringVar(&f.pkg, "pkg", "", "Go package `name` (default $GOPACKAGE, else the output directory's name)")
 		fs.StringVar(&f.out, "out", ".", "output `dir`ectory")
-		fs.BoolVar(&f.functions, "functions", false, "also compile the scripts into one Redis function library; calls use FCALL where the executor runs functions")
 		fs.Int64Var(&f.revision, "revision", 1, "the function library's revision `n` (>= 1; with -functions): raise it whenever the scripts change, so a newer library is never replaced by an older one")
 	}
 }

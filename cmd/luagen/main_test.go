@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -345,4 +346,25 @@ func TestNoAbsolutePathsOutsideAModule(t *testing.T) {
 	rel, err := filepath.Rel(wd, filepath.Join(outside, "get.lua"))
 	require.NoError(t, err)
 	assert.Contains(t, get, "File: \""+filepath.ToSlash(rel)+"\",", "relative to where luagen ran, as in the header")
+}
+
+// check -functions adds function mode's checks: a nested function reading
+// 60 outer locals and KEYS compiles alone, but KEYS is one more upvalue in
+// the library's callback, so FUNCTION LOAD would refuse the library.
+func TestCheckFunctions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#!lua\n---@key k the key\nlocal a0 = 0")
+	sum := "a0"
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&b, " local a%d = %d", i, i)
+		sum += fmt.Sprintf(" + a%d", i)
+	}
+	fmt.Fprintf(&b, "\nlocal g = function() return %s + #KEYS end\nreturn redis.call('GET', KEYS[1])\n", sum)
+	project(t, map[string]string{"wide.lua": b.String()})
+	r := luagen(t, nil, "check", "../lua/kv")
+	assert.Equal(t, 0, r.code, r.stderr)
+	r = luagen(t, nil, "check", "-functions", "../lua/kv")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "../lua/kv/wide.lua:4:")
+	assert.Contains(t, r.stderr, "function mode (-functions) cannot register this script")
 }
