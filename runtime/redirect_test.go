@@ -65,6 +65,7 @@ func TestScriptRedirectRepliesRunOnce(t *testing.T) {
 						body += "return {err = ARGV[1]}"
 					}
 					s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Redirect", File: "redirect.lua", Idempotent: idem, Body: body})
+					primary.Do(t, "DEL", key) // the cluster outlives a run of -count N
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 					_, err = s.Exec(ctx, e, []string{key}, []string{reply})
 					cancel()
