@@ -113,6 +113,15 @@ type callSite struct {
 	args []Pos // position of each argument, when found
 }
 
+// argPos is the position of argument i (0 is the command), or of the call
+// when it was not found.
+func (c *callSite) argPos(i int) Pos {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return c.pos
+}
+
 var (
 	reErrorCall = regexp.MustCompile(`\berror\s*[({'"\[]`)
 	reRedisCall = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
@@ -724,10 +733,7 @@ func (l *linter) checkCommand(c *callSite) {
 	if !known {
 		return
 	}
-	at := c.pos
-	if len(c.args) > 0 {
-		at = c.args[0]
-	}
+	at := c.argPos(0)
 	cmd := strings.ToUpper(name)
 	if info.Has(rediscmd.NoScript) {
 		l.r.errorf(at, "%s cannot be called from a script: Redis answers \"This Redis command is not allowed from script\"", cmd)
@@ -768,10 +774,7 @@ func (l *linter) checkCall(c *callSite) {
 		if t.origin < fromLiteral || (t.origin == fromLiteral && !known) {
 			continue
 		}
-		at := c.pos
-		if i < len(c.args) {
-			at = c.args[i]
-		}
+		at := c.argPos(i)
 		l.r.errorf(at, "cluster-unsafe key: the %s key %s; Redis Cluster routes a script by its KEYS, so pass every key in KEYS (or opt out with ---@unsafe-keys reason)", cmd, t)
 		if expands && i == last {
 			break
