@@ -886,31 +886,20 @@ func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	if cfg.Functions {
 		emitLibrary(f, cfg)
 	}
-	emitSharedErrors(f, scripts, cfg, pkg)
+	emitSharedErrors(f, cfg, pkg)
 	emitFamilies(f, cfg, pkg)
 	return render(f)
 }
 
 // emitSharedErrors declares the sentinels of errors that several scripts
 // declare, in the order they first appear.
-func emitSharedErrors(f *jen.File, scripts []*Script, cfg Config, pkg *pkgModel) {
-	var names []string
-	seen := map[string]bool{}
-	for _, s := range scripts {
-		for _, r := range s.Errors {
-			if pkg.shared[r.GoName] != nil && !seen[r.GoName] {
-				seen[r.GoName] = true
-				names = append(names, r.GoName)
-			}
-		}
-	}
-	if len(names) == 0 {
+func emitSharedErrors(f *jen.File, cfg Config, pkg *pkgModel) {
+	if len(pkg.sharedList) == 0 {
 		return
 	}
 	f.Add(docComment(wrap("Errors that several scripts of this package declare: one sentinel each, whichever script returns it. Test for them with errors.Is.", 76)...))
 	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, n := range names {
-			se := pkg.shared[n]
+		for _, se := range pkg.sharedList {
 			r := se.Reply
 			var links []string
 			for _, s := range se.Scripts {
