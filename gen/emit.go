@@ -887,7 +887,7 @@ func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 		emitLibrary(f, cfg)
 	}
 	emitSharedErrors(f, cfg, pkg)
-	emitFamilies(f, cfg, pkg)
+	emitFamilies(f, pkg)
 	return render(f)
 }
 
@@ -913,17 +913,23 @@ func emitSharedErrors(f *jen.File, cfg Config, pkg *pkgModel) {
 }
 
 // listing joins items as English does: "a", "a or b", "a, b or c".
-func listing(items []string) string {
+func listing(items []string) string { return joinLast(items, " or ") }
+
+// listingAnd joins items as English does: "a", "a and b", "a, b and c".
+func listingAnd(items []string) string { return joinLast(items, " and ") }
+
+// joinLast joins items with ", " but for the last two, which last joins.
+func joinLast(items []string, last string) string {
 	if len(items) < 2 {
 		return strings.Join(items, "")
 	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
 }
 
 // emitFamilies declares each key family: its struct, its constructor, a
 // method per key with parts and a method per script whose keys are all
 // fields of the family. See keys.go.
-func emitFamilies(f *jen.File, cfg Config, pkg *pkgModel) {
+func emitFamilies(f *jen.File, pkg *pkgModel) {
 	for _, m := range pkg.families.list {
 		emitFamily(f, m)
 	}
@@ -1023,12 +1029,4 @@ func suffixExpr(tag jen.Code, t *KeyTemplate) jen.Code {
 		x = x.Op("+").Add(encode(p.Part.Type, jen.Id(p.Part.Name)))
 	}
 	return x
-}
-
-// listingAnd joins items as English does: "a", "a and b", "a, b and c".
-func listingAnd(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
