@@ -158,10 +158,7 @@ func (l *linter) checkCoalesce() {
 		l.r.errorf(p, "---@coalesce cannot merge this script: %s", coalesceGlobals[u.name])
 	}
 	for _, c := range l.calls {
-		at := c.pos
-		if len(c.args) > 0 {
-			at = c.args[0]
-		}
+		at := c.argPos(0)
 		name, _, _ := commandOf(c.call.Args)
 		switch {
 		case len(c.call.Args) == 0:

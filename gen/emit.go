@@ -886,31 +886,20 @@ func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	if cfg.Functions {
 		emitLibrary(f, cfg)
 	}
-	emitSharedErrors(f, scripts, cfg, pkg)
-	emitFamilies(f, cfg, pkg)
+	emitSharedErrors(f, cfg, pkg)
+	emitFamilies(f, pkg)
 	return render(f)
 }
 
 // emitSharedErrors declares the sentinels of errors that several scripts
 // declare, in the order they first appear.
-func emitSharedErrors(f *jen.File, scripts []*Script, cfg Config, pkg *pkgModel) {
-	var names []string
-	seen := map[string]bool{}
-	for _, s := range scripts {
-		for _, r := range s.Errors {
-			if pkg.shared[r.GoName] != nil && !seen[r.GoName] {
-				seen[r.GoName] = true
-				names = append(names, r.GoName)
-			}
-		}
-	}
-	if len(names) == 0 {
+func emitSharedErrors(f *jen.File, cfg Config, pkg *pkgModel) {
+	if len(pkg.sharedList) == 0 {
 		return
 	}
 	f.Add(docComment(wrap("Errors that several scripts of this package declare: one sentinel each, whichever script returns it. Test for them with errors.Is.", 76)...))
 	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, n := range names {
-			se := pkg.shared[n]
+		for _, se := range pkg.sharedList {
 			r := se.Reply
 			var links []string
 			for _, s := range se.Scripts {
@@ -924,17 +913,23 @@ func emitSharedErrors(f *jen.File, scripts []*Script, cfg Config, pkg *pkgModel)
 }
 
 // listing joins items as English does: "a", "a or b", "a, b or c".
-func listing(items []string) string {
+func listing(items []string) string { return joinLast(items, " or ") }
+
+// listingAnd joins items as English does: "a", "a and b", "a, b and c".
+func listingAnd(items []string) string { return joinLast(items, " and ") }
+
+// joinLast joins items with ", " but for the last two, which last joins.
+func joinLast(items []string, last string) string {
 	if len(items) < 2 {
 		return strings.Join(items, "")
 	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
 }
 
 // emitFamilies declares each key family: its struct, its constructor, a
 // method per key with parts and a method per script whose keys are all
 // fields of the family. See keys.go.
-func emitFamilies(f *jen.File, cfg Config, pkg *pkgModel) {
+func emitFamilies(f *jen.File, pkg *pkgModel) {
 	for _, m := range pkg.families.list {
 		emitFamily(f, m)
 	}
@@ -1034,12 +1029,4 @@ func suffixExpr(tag jen.Code, t *KeyTemplate) jen.Code {
 		x = x.Op("+").Add(encode(p.Part.Type, jen.Id(p.Part.Name)))
 	}
 	return x
-}
-
-// listingAnd joins items as English does: "a", "a and b", "a, b and c".
-func listingAnd(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -332,18 +332,15 @@ type declaredError struct {
 // of its name, prev, means: the same reply value and the same description
 // (or none, which takes prev's). Then the scripts share one sentinel.
 func sameError(s *Script, e *Reply, prev declaredError) Diagnostics {
-	at := func(p Pos) string {
-		return fmt.Sprintf("%s:%d:%d", path.Base(prev.s.Path), p.Line, p.Col)
-	}
 	switch {
 	case e.Value != prev.r.Value:
 		return Diagnostics{{Path: s.Path, Pos: e.ValuePos, Msg: fmt.Sprintf(
 			"error %s is %s here but %s in %s: scripts of one package share a sentinel per error name, so its value must be the same; rename one of them",
-			e.Name, e.Value, prev.r.Value, at(prev.r.ValuePos))}}
+			e.Name, e.Value, prev.r.Value, where(prev.s, prev.r.ValuePos))}}
 	case e.Desc != "" && prev.r.Desc != "" && e.Desc != prev.r.Desc:
 		return Diagnostics{{Path: s.Path, Pos: e.NamePos, Msg: fmt.Sprintf(
 			"error %s is described differently in %s (%q): scripts of one package share one sentinel, and so one message; repeat that description word for word, or leave this one empty",
-			e.Name, at(prev.r.NamePos), prev.r.Desc)}}
+			e.Name, where(prev.s, prev.r.NamePos), prev.r.Desc)}}
 	}
 	return nil
 }

@@ -260,16 +260,13 @@ func (p *headerParser) tag(col int) {
 		if meant == "" {
 			meant = closest(name, tags)
 		}
-		if p.s.unknownMeant == nil {
-			p.s.unknownMeant = map[string]bool{}
-		}
 		if meant != "" {
 			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; did you mean %q?", name, meant)
-			p.s.unknownMeant[meant] = true
+			p.s.meant(meant)
 		} else {
 			p.r.errorf(p.pos(ws[0].col), "unknown tag %q; known tags are %s", name, strings.Join(tags, ", "))
 			for _, t := range tags {
-				p.s.unknownMeant[t] = true
+				p.s.meant(t)
 			}
 		}
 	}

@@ -255,7 +255,6 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 	errorf := func(s *Script, at Pos, format string, args ...any) {
 		diags = append(diags, Diagnostic{Path: s.Path, Pos: at, Msg: fmt.Sprintf(format, args...)})
 	}
-	where := func(s *Script, p Pos) string { return fmt.Sprintf("%s:%d:%d", path.Base(s.Path), p.Line, p.Col) }
 	fs := &familySet{byTag: map[string]*famModel{}}
 	byType := map[string]*famModel{}
 	for _, s := range scripts {
@@ -364,6 +363,12 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 	return fs, diags
 }
 
+// where names position p of script s in a message about another script:
+// "file.lua:line:col".
+func where(s *Script, p Pos) string {
+	return fmt.Sprintf("%s:%d:%d", path.Base(s.Path), p.Line, p.Col)
+}
+
 // familyNames reports generated names of the families that collide with
 // each other: a method (script conversion or key with parts) named like a
 // field. Package-level names (the type and the constructor) are checked
@@ -378,7 +383,7 @@ func familyNames(fs *familySet) Diagnostics {
 					"%s.%s (from %s) is already declared by %s; generated names must be unique", m.Type, name, what, prev)})
 				return
 			}
-			members[name] = fmt.Sprintf("%s:%d:%d (%s)", path.Base(s.Path), at.Line, at.Col, what)
+			members[name] = where(s, at) + " (" + what + ")"
 		}
 		for _, t := range m.keys {
 			add(t.keyOf.GoName, "key "+t.keyOf.Name+" "+t.Raw, t.script, t.keyOf.Pos)

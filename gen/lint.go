@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -110,6 +111,15 @@ type callSite struct {
 	fn   string // "redis.call" or "redis.pcall"
 	pos  Pos
 	args []Pos // position of each argument, when found
+}
+
+// argPos is the position of argument i (0 is the command), or of the call
+// when it was not found.
+func (c *callSite) argPos(i int) Pos {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return c.pos
 }
 
 var (
@@ -695,20 +705,21 @@ func (l *linter) bindingTaint(b *binding) taint {
 // --- commands ---
 
 // commandOf returns the lower-case command name of a call and its entry in
-// the command table (descending into a subcommand such as OBJECT ENCODING).
-func commandOf(args []ast.Expr) (string, commandInfo, bool) {
+// the command table of internal/commands (descending into a subcommand such
+// as OBJECT ENCODING).
+func commandOf(args []ast.Expr) (string, *rediscmd.Info, bool) {
 	if len(args) == 0 {
-		return "", commandInfo{}, false
+		return "", nil, false
 	}
 	lit, ok := args[0].(*ast.StringExpr)
 	if !ok {
-		return "", commandInfo{}, false
+		return "", nil, false
 	}
 	name := strings.ToLower(lit.Value)
-	info, known := commands[name]
-	if known && info.subcommands && len(args) > 1 {
+	info, known := rediscmd.Lookup(name)
+	if known && info.Subcommands && len(args) > 1 {
 		if sub, ok := args[1].(*ast.StringExpr); ok {
-			if si, ok := commands[name+"|"+strings.ToLower(sub.Value)]; ok {
+			if si, ok := rediscmd.Lookup(name + "|" + sub.Value); ok {
 				return name + " " + strings.ToLower(sub.Value), si, true
 			}
 		}
@@ -722,15 +733,12 @@ func (l *linter) checkCommand(c *callSite) {
 	if !known {
 		return
 	}
-	at := c.pos
-	if len(c.args) > 0 {
-		at = c.args[0]
-	}
+	at := c.argPos(0)
 	cmd := strings.ToUpper(name)
-	if info.noScript {
+	if info.Has(rediscmd.NoScript) {
 		l.r.errorf(at, "%s cannot be called from a script: Redis answers \"This Redis command is not allowed from script\"", cmd)
 	}
-	if info.write && l.s.ReadOnly {
+	if info.Has(rediscmd.Write) && l.s.ReadOnly {
 		l.r.errorf(at, "%s writes, but the shebang declares flags=no-writes: Redis answers \"Write commands are not allowed from read-only scripts\"", cmd)
 	}
 }
@@ -766,10 +774,7 @@ func (l *linter) checkCall(c *callSite) {
 		if t.origin < fromLiteral || (t.origin == fromLiteral && !known) {
 			continue
 		}
-		at := c.pos
-		if i < len(c.args) {
-			at = c.args[i]
-		}
+		at := c.argPos(i)
 		l.r.errorf(at, "cluster-unsafe key: the %s key %s; Redis Cluster routes a script by its KEYS, so pass every key in KEYS (or opt out with ---@unsafe-keys reason)", cmd, t)
 		if expands && i == last {
 			break
@@ -784,26 +789,26 @@ func (l *linter) checkCall(c *callSite) {
 // are clamped to it. Specs that need a non-literal argument to resolve
 // (a keyword search over variables, a numkeys that is not a literal) keep
 // only what is certain.
-func keyIndexes(info commandInfo, args []ast.Expr) []int {
+func keyIndexes(info *rediscmd.Info, args []ast.Expr) []int {
 	n := len(args) // argv length when nothing expands; also the clamp limit
 	var out []int
-	for _, sp := range info.specs {
-		if sp.notKey || sp.unknown {
+	for _, sp := range info.Specs {
+		if sp.NotKey || sp.Unknown {
 			continue
 		}
-		start := sp.index
-		if sp.keyword != "" {
+		start := sp.Index
+		if sp.Keyword != "" {
 			start = -1
-			if sp.startFrom > 0 {
-				for i := sp.startFrom; i < n; i++ {
-					if isWord(args[i], sp.keyword) {
+			if sp.StartFrom > 0 {
+				for i := sp.StartFrom; i < n; i++ {
+					if isWord(args[i], sp.Keyword) {
 						start = i + 1
 						break
 					}
 				}
 			} else {
-				for i := n + sp.startFrom; i >= 1; i-- {
-					if isWord(args[i], sp.keyword) {
+				for i := n + sp.StartFrom; i >= 1; i-- {
+					if isWord(args[i], sp.Keyword) {
 						start = i + 1
 						break
 					}
@@ -813,27 +818,27 @@ func keyIndexes(info commandInfo, args []ast.Expr) []int {
 				continue
 			}
 		}
-		if sp.keyNum {
-			first := start + sp.firstKey
+		if sp.KeyNum {
+			first := start + sp.FirstKey
 			count := 1
-			if k := start + sp.keyNumIdx; k < n {
+			if k := start + sp.KeyNumIdx; k < n {
 				if v, ok := literalIndex(args[k]); ok {
 					count = v
 				}
 			}
-			for j := 0; j < count && first+j*sp.keyStep < n; j++ {
-				out = append(out, first+j*sp.keyStep)
+			for j := 0; j < count && first+j*sp.KeyStep < n; j++ {
+				out = append(out, first+j*sp.KeyStep)
 			}
 			continue
 		}
-		end := start + sp.lastKey
-		if sp.lastKey < 0 {
-			end = n + sp.lastKey
-			if sp.limit > 1 {
-				end = start + (end-start+1)/sp.limit - 1
+		end := start + sp.LastKey
+		if sp.LastKey < 0 {
+			end = n + sp.LastKey
+			if sp.Limit > 1 {
+				end = start + (end-start+1)/sp.Limit - 1
 			}
 		}
-		step := max(sp.keyStep, 1)
+		step := max(sp.KeyStep, 1)
 		for i := start; i <= end && i < n; i += step {
 			out = append(out, i)
 		}

@@ -160,8 +160,9 @@ type Reply struct {
 // pkgModel is what the scripts of one package declare together: the
 // errors several of them share.
 type pkgModel struct {
-	shared   map[string]*sharedError // by GoName
-	families *familySet
+	shared     map[string]*sharedError // by GoName
+	sharedList []*sharedError          // the same, in the order they first appear
+	families   *familySet
 }
 
 // sharedError is an ---@error name that more than one script declares,
@@ -193,8 +194,9 @@ func newPackage(scripts []*Script) *pkgModel {
 	}
 	p := &pkgModel{shared: map[string]*sharedError{}}
 	for _, n := range order {
-		if len(byName[n].Scripts) > 1 {
-			p.shared[n] = byName[n]
+		if se := byName[n]; len(se.Scripts) > 1 {
+			p.shared[n] = se
+			p.sharedList = append(p.sharedList, se)
 		}
 	}
 	return p

@@ -61,11 +61,8 @@ func versionOf(bi *debug.BuildInfo) string {
 		if m.Path != modulePath {
 			continue
 		}
-		if r := m.Replace; r != nil {
-			if r.Version == "" {
-				return gen.DevelVersion
-			}
-			return r.Version
+		if m.Replace != nil {
+			m = m.Replace // a directory has no version
 		}
 		if m.Version == "" {
 			return gen.DevelVersion
