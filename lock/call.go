@@ -22,17 +22,11 @@ var retryPolicy = runtime.RetryPolicy{
 // queue puts the owner in the queue when refused. An attempt whose outcome
 // is unknown is rolled back (abandon).
 func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool) (scripts.AcquireResult, error) {
-	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
-	args := scripts.AcquireArgs{Owner: m.owner, Attempt: seq, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
-		GrantLease: m.cfg.grantLease(), LatchTTL: m.cfg.latchTTL()}
+	keys, args := m.acquireCall(seq)
 	if queue {
 		args.QueueTTL = m.cfg.queueTTL()
 	}
-	var res scripts.AcquireResult
-	err := m.retry(ctx, func(ctx context.Context) (err error) {
-		res, err = m.scripts.Acquire(ctx, keys, args)
-		return err
-	})
+	res, err := m.runAcquire(ctx, keys, args)
 	if err != nil && mayHaveRun(err) {
 		m.abandon(seq)
 	}
@@ -42,10 +36,22 @@ func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool) (scripts.
 // acquireAgain is a reentrant acquire: it raises the hold count under a
 // latch, so that a retry after a lost reply returns the first answer.
 func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, error) {
-	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb,
-		Latch: []string{m.newLatch()}}
-	args := scripts.AcquireArgs{Owner: m.owner, Attempt: 1, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
+	keys, args := m.acquireCall(1)
+	keys.Latch = []string{m.newLatch()}
+	return m.runAcquire(ctx, keys, args)
+}
+
+// acquireCall returns the keys and arguments of acquire attempt seq, with
+// no latch and no place in the queue.
+func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs) {
+	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
+	args := scripts.AcquireArgs{Owner: m.owner, Attempt: seq, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
 		GrantLease: m.cfg.grantLease(), LatchTTL: m.cfg.latchTTL()}
+	return keys, args
+}
+
+// runAcquire runs the acquire script, retried after a lost reply.
+func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs) (scripts.AcquireResult, error) {
 	var res scripts.AcquireResult
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
 		res, err = m.scripts.Acquire(ctx, keys, args)

@@ -142,7 +142,8 @@ func (h *hold) halt(ctx context.Context) error {
 	}
 }
 
-// end finishes the hold with cause; the caller holds m.mu and clears m.hold.
+// end finishes the hold with cause; the caller has cleared m.hold (under
+// m.mu, which it no longer holds).
 func (h *hold) end(cause error) {
 	h.mu.Lock()
 	h.stop()

@@ -50,8 +50,7 @@ type subscription struct {
 
 	settled chan struct{} // closed at the first confirmation or failure
 	settle  sync.Once
-	ready   atomic.Bool  // confirmed at least once
-	readyAt atomic.Int64 // when first confirmed, as time since epoch
+	readyAt atomic.Int64 // when first confirmed, as time since epoch (at least 1); 0 until then
 }
 
 // epoch is the origin of subscription.readyAt, on the monotonic clock.
@@ -181,12 +180,10 @@ func (s *subscription) run(ctx context.Context) {
 		if ps.Kind != "subscribe" && ps.Kind != "ssubscribe" {
 			return
 		}
-		if s.ready.Swap(true) {
+		if !s.readyAt.CompareAndSwap(0, max(int64(time.Since(epoch)), 1)) {
 			// A resubscription: a handoff may have been published while the
 			// channel was not subscribed, so let every waiter try now.
 			s.c.nudge()
-		} else {
-			s.readyAt.Store(max(int64(time.Since(epoch)), 1))
 		}
 		s.markSettled()
 	})

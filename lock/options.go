@@ -266,7 +266,7 @@ func (c *config) grantLease() time.Duration {
 // soon enough to renew the place in the queue and to learn of a lost
 // wake message well within the grant lease.
 func (c *config) poll(ttl time.Duration) time.Duration {
-	d := min(c.queueTTL(), c.grantLease()) / 3
+	d := c.mostPoll()
 	if ttl > 0 && ttl < d {
 		d = ttl
 	}

@@ -155,6 +155,26 @@ func (s *Server) Do(tb testing.TB, args ...string) string {
 	return out
 }
 
+// CommandCalls returns how many times the server has run command since it
+// started or since the last CONFIG RESETSTAT: the calls= field of its
+// cmdstat_<command> line in INFO commandstats (0 when there is none).
+// command is lower case, subcommands joined with "|" ("evalsha",
+// "function|load").
+func (s *Server) CommandCalls(tb testing.TB, command string) int {
+	tb.Helper()
+	for _, line := range strings.Split(s.Do(tb, "INFO", "commandstats"), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); ok {
+			calls, _, _ := strings.Cut(rest, ",")
+			n, err := strconv.Atoi(calls)
+			if err != nil {
+				tb.Fatalf("redistest: INFO commandstats on %s: %s: %v", s.Addr, line, err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
 func do(addr string, args ...string) (string, error) {
 	res, err := doResult(addr, args...)
 	if err != nil {

@@ -35,3 +35,17 @@ func TestRestartWithAOFKeepsData(t *testing.T) {
 	require.NoError(t, plain.Restart())
 	assert.Equal(t, "<nil>", plain.Do(t, "GET", "k"), "persistence is off by default")
 }
+
+// CommandCalls reads one command's counter, subcommands included, and
+// tells "eval" from "evalsha".
+func TestCommandCalls(t *testing.T) {
+	s := Start(t)
+	s.Do(t, "CONFIG", "RESETSTAT")
+	assert.Equal(t, 0, s.CommandCalls(t, "eval"))
+	s.Do(t, "EVAL", "return 1", "0")
+	s.Do(t, "EVAL", "return 1", "0")
+	s.Do(t, "FUNCTION", "LIST")
+	assert.Equal(t, 2, s.CommandCalls(t, "eval"))
+	assert.Equal(t, 0, s.CommandCalls(t, "evalsha"))
+	assert.Equal(t, 1, s.CommandCalls(t, "function|list"))
+}

@@ -2,7 +2,6 @@ package stock_test
 
 import (
 	"context"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -51,19 +50,6 @@ func mixedBatch(b *runtime.Batch, s *stock.Scripts, sold, missing stock.SKUKeys)
 	}
 }
 
-// calls returns the calls of command since the last CONFIG RESETSTAT, from
-// INFO commandstats (0 when there were none).
-func calls(t *testing.T, srv *redistest.Server, command string) int {
-	t.Helper()
-	m := regexp.MustCompile(`cmdstat_` + command + `:calls=(\d+)`).FindStringSubmatch(srv.Do(t, "INFO", "commandstats"))
-	if m == nil {
-		return 0
-	}
-	n, err := strconv.Atoi(m[1])
-	require.NoError(t, err)
-	return n
-}
-
 func TestBatchMixedOutcomes(t *testing.T) {
 	exectest.Run(t, func(t *testing.T, ex exectest.Kind) {
 		srv, _, s := setup(t, ex)
@@ -80,8 +66,8 @@ func TestBatchMixedOutcomes(t *testing.T) {
 		assert.ErrorIs(t, err, stock.ErrOutOfStock, "Send returns the first failure in queue order")
 		check(t)
 
-		assert.Equal(t, 6, calls(t, srv, "evalsha"), "every call but the cross-slot one, once")
-		assert.Equal(t, 0, calls(t, srv, "eval"))
+		assert.Equal(t, 6, srv.CommandCalls(t, "evalsha"), "every call but the cross-slot one, once")
+		assert.Equal(t, 0, srv.CommandCalls(t, "eval"))
 		assert.Equal(t, "9", srv.Do(t, "GET", sold.Stock), "o1 sold 2 and was cancelled, o2 sold 1")
 		assert.Equal(t, "0", srv.Do(t, "HEXISTS", missing.Orders, "o6"), "the cross-slot call was not sent")
 		assert.ErrorIs(t, b.Send(ctx), runtime.ErrBatchSent)
@@ -118,8 +104,8 @@ func TestBatchNoScript(t *testing.T) {
 		back, err := cancel.Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), back)
-		assert.Equal(t, 6, calls(t, srv, "evalsha"))
-		assert.Equal(t, 1, calls(t, srv, "eval"), "only the cancel is sent again")
+		assert.Equal(t, 6, srv.CommandCalls(t, "evalsha"))
+		assert.Equal(t, 1, srv.CommandCalls(t, "eval"), "only the cancel is sent again")
 		assert.Equal(t, "96", srv.Do(t, "GET", k.Stock), "every deduct ran once")
 
 		// Everything missing: every call falls back, none runs twice.
@@ -136,8 +122,8 @@ func TestBatchNoScript(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(95-i), left)
 		}
-		assert.Equal(t, 3, calls(t, srv, "evalsha"))
-		assert.Equal(t, 3, calls(t, srv, "eval"))
+		assert.Equal(t, 3, srv.CommandCalls(t, "evalsha"))
+		assert.Equal(t, 3, srv.CommandCalls(t, "eval"))
 	})
 }
 

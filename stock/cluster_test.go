@@ -169,10 +169,10 @@ func testFaultClusterFailover(t *testing.T, m mode, wrap wrapper, ex exectest.Ki
 	// race could not end during the switch; buyers after it ran on the
 	// promoted replica, which had to be taught the script.
 	if m.name == "eval" {
-		assert.Positive(t, commandCalls(t, promoted, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
+		assert.Positive(t, promoted.CommandCalls(t, "eval"), "the promoted replica answered NOSCRIPT and got EVAL")
 	} else {
-		assert.Positive(t, commandCalls(t, promoted, "fcall"), "buyers ran on the promoted replica")
-		assert.Zero(t, commandCalls(t, promoted, "function|load"), "which had the library already")
+		assert.Positive(t, promoted.CommandCalls(t, "fcall"), "buyers ran on the promoted replica")
+		assert.Zero(t, promoted.CommandCalls(t, "function|load"), "which had the library already")
 	}
 	r := requireReconciles(t, s, k, faultUnits)
 	requireRecords(t, s, k, res, r)

@@ -401,7 +401,7 @@ func TestLostRepliesAreRetriedWithoutDoubleEffect(t *testing.T) {
 		require.NoError(t, err, "three lost replies, then the first outcome")
 		assert.Equal(t, int64(8), left)
 		assert.Equal(t, "8", srv.Do(t, "GET", k.Stock), "deducted once")
-		assert.Equal(t, 4, commandCalls(t, srv, "evalsha"), "one try and three retries")
+		assert.Equal(t, 4, srv.CommandCalls(t, "evalsha"), "one try and three retries")
 
 		srv.Do(t, "SET", k.Stock, "0")
 		lossy.lose.Store(1)

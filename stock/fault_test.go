@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,14 +68,14 @@ func testFaultScriptFlush(t *testing.T, m mode, wrap wrapper, ex exectest.Kind) 
 	assert.Equal(t, faultUnits, res.sold, "sold = 500")
 	assert.Equal(t, faultBuyers-faultUnits, res.refused)
 	assert.GreaterOrEqual(t, n, 3, "the cache was flushed during the race")
-	reloads := commandCalls(t, srv, m.reload)
+	reloads := srv.CommandCalls(t, m.reload)
 	assert.GreaterOrEqual(t, reloads, 3, "buyers hit NOSCRIPT (Function not found) and fell back to %s", m.reload)
 	t.Logf("%d flushes, %d %s fallbacks, %d merged runs", n, reloads, m.reload, merged())
 	if merged() == 0 {
-		assert.GreaterOrEqual(t, commandCalls(t, srv, m.call), faultBuyers, "every buyer called with %s", m.call)
+		assert.GreaterOrEqual(t, srv.CommandCalls(t, m.call), faultBuyers, "every buyer called with %s", m.call)
 	}
 	if m.name == "functions" {
-		assert.Zero(t, commandCalls(t, srv, "evalsha"), "no EVALSHA in function mode (before the EVAL-mode oracle)")
+		assert.Zero(t, srv.CommandCalls(t, "evalsha"), "no EVALSHA in function mode (before the EVAL-mode oracle)")
 	}
 	r := requireReconciles(t, s, k, faultUnits)
 	requireRecords(t, s, k, res, r)
@@ -142,23 +141,10 @@ func testFaultServerRestart(t *testing.T, m mode, wrap wrapper, ex exectest.Kind
 	t.Logf("%d transient failures retried by runtime, %d buyers retried by hand, %d merged runs", counting.transient.Load(), res.retried, merged())
 	assert.Equal(t, faultUnits, res.sold, "sold = 500: no acknowledged sale was lost")
 	if m.name == "functions" {
-		assert.Zero(t, commandCalls(t, srv, "function|load"), "the restarted server had the library from its AOF")
+		assert.Zero(t, srv.CommandCalls(t, "function|load"), "the restarted server had the library from its AOF")
 	}
 	r := requireReconciles(t, s, k, faultUnits)
 	requireRecords(t, s, k, res, r)
-}
-
-// commandCalls reads calls=N of cmdstat_<name> from INFO commandstats.
-func commandCalls(t *testing.T, srv *redistest.Server, name string) int {
-	t.Helper()
-	for _, line := range strings.Split(srv.Do(t, "INFO", "commandstats"), "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls="); ok {
-			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			require.NoError(t, err)
-			return n
-		}
-	}
-	return 0
 }
 
 // probeCutOff makes sure a Deduct is in flight when srv dies: it starts a
