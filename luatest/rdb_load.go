@@ -22,11 +22,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		items, ok := rd.strings(1)
 		return listEntry(items, ok)
 	case rdbTypeListZiplist:
-		blob, ok := rd.str()
-		if !ok {
-			return nil, false
-		}
-		items, ok := ziplistItems(blob)
+		items, ok := rd.blobItems(false)
 		e, ok := listEntry(items, ok)
 		if ok { // one node, however long
 			e.ql = nodesOf(items, []int{len(items)})
@@ -143,12 +139,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		z.longAdded = false // what the listpack holds stays there
 		return &entry{kind: typeZSet, zset: z, packed: true}, true
 	case rdbTypeHash:
-		n, ok := rd.length()
-		if !ok {
-			return nil, false
-		}
-		items, ok := rd.nStrings(2 * n)
-		return hashEntry(items, ok)
+		return hashEntry(rd.strings(2))
 	case rdbTypeStreamLP, rdbTypeStreamLP2:
 		return rdbLoadStream(rd, typ == rdbTypeStreamLP2)
 	case rdbTypeHashZiplist, rdbTypeHashListpack:
