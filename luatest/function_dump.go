@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc64"
+	"strconv"
 	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
@@ -211,16 +212,7 @@ func (rd *rdbReader) str() (string, bool) {
 		if !ok {
 			return "", false
 		}
-		var v int64
-		switch n {
-		case 0:
-			v = int64(int8(b[0]))
-		case 1:
-			v = int64(int16(binary.LittleEndian.Uint16(b)))
-		case 2:
-			v = int64(int32(binary.LittleEndian.Uint32(b)))
-		}
-		return fmt.Sprint(v), true
+		return strconv.FormatInt(leInt(b), 10), true
 	case 3: // RDB_ENC_LZF
 		clen, ok1 := rd.length()
 		ulen, ok2 := rd.length()

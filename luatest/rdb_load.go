@@ -83,17 +83,8 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		}
 		members := make([]string, n)
 		for i := range members {
-			p := []byte(blob[8+i*int(width):])
-			var v int64
-			switch width {
-			case 2:
-				v = int64(int16(binary.LittleEndian.Uint16(p)))
-			case 4:
-				v = int64(int32(binary.LittleEndian.Uint32(p)))
-			default:
-				v = int64(binary.LittleEndian.Uint64(p))
-			}
-			members[i] = strconv.FormatInt(v, 10)
+			at := 8 + i*int(width)
+			members[i] = strconv.FormatInt(leInt([]byte(blob[at:at+int(width)])), 10)
 		}
 		return setEntry(members, true, uint8(width))
 	case rdbTypeZSet, rdbTypeZSet2:
