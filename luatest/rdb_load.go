@@ -404,3 +404,96 @@ func leInt(b []byte) int64 {
 	shift := 64 - 8*len(b)
 	return int64(u<<shift) >> shift
 }
+
+// rdbReader reads RDB lengths and strings (rdbLoadLen,
+// rdbGenericLoadStringObject), LZF-compressed ones included.
+type rdbReader struct {
+	b   []byte
+	pos int
+}
+
+// lenOrEnc reads a length, or for a special encoding (the top bits 11)
+// its type with enc set.
+func (rd *rdbReader) lenOrEnc() (n uint64, enc bool, ok bool) {
+	if rd.pos >= len(rd.b) {
+		return 0, false, false
+	}
+	first := rd.b[rd.pos]
+	rd.pos++
+	switch first >> 6 {
+	case 0:
+		return uint64(first & 0x3f), false, true
+	case 1:
+		if rd.pos >= len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(first&0x3f)<<8 | uint64(rd.b[rd.pos])
+		rd.pos++
+		return n, false, true
+	case 3:
+		return uint64(first & 0x3f), true, true
+	}
+	switch first {
+	case 0x80:
+		if rd.pos+4 > len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(binary.BigEndian.Uint32(rd.b[rd.pos:]))
+		rd.pos += 4
+		return n, false, true
+	case 0x81:
+		if rd.pos+8 > len(rd.b) {
+			return 0, false, false
+		}
+		n = binary.BigEndian.Uint64(rd.b[rd.pos:])
+		rd.pos += 8
+		return n, false, true
+	}
+	return 0, false, false
+}
+
+func (rd *rdbReader) length() (uint64, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	return n, ok && !enc
+}
+
+func (rd *rdbReader) bytes(n uint64) ([]byte, bool) {
+	if n > uint64(len(rd.b)-rd.pos) {
+		return nil, false
+	}
+	b := rd.b[rd.pos : rd.pos+int(n)]
+	rd.pos += int(n)
+	return b, true
+}
+
+func (rd *rdbReader) str() (string, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	if !ok {
+		return "", false
+	}
+	if !enc {
+		b, ok := rd.bytes(n)
+		return string(b), ok
+	}
+	switch n {
+	case 0, 1, 2: // RDB_ENC_INT8, INT16, INT32: little-endian integers
+		size := uint64(1) << n
+		b, ok := rd.bytes(size)
+		if !ok {
+			return "", false
+		}
+		return strconv.FormatInt(leInt(b), 10), true
+	case 3: // RDB_ENC_LZF
+		clen, ok1 := rd.length()
+		ulen, ok2 := rd.length()
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		in, ok := rd.bytes(clen)
+		if !ok {
+			return "", false
+		}
+		return lzfDecompress(in, ulen)
+	}
+	return "", false
+}
