@@ -104,11 +104,7 @@ func newLuaVM(r *Redis) *luaVM {
 		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
 	}
 	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
-	g.Metatable = L.NewTable()
-	L.SetField(g.Metatable, "__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
-		return 0
-	}))
+	g.Metatable = errorMetatable(L)
 	vm.env = vm.protect(g)
 	vm.globalsMeta = vm.protect(g.Metatable.(*lua.LTable))
 	g.RawSetString("_G", vm.env)
