@@ -384,12 +384,8 @@ func ziplistItems(blob string) ([]string, bool) {
 func nodesOf(items []string, counts []int) *quicklist {
 	q := &quicklist{n: len(items)}
 	for _, c := range counts {
-		n := qlNode{count: c, bytes: emptyListpackBytes}
-		for _, v := range items[:c] {
-			n.bytes += lpEntrySize(v)
-		}
+		q.nodes = append(q.nodes, nodeOf(items[:c]))
 		items = items[c:]
-		q.nodes = append(q.nodes, n)
 	}
 	return q
 }
