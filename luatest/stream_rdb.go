@@ -202,7 +202,7 @@ func rdbLoadStream(rd *rdbReader, v2 bool) (*entry, bool) {
 		if !ok1 || !ok2 || len(key) != streamIDBytes {
 			return nil, false
 		}
-		master := streamID{binary.BigEndian.Uint64([]byte(key)), binary.BigEndian.Uint64([]byte(key[8:]))}
+		master := streamIDFrom([]byte(key))
 		items, ok := listpackItems(blob)
 		if !ok || !s.loadNode(master, items) {
 			return nil, false
@@ -386,5 +386,11 @@ func (rd *rdbReader) rawStreamID() (streamID, bool) {
 	if !ok {
 		return streamID{}, false
 	}
-	return streamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}, true
+	return streamIDFrom(b), true
+}
+
+// streamIDFrom reads an ID from its 16 big-endian bytes (streamDecodeID),
+// as node keys and raw IDs store it.
+func streamIDFrom(b []byte) streamID {
+	return streamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}
 }
