@@ -185,13 +185,16 @@ func intsetMember(m string) (int64, bool) {
 // lookup returns the live entry for key, deleting it first when its
 // expiry has passed (Redis' lazy expiry: a key is expired once the clock is
 // past its expire time, keyIsExpired in db.c).
-func (r *Redis) lookup(key string) *entry {
-	e, ok := r.db[key]
+func (r *Redis) lookup(key string) *entry { return r.lookupDB(r.db, key) }
+
+// lookupDB is lookup in the database db.
+func (r *Redis) lookupDB(db map[string]*entry, key string) *entry {
+	e, ok := db[key]
 	if !ok {
 		return nil
 	}
 	if e.expireAt != 0 && r.nowMs() > e.expireAt {
-		delete(r.db, key)
+		delete(db, key)
 		return nil
 	}
 	return e
@@ -279,12 +282,7 @@ func (e *entry) clone() *entry {
 }
 
 // lookupIn returns the live entry for key in database db.
-func (r *Redis) lookupIn(db int, key string) *entry {
-	saved := r.dbIndex
-	r.selectDB(db)
-	defer r.selectDB(saved)
-	return r.lookup(key)
-}
+func (r *Redis) lookupIn(db int, key string) *entry { return r.lookupDB(r.dbs[db], key) }
 
 // noteEncoding records what the server's encoding of e has become and
 // keeps even when the value shrinks: a hash, set or sorted set converted

@@ -104,21 +104,13 @@ func newLuaVM(r *Redis) *luaVM {
 		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
 	}
 	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
-	g.Metatable = L.NewTable()
-	L.SetField(g.Metatable, "__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
-		return 0
-	}))
+	g.Metatable = errorMetatable(L)
 	vm.env = vm.protect(g)
 	vm.globalsMeta = vm.protect(g.Metatable.(*lua.LTable))
 	g.RawSetString("_G", vm.env)
 	vm.handler = L.NewFunction(vm.errorHandler)
 	vm.renamer = L.NewFunction(func(L *lua.LState) int {
-		v := L.Get(1)
-		if s, ok := v.(lua.LString); ok {
-			v = lua.LString(vm.rename(L, lua51Message(string(s))))
-		}
-		L.Push(v)
+		L.Push(vm.error51(L, L.Get(1)))
 		return 1
 	})
 	return vm
@@ -341,11 +333,7 @@ var forMessages = strings.NewReplacer(
 // becomes "ERR " .. tostring(err) and line is the script line that raised
 // it (the first Lua frame from the top of the stack).
 func (vm *luaVM) errorHandler(L *lua.LState) int {
-	v := L.Get(1)
-	if s, ok := v.(lua.LString); ok {
-		v = lua.LString(vm.rename(L, lua51Message(string(s))))
-	}
-	t := errorTable(L, v)
+	t := errorTable(L, vm.error51(L, L.Get(1)))
 	if source, line := currentPos(L); line > 0 {
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
@@ -354,6 +342,16 @@ func (vm *luaVM) errorHandler(L *lua.LState) int {
 	}
 	L.Push(t)
 	return 1
+}
+
+// error51 returns an error value with a string error put in Lua 5.1's
+// words (lua51Message, then rename while the erroring frame is still on
+// the stack); other values are returned as they are.
+func (vm *luaVM) error51(L *lua.LState, v lua.LValue) lua.LValue {
+	if s, ok := v.(lua.LString); ok {
+		return lua.LString(vm.rename(L, lua51Message(string(s))))
+	}
+	return v
 }
 
 func errorTable(L *lua.LState, v lua.LValue) *lua.LTable {
@@ -404,10 +402,7 @@ func (vm *luaVM) xpcall(L *lua.LState) int {
 	h := L.CheckFunction(2)
 	top := L.GetTop()
 	handler := L.NewFunction(func(L *lua.LState) int {
-		v := L.Get(1)
-		if s, ok := v.(lua.LString); ok {
-			v = lua.LString(vm.rename(L, lua51Message(string(s))))
-		}
+		v := vm.error51(L, L.Get(1))
 		L.Push(h)
 		L.Push(v)
 		L.Call(1, 1)

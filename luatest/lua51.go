@@ -283,11 +283,18 @@ func forNumber(e ast.Expr) ast.Expr {
 			return e
 		}
 	}
-	fn := &ast.IdentExpr{Value: forNumberHelperName}
-	fn.SetLine(e.Line())
-	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}, AdjustRet: true}
-	call.SetLine(e.Line())
-	call.SetLastLine(e.LastLine())
+	return helperCall(forNumberHelperName, e, e)
+}
+
+// helperCall is the call name(args...) on at's lines: how the rewritten
+// chunks call their helpers, so errors and the call log keep the lines of
+// the expression replaced.
+func helperCall(name string, at ast.Expr, args ...ast.Expr) ast.Expr {
+	fn := &ast.IdentExpr{Value: name}
+	fn.SetLine(at.Line())
+	call := &ast.FuncCallExpr{Func: fn, Args: args, AdjustRet: true}
+	call.SetLine(at.Line())
+	call.SetLastLine(at.LastLine())
 	return call
 }
 
@@ -315,14 +322,9 @@ const modHelperName = "__luatest_mod"
 // a - floor(a/b)*b, which differs for an infinite operand, a zero divisor
 // (the CPU's default NaN, printed "-nan") and large quotients.
 func modulo(s *scope, e *ast.ArithmeticOpExpr) ast.Expr {
-	fn := &ast.IdentExpr{Value: modHelperName}
-	fn.SetLine(e.Line())
 	d := &ast.StringExpr{Value: describe(s, e.Lhs) + "\x00" + describe(s, e.Rhs)}
 	d.SetLine(e.Line())
-	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{d, e.Lhs, e.Rhs}, AdjustRet: true}
-	call.SetLine(e.Line())
-	call.SetLastLine(e.LastLine())
-	return call
+	return helperCall(modHelperName, e, d, e.Lhs, e.Rhs)
 }
 
 // modHelper is Arith for OP_MOD (lvm.c): two numbers, or strings
@@ -397,14 +399,9 @@ func (rw *rewriter) concat(s *scope, e *ast.StringConcatOpExpr) ast.Expr {
 	if literal {
 		return e
 	}
-	fn := &ast.IdentExpr{Value: concatHelperName}
-	fn.SetLine(e.Line())
 	d := &ast.StringExpr{Value: strings.Join(descs, "\x00")}
 	d.SetLine(e.Line())
-	call := &ast.FuncCallExpr{Func: fn, Args: append([]ast.Expr{d}, operands...), AdjustRet: true}
-	call.SetLine(e.Line())
-	call.SetLastLine(e.LastLine())
-	return call
+	return helperCall(concatHelperName, e, append([]ast.Expr{d}, operands...)...)
 }
 
 func isStrNum(v lua.LValue) bool {

@@ -164,3 +164,53 @@ func lzfCompress(in []byte, outLen int) []byte {
 	}
 	return out[:op]
 }
+
+// lzfDecompress is lzf_decompress (lzf_d.c) for an output of exactly n
+// bytes. For n = 0 anything goes: lzf_decompress answers 0 on an error,
+// which is the length the server wanted, so it loads an empty string.
+func lzfDecompress(in []byte, n uint64) (string, bool) {
+	if n == 0 {
+		return "", true
+	}
+	if n > 1<<32 {
+		return "", false
+	}
+	out := make([]byte, 0, n)
+	for ip := 0; ip < len(in); {
+		ctrl := int(in[ip])
+		ip++
+		if ctrl < 32 {
+			ctrl++
+			if ip+ctrl > len(in) || uint64(len(out)+ctrl) > n {
+				return "", false
+			}
+			out = append(out, in[ip:ip+ctrl]...)
+			ip += ctrl
+			continue
+		}
+		l := ctrl >> 5
+		if l == 7 {
+			if ip >= len(in) {
+				return "", false
+			}
+			l += int(in[ip])
+			ip++
+		}
+		if ip >= len(in) {
+			return "", false
+		}
+		ref := len(out) - (ctrl&0x1f)<<8 - 1 - int(in[ip])
+		ip++
+		l += 2
+		if ref < 0 || uint64(len(out)+l) > n {
+			return "", false
+		}
+		for i := 0; i < l; i++ {
+			out = append(out, out[ref+i])
+		}
+	}
+	if uint64(len(out)) != n {
+		return "", false
+	}
+	return string(out), true
+}

@@ -294,17 +294,12 @@ func (lp *listpack) addInt(v int64) {
 // (lpEncodeBacklen).
 func (lp *listpack) finish(start int) {
 	l := uint64(len(lp.b) - start)
-	switch {
-	case l <= 127:
-		lp.b = append(lp.b, byte(l))
-	case l < 16383:
-		lp.b = append(lp.b, byte(l>>7), byte(l&127)|128)
-	case l < 2097151:
-		lp.b = append(lp.b, byte(l>>14), byte(l>>7&127)|128, byte(l&127)|128)
-	case l < 268435455:
-		lp.b = append(lp.b, byte(l>>21), byte(l>>14&127)|128, byte(l>>7&127)|128, byte(l&127)|128)
-	default:
-		lp.b = append(lp.b, byte(l>>28), byte(l>>21&127)|128, byte(l>>14&127)|128, byte(l>>7&127)|128, byte(l&127)|128)
+	// 7 bits a byte, most significant first; every byte but the first
+	// has its high bit set.
+	n := backlenSize(l)
+	lp.b = append(lp.b, byte(l>>(7*(n-1))))
+	for i := n - 2; i >= 0; i-- {
+		lp.b = append(lp.b, byte(l>>(7*i)&127)|128)
 	}
 	lp.n++
 }

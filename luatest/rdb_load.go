@@ -22,11 +22,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		items, ok := rd.strings(1)
 		return listEntry(items, ok)
 	case rdbTypeListZiplist:
-		blob, ok := rd.str()
-		if !ok {
-			return nil, false
-		}
-		items, ok := ziplistItems(blob)
+		items, ok := rd.blobItems(false)
 		e, ok := listEntry(items, ok)
 		if ok { // one node, however long
 			e.ql = nodesOf(items, []int{len(items)})
@@ -87,17 +83,8 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		}
 		members := make([]string, n)
 		for i := range members {
-			p := []byte(blob[8+i*int(width):])
-			var v int64
-			switch width {
-			case 2:
-				v = int64(int16(binary.LittleEndian.Uint16(p)))
-			case 4:
-				v = int64(int32(binary.LittleEndian.Uint32(p)))
-			default:
-				v = int64(binary.LittleEndian.Uint64(p))
-			}
-			members[i] = strconv.FormatInt(v, 10)
+			at := 8 + i*int(width)
+			members[i] = strconv.FormatInt(leInt([]byte(blob[at:at+int(width)])), 10)
 		}
 		return setEntry(members, true, uint8(width))
 	case rdbTypeZSet, rdbTypeZSet2:
@@ -143,12 +130,7 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		z.longAdded = false // what the listpack holds stays there
 		return &entry{kind: typeZSet, zset: z, packed: true}, true
 	case rdbTypeHash:
-		n, ok := rd.length()
-		if !ok {
-			return nil, false
-		}
-		items, ok := rd.nStrings(2 * n)
-		return hashEntry(items, ok)
+		return hashEntry(rd.strings(2))
 	case rdbTypeStreamLP, rdbTypeStreamLP2:
 		return rdbLoadStream(rd, typ == rdbTypeStreamLP2)
 	case rdbTypeHashZiplist, rdbTypeHashListpack:
@@ -402,12 +384,8 @@ func ziplistItems(blob string) ([]string, bool) {
 func nodesOf(items []string, counts []int) *quicklist {
 	q := &quicklist{n: len(items)}
 	for _, c := range counts {
-		n := qlNode{count: c, bytes: emptyListpackBytes}
-		for _, v := range items[:c] {
-			n.bytes += lpEntrySize(v)
-		}
+		q.nodes = append(q.nodes, nodeOf(items[:c]))
 		items = items[c:]
-		q.nodes = append(q.nodes, n)
 	}
 	return q
 }
@@ -421,4 +399,97 @@ func leInt(b []byte) int64 {
 	}
 	shift := 64 - 8*len(b)
 	return int64(u<<shift) >> shift
+}
+
+// rdbReader reads RDB lengths and strings (rdbLoadLen,
+// rdbGenericLoadStringObject), LZF-compressed ones included.
+type rdbReader struct {
+	b   []byte
+	pos int
+}
+
+// lenOrEnc reads a length, or for a special encoding (the top bits 11)
+// its type with enc set.
+func (rd *rdbReader) lenOrEnc() (n uint64, enc bool, ok bool) {
+	if rd.pos >= len(rd.b) {
+		return 0, false, false
+	}
+	first := rd.b[rd.pos]
+	rd.pos++
+	switch first >> 6 {
+	case 0:
+		return uint64(first & 0x3f), false, true
+	case 1:
+		if rd.pos >= len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(first&0x3f)<<8 | uint64(rd.b[rd.pos])
+		rd.pos++
+		return n, false, true
+	case 3:
+		return uint64(first & 0x3f), true, true
+	}
+	switch first {
+	case 0x80:
+		if rd.pos+4 > len(rd.b) {
+			return 0, false, false
+		}
+		n = uint64(binary.BigEndian.Uint32(rd.b[rd.pos:]))
+		rd.pos += 4
+		return n, false, true
+	case 0x81:
+		if rd.pos+8 > len(rd.b) {
+			return 0, false, false
+		}
+		n = binary.BigEndian.Uint64(rd.b[rd.pos:])
+		rd.pos += 8
+		return n, false, true
+	}
+	return 0, false, false
+}
+
+func (rd *rdbReader) length() (uint64, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	return n, ok && !enc
+}
+
+func (rd *rdbReader) bytes(n uint64) ([]byte, bool) {
+	if n > uint64(len(rd.b)-rd.pos) {
+		return nil, false
+	}
+	b := rd.b[rd.pos : rd.pos+int(n)]
+	rd.pos += int(n)
+	return b, true
+}
+
+func (rd *rdbReader) str() (string, bool) {
+	n, enc, ok := rd.lenOrEnc()
+	if !ok {
+		return "", false
+	}
+	if !enc {
+		b, ok := rd.bytes(n)
+		return string(b), ok
+	}
+	switch n {
+	case 0, 1, 2: // RDB_ENC_INT8, INT16, INT32: little-endian integers
+		size := uint64(1) << n
+		b, ok := rd.bytes(size)
+		if !ok {
+			return "", false
+		}
+		return strconv.FormatInt(leInt(b), 10), true
+	case 3: // RDB_ENC_LZF
+		clen, ok1 := rd.length()
+		ulen, ok2 := rd.length()
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		in, ok := rd.bytes(clen)
+		if !ok {
+			return "", false
+		}
+		return lzfDecompress(in, ulen)
+	}
+	return "", false
 }

@@ -2,6 +2,7 @@ package luatest
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -158,12 +159,12 @@ func appendRDBStream(b []byte, s *streamValue) []byte {
 	b = appendRDBStreamID(b, s.maxDeleted)
 	b = appendRDBLen(b, uint64(s.entriesAdded))
 	b = appendRDBLen(b, uint64(len(s.groups)))
-	for _, name := range sortedKeys(s.groups) {
+	for _, name := range slices.Sorted(maps.Keys(s.groups)) {
 		g := s.groups[name]
 		b = appendRDBString(b, name)
 		b = appendRDBStreamID(b, g.lastID)
 		b = appendRDBLen(b, uint64(g.entriesRead))
-		ids := sortedIDs(g.pel)
+		ids := slices.SortedFunc(maps.Keys(g.pel), streamID.cmp)
 		b = appendRDBLen(b, uint64(len(ids)))
 		for _, id := range ids {
 			b = appendStreamID(b, id)
@@ -171,11 +172,11 @@ func appendRDBStream(b []byte, s *streamValue) []byte {
 			b = appendRDBLen(b, uint64(g.pel[id].count))
 		}
 		b = appendRDBLen(b, uint64(len(g.consumers)))
-		for _, cn := range sortedKeys(g.consumers) {
+		for _, cn := range slices.Sorted(maps.Keys(g.consumers)) {
 			c := g.consumers[cn]
 			b = appendRDBString(b, cn)
 			b = binary.LittleEndian.AppendUint64(b, uint64(c.seen))
-			ids := sortedIDs(c.pel)
+			ids := slices.SortedFunc(maps.Keys(c.pel), streamID.cmp)
 			b = appendRDBLen(b, uint64(len(ids)))
 			for _, id := range ids {
 				b = appendStreamID(b, id)
@@ -183,24 +184,6 @@ func appendRDBStream(b []byte, s *streamValue) []byte {
 		}
 	}
 	return b
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedIDs[V any](m map[streamID]V) []streamID {
-	out := make([]streamID, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	slices.SortFunc(out, func(a, b streamID) int { return a.cmp(b) })
-	return out
 }
 
 // rdbLoadStream reads a stream of RDB_TYPE_STREAM_LISTPACKS (Redis 5 to
@@ -219,7 +202,7 @@ func rdbLoadStream(rd *rdbReader, v2 bool) (*entry, bool) {
 		if !ok1 || !ok2 || len(key) != streamIDBytes {
 			return nil, false
 		}
-		master := streamID{binary.BigEndian.Uint64([]byte(key)), binary.BigEndian.Uint64([]byte(key[8:]))}
+		master := streamIDFrom([]byte(key))
 		items, ok := listpackItems(blob)
 		if !ok || !s.loadNode(master, items) {
 			return nil, false
@@ -403,5 +386,11 @@ func (rd *rdbReader) rawStreamID() (streamID, bool) {
 	if !ok {
 		return streamID{}, false
 	}
-	return streamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}, true
+	return streamIDFrom(b), true
+}
+
+// streamIDFrom reads an ID from its 16 big-endian bytes (streamDecodeID),
+// as node keys and raw IDs store it.
+func streamIDFrom(b []byte) streamID {
+	return streamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}
 }
