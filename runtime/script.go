@@ -267,8 +267,10 @@ var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.
 func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Value, error) {
-	if fe, ok := e.(FunctionExecutor); ok && s.lib != nil {
-		return s.fcall(ctx, fe, keys, args)
+	if s.lib != nil {
+		if fe, ok := e.(FunctionExecutor); ok {
+			return s.fcall(ctx, fe, keys, args)
+		}
 	}
 	v, err := e.EvalSha(ctx, s, keys, args)
 	if err != nil && IsNoScript(err) {
