@@ -118,7 +118,7 @@ type oneShot struct{ *redis.Cmd }
 // NoRetry tells go-redis' retry loops not to resend the command.
 func (oneShot) NoRetry() bool { return true }
 
-// command returns the command of a pipelined call: FCALL (FCALL_RO) when
+// pipelineCommand returns the command of a pipelined call: FCALL (FCALL_RO) when
 // c.FCall is set, else EVALSHA or EVAL as command builds them.
 func (e *Executor) pipelineCommand(ctx context.Context, c *runtime.PipelineCall) oneShot {
 	if c.FCall {
