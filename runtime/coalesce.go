@@ -225,10 +225,11 @@ func (c *Coalescer) lead(k coalesceKey, q *coalesceQueue, w *coalesceCall) {
 	size := w.size()
 	for len(q.pending) > 0 && len(run) < s.coalesce {
 		p := q.pending[0]
-		if size+p.size() > CoalesceMaxBytes {
+		n := p.size()
+		if size+n > CoalesceMaxBytes {
 			break
 		}
-		size += p.size()
+		size += n
 		p.state = running
 		q.pending[0] = nil
 		q.pending = q.pending[1:]

@@ -73,24 +73,7 @@ var coalesceEpilogue = "end local K, A, out = KEYS, ARGV, {} " +
 // the shebang (same flags, so the same EVALSHA_RO, OOM and cluster rules),
 // then the code inside the dispatch loop (see the comment above).
 func coalesceBody(source string) string {
-	head, code, ok := splitShebang(source)
-	if !ok {
-		return source
-	}
-	params := ""
-	if strings.Contains(code, "...") {
-		params = ", ..."
-	}
-	var b strings.Builder
-	b.Grow(len(source) + len(coalescePrologue) + len(coalesceEpilogue) + 8)
-	b.WriteString(head)
-	b.WriteString(strings.Replace(coalescePrologue, "%s", params, 1))
-	b.WriteString(code)
-	if code != "" && !strings.HasSuffix(code, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString(coalesceEpilogue)
-	return b.String()
+	return wrapSource(source, coalescePrologue, coalesceEpilogue, ", ...")
 }
 
 // coalesceArgs packs calls into the companion's KEYS and ARGV.

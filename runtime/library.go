@@ -186,7 +186,7 @@ func wrapFunction(fn, source string) string {
 		b.WriteString(luaQuote(f))
 	}
 	b.WriteString("}, ")
-	writeWrapped(&b, code, fnPrologue, fnEpilogue)
+	writeWrapped(&b, code, fnPrologue, fnEpilogue, "...")
 	return b.String()
 }
 

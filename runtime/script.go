@@ -96,13 +96,12 @@ type ScriptSpec struct {
 // never a user input (luagen check rejects such headers).
 func NewScript(spec ScriptSpec) *Script {
 	body := wrapBody(spec.Body)
-	sum := sha1.Sum([]byte(body))
 	s := &Script{
 		name:     spec.Name,
 		file:     spec.File,
 		source:   spec.Body,
 		body:     body,
-		sha1:     hex.EncodeToString(sum[:]),
+		sha1:     sha1Hex(body),
 		readOnly: spec.ReadOnly,
 		anySlot:  spec.AllowCrossSlot,
 		idem:     spec.Idempotent,
@@ -110,14 +109,13 @@ func NewScript(spec ScriptSpec) *Script {
 	}
 	if spec.Coalesce > 1 && !spec.AllowCrossSlot {
 		comp := coalesceBody(spec.Body)
-		csum := sha1.Sum([]byte(comp))
 		s.coalesce = spec.Coalesce
 		s.companion = &Script{
 			name:     spec.Name + " (merged run)",
 			file:     spec.File,
 			source:   spec.Body,
 			body:     comp,
-			sha1:     hex.EncodeToString(csum[:]),
+			sha1:     sha1Hex(comp),
 			readOnly: spec.ReadOnly,
 		}
 	}
@@ -146,6 +144,13 @@ func NewScript(spec ScriptSpec) *Script {
 		}
 	}
 	return s
+}
+
+// sha1Hex returns the lowercase hex SHA1 of body: its key in the server's
+// script cache.
+func sha1Hex(body string) string {
+	sum := sha1.Sum([]byte(body))
+	return hex.EncodeToString(sum[:])
 }
 
 // Name returns the script's Go name, e.g. "stock.Deduct".
@@ -267,8 +272,10 @@ var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.
 func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Value, error) {
-	if fe, ok := e.(FunctionExecutor); ok && s.lib != nil {
-		return s.fcall(ctx, fe, keys, args)
+	if s.lib != nil {
+		if fe, ok := e.(FunctionExecutor); ok {
+			return s.fcall(ctx, fe, keys, args)
+		}
 	}
 	v, err := e.EvalSha(ctx, s, keys, args)
 	if err != nil && IsNoScript(err) {

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"strings"
 	"sync"
 )
@@ -38,8 +36,7 @@ func (x *shebangless) plainScript(s *Script) *Script {
 		// A merged-run companion (coalesce_wire.go): comment out its own
 		// shebang instead.
 		body := "--" + s.body[2:]
-		sum := sha1.Sum([]byte(body))
-		plain = &Script{name: s.name, file: s.file, source: s.source, body: body, sha1: hex.EncodeToString(sum[:])}
+		plain = &Script{name: s.name, file: s.file, source: s.source, body: body, sha1: sha1Hex(body)}
 	}
 	p, _ := x.plain.LoadOrStore(s, plain)
 	return p.(*Script)

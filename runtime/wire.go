@@ -141,23 +141,31 @@ func replyCheck(extra string) string {
 // function), upvalues (60) and the reply are as in the unwrapped script:
 // Redis takes only the first result of a script, and so does the wrapper.
 func wrapBody(body string) string {
-	head, code, ok := splitShebang(body)
+	return wrapSource(body, wrapPrologue, wrapEpilogue, "...")
+}
+
+// wrapSource returns source with its shebang line (if any) first and its
+// code written by [writeWrapped]; a shebang line alone is returned as it is.
+// [wrapBody] and [coalesceBody] build their bodies with it.
+func wrapSource(source, prologue, epilogue, vararg string) string {
+	head, code, ok := splitShebang(source)
 	if !ok {
-		return body
+		return source
 	}
 	var b strings.Builder
-	b.Grow(len(body) + len(wrapPrologue) + len(wrapEpilogue) + 8)
+	b.Grow(len(source) + len(prologue) + len(epilogue) + 8)
 	b.WriteString(head)
-	writeWrapped(&b, code, wrapPrologue, wrapEpilogue)
+	writeWrapped(&b, code, prologue, epilogue, vararg)
 	return b.String()
 }
 
 // writeWrapped writes code between prologue and epilogue, each with its
-// "%s" (if any) replaced by "..." when code uses "..." (see [wrapBody]).
-func writeWrapped(b *strings.Builder, code, prologue, epilogue string) {
+// "%s" (if any) replaced by vararg when code uses "..." (see [wrapBody]),
+// and by nothing otherwise.
+func writeWrapped(b *strings.Builder, code, prologue, epilogue, vararg string) {
 	params := ""
 	if strings.Contains(code, "...") {
-		params = "..."
+		params = vararg
 	}
 	b.WriteString(strings.Replace(prologue, "%s", params, 1))
 	b.WriteString(code)

@@ -16,12 +16,7 @@ var _ runtime.FunctionExecutor = (*Executor)(nil)
 // keyless call on a cluster goes to the primary of its function name's
 // slot.
 func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	cmd := e.fcallCommand(ctx, s, keys, args)
-	err := e.c.Process(ctx, cmd)
-	if err != nil {
-		e.lost(ctx, err)
-	}
-	return FromReply(cmd.Val(), err)
+	return e.process(ctx, e.c, e.fcallCommand(ctx, s, keys, args))
 }
 
 // fcallCommand returns FCALL (FCALL_RO) of s's function as a command

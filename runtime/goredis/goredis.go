@@ -118,7 +118,7 @@ type oneShot struct{ *redis.Cmd }
 // NoRetry tells go-redis' retry loops not to resend the command.
 func (oneShot) NoRetry() bool { return true }
 
-// command returns the command of a pipelined call: FCALL (FCALL_RO) when
+// pipelineCommand returns the command of a pipelined call: FCALL (FCALL_RO) when
 // c.FCall is set, else EVALSHA or EVAL as command builds them.
 func (e *Executor) pipelineCommand(ctx context.Context, c *runtime.PipelineCall) oneShot {
 	if c.FCall {
@@ -174,9 +174,7 @@ func (e *Executor) newCmd(ctx context.Context, name, payload string, keys, args 
 // run sends EVALSHA, or EVAL when eval is set.
 func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	cmd := e.command(ctx, s, keys, args, eval)
-	var c interface {
-		Process(context.Context, redis.Cmder) error
-	} = e.c
+	var c processor = e.c
 	if e.cluster != nil && len(keys) == 0 && eval {
 		// EVAL carries the body, not the SHA1, so ask the cluster for the
 		// SHA1's primary itself: the EVAL must land where the EVALSHA did
@@ -188,11 +186,22 @@ func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, 
 		}
 		c = node
 	}
+	return e.process(ctx, c, cmd)
+}
+
+// process sends cmd with c (the client, or a cluster node) and converts its
+// reply, asking for a slot-map refresh after a connection error (see lost).
+func (e *Executor) process(ctx context.Context, c processor, cmd oneShot) (runtime.Value, error) {
 	err := c.Process(ctx, cmd)
 	if err != nil {
 		e.lost(ctx, err)
 	}
 	return FromReply(cmd.Val(), err)
+}
+
+// processor is what process sends with: a go-redis client or node.
+type processor interface {
+	Process(context.Context, redis.Cmder) error
 }
 
 // lost handles a failed command: a connection error may mean the node is
