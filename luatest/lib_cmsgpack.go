@@ -93,9 +93,9 @@ func mpEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		count := 0
-		v.ForEach(func(lua.LValue, lua.LValue) { count++ })
+		forEach(v, func(lua.LValue, lua.LValue) { count++ })
 		b = mpEncodeHeader(b, uint64(count), 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		forEach(v, func(k, val lua.LValue) {
 			b = mpEncode(L, b, k, level+1)
 			b = mpEncode(L, b, val, level+1)
 		})
@@ -108,7 +108,7 @@ func mpEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 // C int, and the largest equal to the count.
 func mpIsArray(t *lua.LTable) bool {
 	count, max, ok := 0, 0.0, true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		n, isNum := k.(lua.LNumber)
 		f := float64(n)
 		if !ok || !isNum || f <= 0 || f > math.MaxInt32 || f != math.Trunc(f) {
