@@ -150,10 +150,7 @@ func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
 		for _, ch := range args[1:] {
 			out = append(out, resp.BulkReply(ch), resp.IntReply(0))
 		}
-		if c.proto == 3 {
-			return resp.Reply{Kind: resp.Map, Elems: out}
-		}
-		return resp.ArrayReply(out...)
+		return c.mapReply(out)
 	}
 	return cmdHelpOnly(c, args)
 }

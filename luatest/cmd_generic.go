@@ -533,6 +533,9 @@ func parseCursor(s string) (uint64, bool) {
 	return n, true
 }
 
+// scanKinds is the type each of HSCAN, SSCAN and ZSCAN iterates.
+var scanKinds = map[string]keyType{"hscan": typeHash, "sscan": typeSet, "zscan": typeZSet}
+
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] —
 // https://redis.io/commands/scan/, and HSCAN, SSCAN, ZSCAN key cursor
 // [MATCH pattern] [COUNT count]. Collections in a compact encoding
@@ -581,8 +584,7 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 	if c.name == "scan" {
 		items = c.r.keys("*")
 	} else {
-		kinds := map[string]keyType{"hscan": typeHash, "sscan": typeSet, "zscan": typeZSet}
-		e, wrong := c.r.lookupType(key, kinds[c.name])
+		e, wrong := c.r.lookupType(key, scanKinds[c.name])
 		if wrong {
 			return errWrongType
 		}

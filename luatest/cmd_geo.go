@@ -268,7 +268,6 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 		return errWrongType
 	}
 	var x, y, radius, width, height, toM float64
-	isBox := false
 	base := src + 1
 	switch {
 	case c.name == "georadius" || c.name == "georadius_ro":
@@ -367,7 +366,7 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 			if !ok {
 				return errGeoUnit
 			}
-			width, height, toM, byBox, isBox = w*u, h*u, u, true, true
+			width, height, toM, byBox = w*u, h*u, u, true
 			i += 3
 		default:
 			return errSyntax
@@ -396,9 +395,6 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 		}
 		return resp.ArrayReply()
 	}
-	if count != 0 && sortDir == 0 && !any {
-		sortDir = 1
-	}
 	var pts []geoPoint
 	for _, m := range e.zset.members() {
 		s := e.zset.scores[m]
@@ -409,20 +405,13 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 			continue
 		}
 		lon, lat := geoDecode(uint64(s))
-		p := geoPoint{member: m, score: s, lon: lon, lat: lat}
-		if isBox {
-			if earthRadiusM*math.Abs(degRad(y)-degRad(lat)) > height/2 {
+		p := geoPoint{member: m, score: s, lon: lon, lat: lat, dist: geoDistance(x, y, lon, lat)}
+		if byBox {
+			if earthRadiusM*math.Abs(degRad(y)-degRad(lat)) > height/2 || geoDistance(lon, lat, x, lat) > width/2 {
 				continue
 			}
-			if geoDistance(lon, lat, x, lat) > width/2 {
-				continue
-			}
-			p.dist = geoDistance(x, y, lon, lat)
-		} else {
-			p.dist = geoDistance(x, y, lon, lat)
-			if p.dist > radius {
-				continue
-			}
+		} else if p.dist > radius {
+			continue
 		}
 		pts = append(pts, p)
 	}

@@ -438,6 +438,15 @@ func (c *cmdCtx) hllOf(key string) (*entry, *resp.Reply) {
 	return e, nil
 }
 
+// putHLL stores b as key's HLL: into e, or a new entry when e is nil.
+func (c *cmdCtx) putHLL(key string, e *entry, b []byte) {
+	if e == nil {
+		c.r.db[key] = &entry{kind: typeString, str: string(b), raw: true}
+		return
+	}
+	e.str, e.raw = string(b), true
+}
+
 // PFADD key [element ...] — https://redis.io/commands/pfadd/
 func cmdPfadd(c *cmdCtx, args []string) resp.Reply {
 	e, bad := c.hllOf(args[0])
@@ -471,11 +480,7 @@ func cmdPfadd(c *cmdCtx, args []string) resp.Reply {
 		return resp.IntReply(0)
 	}
 	b[hllHdrSize-1] |= 0x80 // invalidate the cached cardinality
-	if e == nil {
-		c.r.db[args[0]] = &entry{kind: typeString, str: string(b), raw: true}
-	} else {
-		e.str, e.raw = string(b), true
-	}
+	c.putHLL(args[0], e, b)
 	return resp.IntReply(1)
 }
 
@@ -524,10 +529,14 @@ func cmdPfcount(c *cmdCtx, args []string) resp.Reply {
 func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 	max := make([]int, hllRegisters)
 	useDense := false
-	for _, k := range args {
+	var dst *entry
+	for i, k := range args {
 		e, bad := c.hllOf(k)
 		if bad != nil {
 			return *bad
+		}
+		if i == 0 {
+			dst = e
 		}
 		if e != nil {
 			useDense = useDense || e.str[4] == hllDense
@@ -536,13 +545,12 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 			}
 		}
 	}
-	e, _ := c.hllOf(args[0])
 	var b []byte
-	if e == nil {
+	if dst == nil {
 		b = newHLL()
 	} else {
-		b = []byte(e.str)
-		e.raw = true // dbUnshareStringValue
+		b = []byte(dst.str)
+		dst.raw = true // dbUnshareStringValue
 	}
 	if useDense {
 		var ok bool
@@ -556,11 +564,7 @@ func cmdPfmerge(c *cmdCtx, args []string) resp.Reply {
 		}
 	}
 	b[hllHdrSize-1] |= 0x80
-	if e == nil {
-		c.r.db[args[0]] = &entry{kind: typeString, str: string(b), raw: true}
-	} else {
-		e.str, e.raw = string(b), true
-	}
+	c.putHLL(args[0], dst, b)
 	return resp.OK
 }
 

@@ -254,14 +254,7 @@ func cmdSpop(c *cmdCtx, args []string) resp.Reply {
 		}
 		return resp.BulkReply(members[0])
 	}
-	var picked []string
-	if count < 0 { // SRANDMEMBER with a negative count may repeat members
-		for i := int64(0); i < -count; i++ {
-			picked = append(picked, members[int(i)%len(members)])
-		}
-		return resp.BulkArray(picked)
-	}
-	picked = members[:min(int(count), len(members))]
+	picked := pickMembers(members, count) // SRANDMEMBER's negative count repeats members
 	if c.name == "spop" {
 		for _, m := range picked {
 			delete(e.set, m)

@@ -966,12 +966,25 @@ func cmdXack(c *cmdCtx, args []string) resp.Reply {
 	var n int64
 	for _, id := range ids {
 		if p := g.pel[id]; p != nil {
-			delete(g.consumers[p.consumer].pel, id)
-			delete(g.pel, id)
+			g.unpend(id, p)
 			n++
 		}
 	}
 	return resp.IntReply(n)
+}
+
+// unpend drops id, pending as p, from g's PEL and from its consumer's.
+func (g *streamGroup) unpend(id streamID, p *pendingEntry) {
+	delete(g.consumers[p.consumer].pel, id)
+	delete(g.pel, id)
+}
+
+// claim hands id, pending as p, to the consumer name (co), delivered at
+// ms (Unix ms), as XCLAIM and XAUTOCLAIM do.
+func (g *streamGroup) claim(id streamID, p *pendingEntry, name string, co *streamConsumer, ms int64) {
+	delete(g.consumers[p.consumer].pel, id)
+	p.consumer, p.delivered = name, ms
+	co.pel[id] = true
 }
 
 func (g *streamGroup) sortedPEL() []streamID {
@@ -1137,16 +1150,13 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 			p = &pendingEntry{consumer: args[2], delivered: now}
 			g.pel[id] = p
 		} else if k < 0 {
-			delete(g.consumers[p.consumer].pel, id)
-			delete(g.pel, id)
+			g.unpend(id, p)
 			continue
 		}
 		if minIdle > 0 && now-p.delivered < minIdle {
 			continue
 		}
-		delete(g.consumers[p.consumer].pel, id)
-		p.consumer, p.delivered = args[2], deliveryTime
-		co.pel[id] = true
+		g.claim(id, p, args[2], co, deliveryTime)
 		if retry >= 0 {
 			p.count = retry
 		} else if !justID {
@@ -1210,17 +1220,14 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 		p := g.pel[id]
 		k := s.find(id)
 		if k < 0 {
-			delete(g.consumers[p.consumer].pel, id)
-			delete(g.pel, id)
+			g.unpend(id, p)
 			deleted = append(deleted, resp.BulkReply(id.String()))
 			continue
 		}
 		if minIdle > 0 && now-p.delivered < minIdle {
 			continue
 		}
-		delete(g.consumers[p.consumer].pel, id)
-		p.consumer, p.delivered = args[2], now
-		co.pel[id] = true
+		g.claim(id, p, args[2], co, now)
 		if !justID {
 			p.count++
 			claimed = append(claimed, entryReply(s.entries[k]))

@@ -93,9 +93,9 @@ func mpEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		count := 0
-		v.ForEach(func(lua.LValue, lua.LValue) { count++ })
+		forEach(v, func(lua.LValue, lua.LValue) { count++ })
 		b = mpEncodeHeader(b, uint64(count), 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		forEach(v, func(k, val lua.LValue) {
 			b = mpEncode(L, b, k, level+1)
 			b = mpEncode(L, b, val, level+1)
 		})
@@ -108,7 +108,7 @@ func mpEncode(L *lua.LState, b []byte, v lua.LValue, level int) []byte {
 // C int, and the largest equal to the count.
 func mpIsArray(t *lua.LTable) bool {
 	count, max, ok := 0, 0.0, true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		n, isNum := k.(lua.LNumber)
 		f := float64(n)
 		if !ok || !isNum || f <= 0 || f > math.MaxInt32 || f != math.Trunc(f) {
@@ -242,6 +242,9 @@ func mpUnpackFull(L *lua.LState, limit, offset int64) int {
 }
 
 // mpDecode decodes one object; on error it sets c.err and returns nil.
+// mpNumSize is the encoded size, type byte included, of each number type.
+var mpNumSize = [256]int{0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3, 0xce: 5, 0xd2: 5, 0xcf: 9, 0xd3: 9, 0xca: 5, 0xcb: 9}
+
 func mpDecode(L *lua.LState, c *mpCursor) lua.LValue {
 	if !c.need(1) {
 		return lua.LNil
@@ -265,7 +268,7 @@ func mpDecode(L *lua.LState, c *mpCursor) lua.LValue {
 	}
 	switch t := p[0]; t {
 	case 0xcc, 0xd0, 0xcd, 0xd1, 0xce, 0xd2, 0xcf, 0xd3, 0xca, 0xcb:
-		size := map[byte]int{0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3, 0xce: 5, 0xd2: 5, 0xcf: 9, 0xd3: 9, 0xca: 5, 0xcb: 9}[t]
+		size := mpNumSize[t]
 		if !c.need(size) {
 			return lua.LNil
 		}

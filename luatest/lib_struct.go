@@ -36,6 +36,14 @@ type structHeader struct {
 
 func defaultStructHeader() structHeader { return structHeader{little: true, align: 1} }
 
+// order is the byte order the header selects for 'f' and 'd'.
+func (h structHeader) order() binary.ByteOrder {
+	if h.little {
+		return binary.LittleEndian
+	}
+	return binary.BigEndian
+}
+
 // structFormat walks a format string as lua_struct.c's loops do.
 type structFormat struct {
 	L   *lua.LState
@@ -202,24 +210,14 @@ func structPack(L *lua.LState) int {
 		case 'x':
 			b.WriteByte(0)
 		case 'f':
-			bits := math.Float32bits(float32(checkNumber51(L, arg)))
-			arg++
 			var buf [4]byte
-			if h.little {
-				binary.LittleEndian.PutUint32(buf[:], bits)
-			} else {
-				binary.BigEndian.PutUint32(buf[:], bits)
-			}
+			h.order().PutUint32(buf[:], math.Float32bits(float32(checkNumber51(L, arg))))
+			arg++
 			b.Write(buf[:])
 		case 'd':
-			bits := math.Float64bits(checkNumber51(L, arg))
-			arg++
 			var buf [8]byte
-			if h.little {
-				binary.LittleEndian.PutUint64(buf[:], bits)
-			} else {
-				binary.BigEndian.PutUint64(buf[:], bits)
-			}
+			h.order().PutUint64(buf[:], math.Float64bits(checkNumber51(L, arg)))
+			arg++
 			b.Write(buf[:])
 		case 'c', 's':
 			s := checkString51(L, arg)
@@ -272,24 +270,10 @@ func structUnpack(L *lua.LState) int {
 			n++
 		case 'x':
 		case 'f':
-			raw := []byte(data[pos : pos+4])
-			var bits uint32
-			if h.little {
-				bits = binary.LittleEndian.Uint32(raw)
-			} else {
-				bits = binary.BigEndian.Uint32(raw)
-			}
-			L.Push(lua.LNumber(math.Float32frombits(bits)))
+			L.Push(lua.LNumber(math.Float32frombits(h.order().Uint32([]byte(data[pos : pos+4])))))
 			n++
 		case 'd':
-			raw := []byte(data[pos : pos+8])
-			var bits uint64
-			if h.little {
-				bits = binary.LittleEndian.Uint64(raw)
-			} else {
-				bits = binary.BigEndian.Uint64(raw)
-			}
-			L.Push(lua.LNumber(math.Float64frombits(bits)))
+			L.Push(lua.LNumber(math.Float64frombits(h.order().Uint64([]byte(data[pos : pos+8])))))
 			n++
 		case 'c':
 			if size == 0 {
