@@ -79,6 +79,13 @@ func (s *Server) start() error {
 		s.Stop()
 		return fmt.Errorf("redis-server on %s: %w; log:\n%s", s.Addr, err, s.Log())
 	}
+	// The PONG may come from another server that took the port first
+	// (this one then failed to bind it and exited): make sure it is ours.
+	info, err := do(s.Addr, "INFO", "server")
+	if err != nil || !strings.Contains(info, "process_id:"+strconv.Itoa(s.cmd.Process.Pid)+"\r\n") {
+		s.Stop()
+		return fmt.Errorf("redis-server on %s: the port answers for another process (%v)", s.Addr, err)
+	}
 	return nil
 }
 
