@@ -17,9 +17,9 @@ const (
 	CoalesceMaxBytes = 256 << 10
 	// CoalesceRunBudget caps the server time of one merged run: the run
 	// starts no further call once this much time has passed since it
-	// began (it reads TIME before each call), and the calls it did not
-	// start go into the next run. So a run lasts at most this plus one
-	// call, far from Redis' busy-script limit (busy-reply-threshold, 5 s by
+	// began (it reads TIME before call 2 and every eighth call after), and
+	// the calls it did not start go into the next run. So a run lasts at
+	// most this plus eight calls, far from Redis' busy-script limit (busy-reply-threshold, 5 s by
 	// default), and other clients of the node wait no longer than that.
 	CoalesceRunBudget = 5 * time.Millisecond
 )
@@ -282,8 +282,12 @@ func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesc
 	if err != nil && IsNoScript(err) {
 		v, err = c.inner.Eval(ctx, comp, keys, args)
 	}
-	if err == nil && (v.Kind != KindArray || len(v.Array) != len(run)) {
-		err = &DecodeError{Script: comp.name, Want: "an array of " + strconv.Itoa(len(run)) + " replies", Got: v}
+	var status string
+	if err == nil {
+		var ok bool
+		if status, ok = mergedStatus(v, len(run)); !ok {
+			err = &DecodeError{Script: comp.name, Want: "an array of " + strconv.Itoa(len(run)) + " replies and their status", Got: v}
+		}
 	}
 	for i, p := range run {
 		if err != nil {
@@ -291,7 +295,7 @@ func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesc
 			continue
 		}
 		var ran bool
-		if p.v, p.err, ran = mergedReply(s, v.Array[i]); !ran {
+		if p.v, p.err, ran = mergedReply(s, status[i], v.Array[i]); !ran {
 			unstarted = append(unstarted, p)
 		}
 	}

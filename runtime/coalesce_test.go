@@ -78,6 +78,8 @@ var mergedCases = [][2][]string{
 	{{"{t}a", "{t}c"}, {"keys", "second"}},
 	{{}, {"keys"}},
 	{{"{t}a"}, {"other"}},
+	// Past the companion's unpack limit: copied one by one.
+	{{"{t}a"}, append([]string{"keys", "many"}, strings.Split(strings.Repeat("x,", 4500), ",")...)},
 }
 
 func describe(v runtime.Value, err error) string {

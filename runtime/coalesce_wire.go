@@ -14,23 +14,33 @@ import (
 //	KEYS = the keys of call 1, then of call 2, ...
 //	ARGV = n, budget (µs), #KEYS₁, #ARGV₁, ..., #KEYSₙ, #ARGVₙ, ARGV₁..., ARGVₙ...
 //
-// and the reply is an array of n elements, one per call:
+// and the reply is an array of n+1 elements: one per call, then a status
+// string of n bytes, byte c telling what element c is:
 //
-//	{r}              the call returned r: an array of one element (none when
-//	                 r is nil), r converted as Redis converts a script's
-//	                 reply (a returned error reply nests as an error element,
-//	                 marked as [wrapBody] marks it)
-//	{err, src, line} the call raised an error: the err, source and line
-//	                 fields of __redis__err__handler's table (false when
-//	                 absent), from which [raisedReply] rebuilds the text
-//	                 Redis would have sent for that call alone
-//	0                the call was not started: the run had used its time
-//	                 budget (the [Coalescer] sends it again in the next run)
+//	'r'  the call returned the element, converted as Redis converts a
+//	     script's reply (a returned error reply is an error element,
+//	     marked as [wrapBody] marks it)
+//	'n'  the call returned nil (the element is 0)
+//	'e'  the call raised an error: the element is {err, src, line}, the
+//	     err, source and line fields of __redis__err__handler's table
+//	     (false when absent), from which [raisedReply] rebuilds the text
+//	     Redis would have sent for that call alone
+//	'-'  the call was not started: the run had used its time budget (the
+//	     element is 0; the [Coalescer] sends the call again in the next run)
 //
-// The budget is read with TIME before every call but the first, so a run
-// stops starting calls once it has taken budget µs; Redis' busy-script
-// limit (busy-reply-threshold, 5 s by default) stays far away whatever one
-// call costs, as long as one call alone stays far below it.
+// A value goes bare, not in a table of its own: one table less per call is
+// a measurable share of a short script's cost in the run.
+//
+// The budget is checked with TIME before call 2 and every eighth call after
+// (10, 18, ...): TIME costs about as much as a short script's own command,
+// so a run stops starting calls at most seven calls after it has taken
+// budget µs. Redis' busy-script limit (busy-reply-threshold, 5 s by
+// default) stays far away whatever one call costs, as long as one call
+// alone stays far below it.
+//
+// A call's KEYS and ARGV are built with unpack, which sizes each table
+// once; calls with more than 4,000 keys or arguments (unpack is limited by
+// Lua's C stack, 8,000 slots) are copied element by element instead.
 //
 // What a call can tell apart from a run of its own, and why gen refuses
 // scripts that could (gen/coalesce.go): globals are read-only in Redis 7
@@ -48,26 +58,30 @@ import (
 const coalescePrologue = "local f = function(KEYS, ARGV%s) "
 
 // coalesceEpilogue is the dispatch loop, on the line after the body's last.
-// f, K, A, h and out are locals of the chunk the body cannot see (f is
-// declared by "local f = function", which is not in scope in its own body).
-// The handler is Redis' own; an emulator without it (miniredis, behind
-// WithoutShebang) gets one that keeps the error without its line.
-var coalesceEpilogue = "end local K, A, out = KEYS, ARGV, {} " +
+// f, g, k, a, K, A, h, out and st are locals of the chunk the body cannot
+// see (f is declared by "local f = function", which is not in scope in its
+// own body; g calls f with the current call's k and a, so that xpcall, which
+// passes no arguments in Lua 5.1, needs no closure per call). The handler
+// is Redis' own; an emulator without it (miniredis, behind WithoutShebang)
+// gets one that keeps the error without its line.
+var coalesceEpilogue = "end local K, A, out, st = KEYS, ARGV, {}, {} " +
 	"local found, h = pcall(function() return __redis__err__handler end) " +
 	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
 	"local n, budget = tonumber(A[1]), tonumber(A[2]) local t0 = redis.call('TIME') " +
+	"local k, a local function g() return f(k, a) end " +
 	"local ki, ai = 1, 3 + 2 * n " +
 	"for c = 1, n do " +
-	"if c > 1 then local t = redis.call('TIME') " +
-	"if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= budget then for d = c, n do out[d] = 0 end break end end " +
-	"local nk, na = tonumber(A[1 + 2 * c]), tonumber(A[2 + 2 * c]) local k, a = {}, {} " +
-	"for j = 1, nk do k[j] = K[ki] ki = ki + 1 end for j = 1, na do a[j] = A[ai] ai = ai + 1 end " +
-	"local ok, r = xpcall(function() return f(k, a) end, h) " +
-	"if ok then " + replyCheck("") + "out[c] = {r} " +
+	"if c % 8 == 2 then local t = redis.call('TIME') " +
+	"if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= budget then for d = c, n do out[d], st[d] = 0, '-' end break end end " +
+	"local nk, na = tonumber(A[1 + 2 * c]), tonumber(A[2 + 2 * c]) " +
+	"if nk <= 4000 and na <= 4000 then k, a = {unpack(K, ki, ki + nk - 1)}, {unpack(A, ai, ai + na - 1)} ki, ai = ki + nk, ai + na " +
+	"else k, a = {}, {} for j = 1, nk do k[j] = K[ki] ki = ki + 1 end for j = 1, na do a[j] = A[ai] ai = ai + 1 end end " +
+	"local ok, r = xpcall(g, h) " +
+	"if ok then " + replyCheck("") + "if r == nil then out[c], st[c] = 0, 'n' else out[c], st[c] = r, 'r' end " +
 	"else local m, src, line = r, false, false " +
 	"if type(r) == 'table' then m, src, line = r.err, r.source or false, r.line or false end " +
 	"if type(m) == 'number' then m = tostring(m) elseif type(m) ~= 'string' then m = false end " +
-	"out[c] = {m, src, line} end end return out"
+	"out[c], st[c] = {m, src, line}, 'e' end end out[n + 1] = table.concat(st) return out"
 
 // coalesceBody returns the companion of a script whose .lua file is source:
 // the shebang (same flags, so the same EVALSHA_RO, OOM and cluster rules),
@@ -96,23 +110,37 @@ func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []strin
 	return keys, args
 }
 
-// mergedReply decodes one element of a companion's reply for script s: the
-// Value and error its call would have got from EvalSha alone, and whether
-// the call ran at all.
-func mergedReply(s *Script, e Value) (v Value, err error, ran bool) {
-	if e.Kind != KindArray {
-		return Value{}, nil, false
+// mergedStatus returns the status string of a companion's reply v for a run
+// of n calls (see above), or ok false when v is not such a reply.
+func mergedStatus(v Value, n int) (status string, ok bool) {
+	if v.Kind != KindArray || len(v.Array) != n+1 {
+		return "", false
 	}
-	switch len(e.Array) {
-	case 0:
+	last := v.Array[n]
+	if last.Kind != KindString || len(last.Str) != n {
+		return "", false
+	}
+	return last.Str, strings.Trim(last.Str, "rne-") == ""
+}
+
+// mergedReply decodes element e of a companion's reply, whose status byte
+// is st, for script s: the Value and error its call would have got from
+// EvalSha alone, and whether the call ran at all.
+func mergedReply(s *Script, st byte, e Value) (v Value, err error, ran bool) {
+	switch st {
+	case 'n':
 		return Value{}, nil, true
-	case 1:
-		if r := e.Array[0]; r.Kind == KindError {
-			return Value{}, &ReplyError{Msg: r.Str}, true
+	case 'r':
+		if e.Kind == KindError {
+			return Value{}, &ReplyError{Msg: e.Str}, true
 		}
-		return e.Array[0], nil, true
-	case 3:
-		return Value{}, raisedReply(s, e.Array[0], e.Array[1], e.Array[2]), true
+		return e, nil, true
+	case 'e':
+		if e.Kind == KindArray && len(e.Array) == 3 {
+			return Value{}, raisedReply(s, e.Array[0], e.Array[1], e.Array[2]), true
+		}
+	case '-':
+		return Value{}, nil, false
 	}
 	return Value{}, &DecodeError{Script: s.name, Want: "a merged run's reply", Got: e}, true
 }
