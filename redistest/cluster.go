@@ -288,16 +288,26 @@ func (c *Cluster) agree(slot uint16, want *Server) bool {
 // FAILOVER (a coordinated, lossless manual failover) and waits until every
 // node sees the replica as the slot's primary and the cluster is healthy. It
 // returns the old and the new primary.
+//
+// A manual failover that has not completed within Redis' limit
+// (CLUSTER_MF_TIMEOUT, 5 s: the replica did not reach the paused primary's
+// replication offset in time, as on a loaded machine) is abandoned by the
+// server without a word; Failover then sends CLUSTER FAILOVER again, every
+// mfRetry while the replica is still a replica, until timeout.
 func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newPrimary *Server, err error) {
 	oldPrimary, newPrimary, err = c.PrimaryOf(slot)
 	if err != nil {
 		return nil, nil, err
 	}
-	if out, err := do(newPrimary.Addr, "CLUSTER", "FAILOVER"); err != nil || out != "OK" {
-		return nil, nil, fmt.Errorf("CLUSTER FAILOVER on %s: %v %s", newPrimary.Addr, err, out)
-	}
 	deadline := time.Now().Add(timeout)
+	var sent time.Time
 	for {
+		if time.Since(sent) >= mfRetry && isReplica(newPrimary.Addr) {
+			if out, err := do(newPrimary.Addr, "CLUSTER", "FAILOVER"); err != nil || out != "OK" {
+				return nil, nil, fmt.Errorf("CLUSTER FAILOVER on %s: %v %s", newPrimary.Addr, err, out)
+			}
+			sent = time.Now()
+		}
 		if c.agree(slot, newPrimary) && c.healthy() == nil {
 			return oldPrimary, newPrimary, nil
 		}
@@ -306,6 +316,18 @@ func (c *Cluster) Failover(slot uint16, timeout time.Duration) (oldPrimary, newP
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// mfRetry is how long Failover waits for a manual failover before it sends
+// CLUSTER FAILOVER again: a little more than the server's own limit
+// (CLUSTER_MF_TIMEOUT, 5 s in cluster.h), after which it has given up.
+const mfRetry = 6 * time.Second
+
+// isReplica reports whether the server at addr answers INFO replication
+// with role:slave; false when it cannot be asked.
+func isReplica(addr string) bool {
+	out, err := do(addr, "INFO", "replication")
+	return err == nil && strings.Contains(out, "role:slave")
 }
 
 // SharedCluster is one cluster shared by the tests of a package: starting
