@@ -197,6 +197,11 @@ func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string)
 func (c *Coalescer) next(k coalesceKey, q *coalesceQueue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.nextLocked(k, q)
+}
+
+// nextLocked is next with c.mu held.
+func (c *Coalescer) nextLocked(k coalesceKey, q *coalesceQueue) {
 	if len(q.pending) == 0 {
 		if q.running--; q.running == 0 {
 			delete(c.queues, k)
@@ -257,6 +262,9 @@ func (c *Coalescer) lead(k coalesceKey, q *coalesceQueue, w *coalesceCall) {
 		}
 		q.pending = append(again, q.pending...)
 	}
+	// The next run's leader is woken before this run's callers, so that
+	// the server has the next run as soon as possible.
+	c.nextLocked(k, q)
 	for _, p := range run[1:] {
 		if p.state == running {
 			p.state = done
@@ -265,7 +273,6 @@ func (c *Coalescer) lead(k coalesceKey, q *coalesceQueue, w *coalesceCall) {
 	}
 	w.state = done
 	c.mu.Unlock()
-	c.next(k, q)
 }
 
 // merged sends run as one EVALSHA of s's companion (EVAL after NOSCRIPT)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -9,10 +10,21 @@ import (
 // the script's code wrapped in a function of KEYS and ARGV, followed by a
 // loop that calls it once per merged call, each with its own KEYS and ARGV
 // tables, under xpcall with Redis' own error handler. Everything the loop
-// needs travels in the one command:
+// needs travels in the one command, in one of two shapes. When every call
+// has the same keys and as many arguments (one SKU's buyers, say), the
+// keys go once:
+//
+//	KEYS = the keys of every call
+//	ARGV = n, budget (µs), "same", #ARGV, ARGV₁..., ARGVₙ...
+//
+// and otherwise each call's:
 //
 //	KEYS = the keys of call 1, then of call 2, ...
-//	ARGV = n, budget (µs), #KEYS₁, #ARGV₁, ..., #KEYSₙ, #ARGVₙ, ARGV₁..., ARGVₙ...
+//	ARGV = n, budget (µs), "each", #KEYS₁, #ARGV₁, ..., #KEYSₙ, #ARGVₙ, ARGV₁..., ARGVₙ...
+//
+// (Every string of a command costs the server an allocation while it reads
+// the command and a Lua string while it builds KEYS and ARGV: the first
+// shape halves their number for a script like stock's Deduct.)
 //
 // and the reply is an array of n+1 elements: one per call, then a status
 // string of n bytes, byte c telling what element c is:
@@ -67,15 +79,16 @@ const coalescePrologue = "local f = function(KEYS, ARGV%s) "
 var coalesceEpilogue = "end local K, A, out, st = KEYS, ARGV, {}, {} " +
 	"local found, h = pcall(function() return __redis__err__handler end) " +
 	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
-	"local n, budget = tonumber(A[1]), tonumber(A[2]) local t0 = redis.call('TIME') " +
+	"local n, budget, same = tonumber(A[1]), tonumber(A[2]), A[3] == 'same' local t0 = redis.call('TIME') " +
 	"local k, a local function g() return f(k, a) end " +
-	"local ki, ai = 1, 3 + 2 * n " +
+	"local nk, na, ki, ai = #K, tonumber(A[4]), 1, 5 if not same then ai = 4 + 2 * n end " +
 	"for c = 1, n do " +
 	"if c % 8 == 2 then local t = redis.call('TIME') " +
 	"if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= budget then for d = c, n do out[d], st[d] = 0, '-' end break end end " +
-	"local nk, na = tonumber(A[1 + 2 * c]), tonumber(A[2 + 2 * c]) " +
-	"if nk <= 4000 and na <= 4000 then k, a = {unpack(K, ki, ki + nk - 1)}, {unpack(A, ai, ai + na - 1)} ki, ai = ki + nk, ai + na " +
-	"else k, a = {}, {} for j = 1, nk do k[j] = K[ki] ki = ki + 1 end for j = 1, na do a[j] = A[ai] ai = ai + 1 end end " +
+	"if not same then nk, na = tonumber(A[2 + 2 * c]), tonumber(A[3 + 2 * c]) end " +
+	"if nk <= 4000 and na <= 4000 then k, a = {unpack(K, ki, ki + nk - 1)}, {unpack(A, ai, ai + na - 1)} " +
+	"else k, a = {}, {} for j = 1, nk do k[j] = K[ki + j - 1] end for j = 1, na do a[j] = A[ai + j - 1] end end " +
+	"if not same then ki = ki + nk end ai = ai + na " +
 	"local ok, r = xpcall(g, h) " +
 	"if ok then " + replyCheck("") + "if r == nil then out[c], st[c] = 0, 'n' else out[c], st[c] = r, 'r' end " +
 	"else local m, src, line = r, false, false " +
@@ -90,21 +103,34 @@ func coalesceBody(source string) string {
 	return wrapSource(source, coalescePrologue, coalesceEpilogue, ", ...")
 }
 
-// coalesceArgs packs calls into the companion's KEYS and ARGV.
+// coalesceArgs packs calls into the companion's KEYS and ARGV, in the
+// shape that sends their keys once when they share them (see above).
 func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []string) {
-	nk, na := 0, 2+2*len(calls)
+	first := calls[0]
+	same := true
+	na := 4
 	for _, c := range calls {
-		nk += len(c.keys)
+		same = same && len(c.args) == len(first.args) && slices.Equal(c.keys, first.keys)
 		na += len(c.args)
 	}
-	keys = make([]string, 0, nk)
-	args = make([]string, 0, na)
-	args = append(args, strconv.Itoa(len(calls)), strconv.FormatInt(budgetMicros, 10))
-	for _, c := range calls {
-		args = append(args, strconv.Itoa(len(c.keys)), strconv.Itoa(len(c.args)))
+	head := []string{strconv.Itoa(len(calls)), strconv.FormatInt(budgetMicros, 10), "same", strconv.Itoa(len(first.args))}
+	if same {
+		keys = first.keys
+		args = append(make([]string, 0, na), head...)
+	} else {
+		nk := 0
+		for _, c := range calls {
+			nk += len(c.keys)
+		}
+		keys = make([]string, 0, nk)
+		args = append(make([]string, 0, na-1+2*len(calls)), head[:2]...)
+		args = append(args, "each")
+		for _, c := range calls {
+			keys = append(keys, c.keys...)
+			args = append(args, strconv.Itoa(len(c.keys)), strconv.Itoa(len(c.args)))
+		}
 	}
 	for _, c := range calls {
-		keys = append(keys, c.keys...)
 		args = append(args, c.args...)
 	}
 	return keys, args
