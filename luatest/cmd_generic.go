@@ -361,18 +361,20 @@ func cmdCopy(c *cmdCtx, args []string) resp.Reply {
 		case strings.EqualFold(args[i], "REPLACE"):
 			replace = true
 		case strings.EqualFold(args[i], "DB") && i+1 < len(args):
+			// copyCommand checks the index as it reads it, before the
+			// options after it: COPY a b DB 99 BOGUS is out of range.
 			n, ok := parseInt(args[i+1])
 			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
 				return errNotInt
+			}
+			if n < 0 || n >= numDBs {
+				return resp.ErrorReply("ERR DB index is out of range")
 			}
 			db = int(n)
 			i++
 		default:
 			return errSyntax
 		}
-	}
-	if db < 0 || db >= numDBs {
-		return resp.ErrorReply("ERR DB index is out of range")
 	}
 	if db == c.r.dbIndex && args[0] == args[1] {
 		return errSameObject
