@@ -138,6 +138,45 @@ func TestMergedRunRepliesAsAlone(t *testing.T) {
 	}
 }
 
+// levelTwo raises errors that name their caller's line (error(msg, 2)):
+// at the top level of the body the caller is the code around it.
+var levelTwo = runtime.NewScript(runtime.ScriptSpec{Name: "t.LevelTwo", File: "level2.lua", Coalesce: 8, Body: `#!lua
+if ARGV[1] == 'top' then error('top level', 2) end
+local function g() error('in g', 2) end
+g()`})
+
+// TestMergedRunErrorLevelTwo: error(msg, 2) at the top level of the body
+// names the line of the code that called the body, and a merged call names
+// the same line as a call alone ("user_script:5: top level"), because the
+// companion calls the body from its epilogue line as the plain wrapper
+// does, not through a tail call (which Lua reports as no line at all).
+// luatest is left out: gopher-lua gives the call of the plain wrapper the
+// line the call's expression starts on, not the one its arguments are on.
+func TestMergedRunErrorLevelTwo(t *testing.T) {
+	ctx := context.Background()
+	for _, row := range executors[:2] {
+		t.Run(row.name, func(t *testing.T) {
+			e, _ := row.open(t)
+			require.NoError(t, e.Load(ctx, levelTwo))
+			for _, cases := range [][][2][]string{
+				{{nil, {"top"}}, {nil, {"g"}}, {nil, {"top"}}},
+				{{nil, {"top"}}, {nil, {"top"}}},
+			} {
+				var alone []string
+				for _, c := range cases {
+					v, err := e.EvalSha(ctx, levelTwo, c[0], c[1])
+					alone = append(alone, describe(v, err))
+				}
+				assert.Contains(t, alone[0], `"user_script:5: top level script: `)
+				vs, errs, _ := runtime.MergedRun(ctx, runtime.Coalesce(e), levelTwo, time.Second, cases)
+				for i := range cases {
+					assert.Equal(t, alone[i], describe(vs[i], errs[i]), "call %d %v", i, cases[i])
+				}
+			}
+		})
+	}
+}
+
 // TestMergedRunBudget: a run that has used its time budget starts no more
 // calls; the Coalescer sends those in later runs, in their order, and every
 // caller gets its own reply.

@@ -73,14 +73,18 @@ const coalescePrologue = "local f = function(KEYS, ARGV%s) "
 // f, g, k, a, K, A, h, out and st are locals of the chunk the body cannot
 // see (f is declared by "local f = function", which is not in scope in its
 // own body; g calls f with the current call's k and a, so that xpcall, which
-// passes no arguments in Lua 5.1, needs no closure per call). The handler
+// passes no arguments in Lua 5.1, needs no closure per call). g's call is
+// not a tail call (the parentheses keep g's frame): error(msg, 2) at the
+// top level of the body names g's line, the epilogue's, as the plain
+// wrapper's own line after the body; through a tail call Lua finds no
+// line and the "user_script:N: " prefix is gone. The handler
 // is Redis' own; an emulator without it (miniredis, behind WithoutShebang)
 // gets one that keeps the error without its line.
 var coalesceEpilogue = "end local K, A, out, st = KEYS, ARGV, {}, {} " +
 	"local found, h = pcall(function() return __redis__err__handler end) " +
 	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
 	"local n, budget, same = tonumber(A[1]), tonumber(A[2]), A[3] == 'same' local t0 = redis.call('TIME') " +
-	"local k, a local function g() return f(k, a) end " +
+	"local k, a local function g() return (f(k, a)) end " +
 	"local nk, na, ki, ai = #K, tonumber(A[4]), 1, 5 if not same then ai = 4 + 2 * n end " +
 	"for c = 1, n do " +
 	"if c % 8 == 2 then local t = redis.call('TIME') " +
