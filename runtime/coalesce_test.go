@@ -450,3 +450,71 @@ func TestCoalescerKeepsSlotsApart(t *testing.T) {
 	require.NoError(t, <-first)
 	assert.Equal(t, 0, runtime.Waiting(c, replies, "{a}q"))
 }
+
+// garble answers every merged run with its real reply changed by f, as a
+// server or proxy that broke the companion's reply would.
+type garble struct {
+	runtime.Executor
+	f func(runtime.Value) runtime.Value
+}
+
+func (g *garble) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return g.change(s, g.Executor.EvalSha, ctx, keys, args)
+}
+
+func (g *garble) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return g.change(s, g.Executor.Eval, ctx, keys, args)
+}
+
+func (g *garble) change(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
+	v, err := send(ctx, s, keys, args)
+	if err == nil && strings.HasSuffix(s.Name(), "(merged run)") {
+		v = g.f(v)
+	}
+	return v, err
+}
+
+// TestMergedRunMalformedReply: a companion reply the epilogue cannot have
+// sent fails every call of the run with a *DecodeError: no call gets a
+// value (its own or another's), none is sent again, and the queue goes on.
+// The epilogue always starts call 1 and stops starting calls for good, so
+// a status that says call 1 or a call before a started one was not
+// started is as malformed as a status byte it never writes.
+func TestMergedRunMalformedReply(t *testing.T) {
+	ctx := context.Background()
+	status := func(f func(b []byte)) func(runtime.Value) runtime.Value {
+		return func(v runtime.Value) runtime.Value {
+			last := &v.Array[len(v.Array)-1]
+			b := []byte(last.Str)
+			f(b)
+			last.Str = string(b)
+			return v
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(runtime.Value) runtime.Value
+	}{
+		{"not an array", func(runtime.Value) runtime.Value { return runtime.IntValue(1) }},
+		{"one element short", func(v runtime.Value) runtime.Value { v.Array = v.Array[1:]; return v }},
+		{"status too long", func(v runtime.Value) runtime.Value { v.Array[len(v.Array)-1].Str += "r"; return v }},
+		{"status not a string", func(v runtime.Value) runtime.Value { v.Array[len(v.Array)-1] = runtime.IntValue(0); return v }},
+		{"unknown status byte", status(func(b []byte) { b[2] = 'x' })},
+		{"call 1 not started", status(func(b []byte) { b[0] = '-' })},
+		{"a call not started before one started", status(func(b []byte) { b[1] = '-' })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noLeak(t)
+			e, do := executors[0].open(t)
+			got, sent := queued(t, &garble{Executor: e, f: tc.f}, time.Second, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
+			})
+			assert.Equal(t, "(integer) 1", got[0])
+			for i, r := range got[1:] {
+				assert.Contains(t, r, "error *runtime.DecodeError", "call %d", i+1)
+			}
+			assert.Equal(t, []string{"t.Replies", "t.Replies (merged run)"}, sent, "nothing sent again")
+			assert.Equal(t, "5", do("GET", "{t}q"))
+		})
+	}
+}

@@ -141,7 +141,11 @@ func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []strin
 }
 
 // mergedStatus returns the status string of a companion's reply v for a run
-// of n calls (see above), or ok false when v is not such a reply.
+// of n calls (see above), or ok false when v is not such a reply. The loop
+// always starts call 1 and, once it stops, starts no call after, so '-'
+// is never first nor followed by another byte: such a status would hand
+// the leader (which is never resent) no reply, or run a call again after
+// later ones.
 func mergedStatus(v Value, n int) (status string, ok bool) {
 	if v.Kind != KindArray || len(v.Array) != n+1 {
 		return "", false
@@ -150,7 +154,9 @@ func mergedStatus(v Value, n int) (status string, ok bool) {
 	if last.Kind != KindString || len(last.Str) != n {
 		return "", false
 	}
-	return last.Str, strings.Trim(last.Str, "rne-") == ""
+	st := last.Str
+	ran, rest, _ := strings.Cut(st, "-")
+	return st, ran != "" && strings.Trim(ran, "rne") == "" && strings.Trim(rest, "-") == ""
 }
 
 // mergedReply decodes element e of a companion's reply, whose status byte
