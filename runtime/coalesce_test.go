@@ -518,3 +518,44 @@ func TestMergedRunMalformedReply(t *testing.T) {
 		})
 	}
 }
+
+// slow busy-waits ARGV[1] µs of server time, then counts.
+var slow = runtime.NewScript(runtime.ScriptSpec{Name: "t.Slow", File: "slow.lua", Coalesce: 8, Body: `#!lua
+local t0 = redis.call('TIME')
+repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[1])
+return redis.call('INCR', KEYS[1])`})
+
+// TestCoalescerRunDeadline: when every caller of a merged run reaches its
+// deadline while the run is in flight, the run's context is cancelled, and
+// each caller still gets its own context's error, context.DeadlineExceeded
+// (or its reply, on an executor that waits for it), as a call alone
+// would: not the context.Canceled of the run's own context.
+func TestCoalescerRunDeadline(t *testing.T) {
+	for _, row := range executors[:2] {
+		t.Run(row.name, func(t *testing.T) {
+			noLeak(t)
+			e, _ := row.open(t)
+			var errs [3]error
+			queuedScript(t, e, slow, "{t}q", 3, func(e runtime.Executor, i int) (runtime.Value, error) {
+				ctx, d := context.Background(), "0"
+				if i > 0 {
+					// The merged run of calls 1 and 2 takes the server
+					// 400 ms; the callers wait 150 ms from now.
+					var cancel func()
+					ctx, cancel = context.WithTimeout(ctx, 150*time.Millisecond)
+					defer cancel()
+					d = "400000"
+				}
+				v, err := slow.Exec(ctx, e, []string{"{t}q"}, []string{d})
+				errs[i] = err
+				return v, err
+			})
+			require.NoError(t, errs[0])
+			for i, err := range errs[1:] {
+				if err != nil {
+					assert.ErrorIs(t, err, context.DeadlineExceeded, "call %d", i+1)
+				}
+			}
+		})
+	}
+}
