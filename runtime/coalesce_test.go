@@ -43,6 +43,8 @@ elseif op == 'partial' then
 elseif op == 'incr' then return redis.call('INCR', KEYS[1])
 elseif op == 'keys' then return {#KEYS, #ARGV, KEYS[1] or false, ARGV[2] or false}
 elseif op == 'arith' then return nil + x
+elseif op == 'mutate' then ARGV[2] = 'changed'; table.insert(KEYS, '{t}z'); return {#KEYS, #ARGV}
+elseif op == 'own' then return {KEYS, ARGV}
 end
 return 'fell through'`})
 
@@ -80,6 +82,27 @@ var mergedCases = [][2][]string{
 	{{"{t}a"}, {"other"}},
 	// Past the companion's unpack limit: copied one by one.
 	{{"{t}a"}, append([]string{"keys", "many"}, strings.Split(strings.Repeat("x,", 4500), ",")...)},
+	// The next call sees neither the KEYS nor the ARGV a call changed.
+	{{"{t}a"}, {"mutate", "x"}},
+	{{"{t}a"}, {"keys", "x"}},
+	{{"{t}a"}, {"own", "x"}},
+	{{"{t}a"}, {"keys", ""}},
+	{{"{t}a"}, {""}},
+	// Either side of the unpack limit, in keys and in arguments.
+	{numbered("{t}k", 4000), {"keys", "x"}},
+	{numbered("{t}k", 4001), {"keys", "x"}},
+	{{"{t}a"}, append([]string{"keys", "x"}, numbered("a", 3998)...)},
+	{{"{t}a"}, append([]string{"keys", "x"}, numbered("a", 3999)...)},
+	{nil, nil},
+}
+
+// numbered returns n strings prefix0, prefix1, ...
+func numbered(prefix string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = prefix + strconv.Itoa(i)
+	}
+	return s
 }
 
 func describe(v runtime.Value, err error) string {
@@ -106,11 +129,14 @@ func TestMergedRunRepliesAsAlone(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(sameKeys), 20)
+	// The same keys sent once: none, and past the unpack limit.
+	noneSame := [][2][]string{{nil, nil}, {nil, nil}, {nil, nil}}
+	bigSame := [][2][]string{{numbered("{t}k", 4001), {"mutate", "x"}}, {numbered("{t}k", 4001), {"keys", "x"}}, {numbered("{t}k", 4001), {"own", "x"}}}
 	for _, row := range executors {
 		t.Run(row.name, func(t *testing.T) {
 			e, do := row.open(t)
 			require.NoError(t, e.Load(ctx, replies))
-			for _, cases := range [][][2][]string{mergedCases, sameKeys} {
+			for _, cases := range [][][2][]string{mergedCases, sameKeys, noneSame, bigSame} {
 				var alone []string
 				for _, c := range cases {
 					v, err := e.EvalSha(ctx, replies, c[0], c[1])
