@@ -279,7 +279,8 @@ func (c *Coalescer) lead(k coalesceKey, q *coalesceQueue, w *coalesceCall) {
 // and sets each call's reply; it returns the calls the run did not start.
 // The run lasts while any of its callers waits: its context is the
 // leader's without cancellation, cancelled once every caller's ctx has
-// ended.
+// ended; a run that fails then gives each call its own ctx's error
+// (context.DeadlineExceeded or context.Canceled), not the run's.
 func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesceCall) {
 	ctx, stop := runContext(run)
 	defer stop()
@@ -296,9 +297,15 @@ func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesc
 			err = &DecodeError{Script: comp.name, Want: "an array of " + strconv.Itoa(len(run)) + " replies and their status", Got: v}
 		}
 	}
+	cancelled := err != nil && ctx.Err() != nil
 	for i, p := range run {
 		if err != nil {
 			p.v, p.err = Value{}, err
+			if cancelled {
+				// Every caller's ctx had ended (see runContext):
+				// each gets its own ctx's error, as alone.
+				p.err = p.ctx.Err()
+			}
 			continue
 		}
 		var ran bool

@@ -73,14 +73,18 @@ const coalescePrologue = "local f = function(KEYS, ARGV%s) "
 // f, g, k, a, K, A, h, out and st are locals of the chunk the body cannot
 // see (f is declared by "local f = function", which is not in scope in its
 // own body; g calls f with the current call's k and a, so that xpcall, which
-// passes no arguments in Lua 5.1, needs no closure per call). The handler
+// passes no arguments in Lua 5.1, needs no closure per call). g's call is
+// not a tail call (the parentheses keep g's frame): error(msg, 2) at the
+// top level of the body names g's line, the epilogue's, as the plain
+// wrapper's own line after the body; through a tail call Lua finds no
+// line and the "user_script:N: " prefix is gone. The handler
 // is Redis' own; an emulator without it (miniredis, behind WithoutShebang)
 // gets one that keeps the error without its line.
 var coalesceEpilogue = "end local K, A, out, st = KEYS, ARGV, {}, {} " +
 	"local found, h = pcall(function() return __redis__err__handler end) " +
 	"if not found then h = function(e) if type(e) ~= 'table' then e = {err = 'ERR ' .. tostring(e)} end return e end end " +
 	"local n, budget, same = tonumber(A[1]), tonumber(A[2]), A[3] == 'same' local t0 = redis.call('TIME') " +
-	"local k, a local function g() return f(k, a) end " +
+	"local k, a local function g() return (f(k, a)) end " +
 	"local nk, na, ki, ai = #K, tonumber(A[4]), 1, 5 if not same then ai = 4 + 2 * n end " +
 	"for c = 1, n do " +
 	"if c % 8 == 2 then local t = redis.call('TIME') " +
@@ -137,7 +141,11 @@ func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []strin
 }
 
 // mergedStatus returns the status string of a companion's reply v for a run
-// of n calls (see above), or ok false when v is not such a reply.
+// of n calls (see above), or ok false when v is not such a reply. The loop
+// always starts call 1 and, once it stops, starts no call after, so '-'
+// is never first nor followed by another byte: such a status would hand
+// the leader (which is never resent) no reply, or run a call again after
+// later ones.
 func mergedStatus(v Value, n int) (status string, ok bool) {
 	if v.Kind != KindArray || len(v.Array) != n+1 {
 		return "", false
@@ -146,7 +154,9 @@ func mergedStatus(v Value, n int) (status string, ok bool) {
 	if last.Kind != KindString || len(last.Str) != n {
 		return "", false
 	}
-	return last.Str, strings.Trim(last.Str, "rne-") == ""
+	st := last.Str
+	ran, rest, _ := strings.Cut(st, "-")
+	return st, ran != "" && strings.Trim(ran, "rne") == "" && strings.Trim(rest, "-") == ""
 }
 
 // mergedReply decodes element e of a companion's reply, whose status byte
