@@ -360,33 +360,46 @@ func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
 	assert.Equal(t, "2", do("GET", "{t}q"))
 }
 
-// lossy runs every merged run but answers the first one with a connection
-// error, as when the reply is lost after the server ran it.
-type lossy struct {
+// onMerged passes every reply of a merged run (the companion's EVALSHA or
+// EVAL) through f, as a server or network that broke it would; other calls
+// go through unchanged.
+type onMerged struct {
 	runtime.Executor
-	lost sync.Once
+	f func(runtime.Value, error) (runtime.Value, error)
+}
+
+func (o *onMerged) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return o.send(s, o.Executor.EvalSha, ctx, keys, args)
+}
+
+func (o *onMerged) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	return o.send(s, o.Executor.Eval, ctx, keys, args)
+}
+
+func (o *onMerged) send(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
+	v, err := send(ctx, s, keys, args)
+	if strings.HasSuffix(s.Name(), "(merged run)") {
+		return o.f(v, err)
+	}
+	return v, err
 }
 
 var errLost = errors.New("read tcp: connection reset by peer")
 
-func (l *lossy) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return l.lose(s, l.Executor.EvalSha, ctx, keys, args)
-}
-
-func (l *lossy) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return l.lose(s, l.Executor.Eval, ctx, keys, args)
-}
-
-func (l *lossy) lose(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
-	v, err := send(ctx, s, keys, args)
-	if err == nil && strings.HasSuffix(s.Name(), "(merged run)") {
+// lossy runs every merged run but answers the first one with a connection
+// error, as when the reply is lost after the server ran it.
+func lossy(e runtime.Executor) runtime.Executor {
+	var once sync.Once
+	return &onMerged{Executor: e, f: func(v runtime.Value, err error) (runtime.Value, error) {
 		lost := false
-		l.lost.Do(func() { lost = true })
+		if err == nil {
+			once.Do(func() { lost = true })
+		}
 		if lost {
 			return runtime.Value{}, errLost
 		}
-	}
-	return v, err
+		return v, err
+	}}
 }
 
 // idemIncr counts each request id once, whatever the number of runs.
@@ -404,7 +417,7 @@ func TestCoalescerLostReply(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			noLeak(t)
 			e, do := row.open(t)
-			got, _ := queued(t, &lossy{Executor: e}, runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, _ := queued(t, lossy(e), runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			assert.Equal(t, "(integer) 1", got[0])
@@ -413,7 +426,7 @@ func TestCoalescerLostReply(t *testing.T) {
 			}
 			assert.Equal(t, "5", do("GET", "{t}q"), "every call ran once; none was resent")
 
-			got, _ = queuedScript(t, &lossy{Executor: e}, idemIncr, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, _ = queuedScript(t, lossy(e), idemIncr, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return idemIncr.Exec(ctx, e, []string{"{t}i", "{t}i:" + strconv.Itoa(i)}, nil)
 			})
 			for _, r := range got {
@@ -479,25 +492,13 @@ func TestCoalescerKeepsSlotsApart(t *testing.T) {
 
 // garble answers every merged run with its real reply changed by f, as a
 // server or proxy that broke the companion's reply would.
-type garble struct {
-	runtime.Executor
-	f func(runtime.Value) runtime.Value
-}
-
-func (g *garble) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return g.change(s, g.Executor.EvalSha, ctx, keys, args)
-}
-
-func (g *garble) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
-	return g.change(s, g.Executor.Eval, ctx, keys, args)
-}
-
-func (g *garble) change(s *runtime.Script, send func(context.Context, *runtime.Script, []string, []string) (runtime.Value, error), ctx context.Context, keys, args []string) (runtime.Value, error) {
-	v, err := send(ctx, s, keys, args)
-	if err == nil && strings.HasSuffix(s.Name(), "(merged run)") {
-		v = g.f(v)
-	}
-	return v, err
+func garble(e runtime.Executor, f func(runtime.Value) runtime.Value) runtime.Executor {
+	return &onMerged{Executor: e, f: func(v runtime.Value, err error) (runtime.Value, error) {
+		if err == nil {
+			v = f(v)
+		}
+		return v, err
+	}}
 }
 
 // TestMergedRunMalformedReply: a companion reply the epilogue cannot have
@@ -532,7 +533,7 @@ func TestMergedRunMalformedReply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeak(t)
 			e, do := executors[0].open(t)
-			got, sent := queued(t, &garble{Executor: e, f: tc.f}, time.Second, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, sent := queued(t, garble(e, tc.f), time.Second, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			assert.Equal(t, "(integer) 1", got[0])
