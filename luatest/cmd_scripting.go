@@ -363,8 +363,20 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 		}
 	}
 	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx})
+	return r.replied(ctx, reply)
+}
+
+// replied is what EvalSha, Eval and FCall return for reply: the lost
+// reply an injected fault asks for, else ctx's error when ctx ended
+// while the script ran (a cancelled script is stopped where it was, its
+// writes so far kept, and its caller gets ctx.Err() as from a client whose
+// ctx ended before the reply came), else the reply.
+func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, error) {
 	if r.faults.takeLostReply() {
 		return runtime.Value{}, ErrReplyLost
+	}
+	if err := ctx.Err(); err != nil {
+		return runtime.Value{}, err
 	}
 	return ToValue(reply)
 }

@@ -33,10 +33,7 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	}
 	reply := r.callFunctionShifted(fn, keys, args,
 		runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx}, s.FunctionLine()-1)
-	if r.faults.takeLostReply() {
-		return runtime.Value{}, ErrReplyLost
-	}
-	return ToValue(reply)
+	return r.replied(ctx, reply)
 }
 
 // LoadLibrary implements [runtime.FunctionExecutor] with

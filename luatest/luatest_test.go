@@ -50,6 +50,25 @@ func TestExecutorScriptCache(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
+// A script stopped by its caller's context keeps the writes it made and
+// its caller gets the context's error, with errors.Is, as from a client
+// whose ctx ended before the reply.
+func TestCancelledScriptReturnsCtxErr(t *testing.T) {
+	r := luatest.New(t)
+	spin := runtime.NewScript(runtime.ScriptSpec{Name: "t.Spin", File: "spin.lua", Body: `#!lua
+redis.call('SET', KEYS[1], 'before')
+while true do end`})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := spin.Exec(ctx, r, []string{"k"}, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var re *runtime.ReplyError
+	assert.False(t, errors.As(err, &re), "not a reply of the script: %v", err)
+	v, ok := r.Get("k")
+	assert.True(t, ok)
+	assert.Equal(t, "before", v, "the writes before the stop stay")
+}
+
 func TestReplyValuesAsRueidisDecodesThem(t *testing.T) {
 	r := luatest.New(t)
 	v, err := eval(t, r, `redis.setresp(3)
