@@ -3,11 +3,8 @@ package lock_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/rueidis"
 
 	"github.com/luagen/luagen/lock/internal/scripts"
 	"github.com/luagen/luagen/redistest"
@@ -31,12 +28,7 @@ func BenchmarkScriptServerTime(b *testing.B) {
 	const n = 2000
 	ctx := context.Background()
 	srv := redistest.Start(b)
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rc.Close()
-	s := scripts.New(runtime.Rueidis(rc))
+	s := scripts.New(runtime.Rueidis(srv.Client(b)))
 	if err := s.Preload(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -58,28 +50,13 @@ func BenchmarkScriptServerTime(b *testing.B) {
 	}
 	owner := func(i int) string { return "client" + strconv.Itoa(i%8) + "." + strconv.Itoa(i) }
 	measure := func(unit string, run func()) {
-		if err := rc.Do(ctx, rc.B().ConfigResetstat().Build()).Error(); err != nil {
-			b.Fatal(err)
-		}
+		srv.Do(b, "CONFIG", "RESETSTAT")
 		run()
-		info, err := rc.Do(ctx, rc.B().Info().Section("commandstats").Build()).ToString()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, line := range strings.Split(info, "\n") {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls="); ok {
-				calls, rest, _ := strings.Cut(rest, ",usec=")
-				usec, _, _ := strings.Cut(rest, ",")
-				c, _ := strconv.ParseFloat(calls, 64)
-				u, _ := strconv.ParseFloat(usec, 64)
-				b.ReportMetric(u/c, unit)
-			}
-		}
+		calls, usec := srv.CommandStat(b, "evalsha")
+		b.ReportMetric(float64(usec)/float64(calls), unit)
 	}
 	for range b.N {
-		if err := rc.Do(ctx, rc.B().Flushall().Build()).Error(); err != nil {
-			b.Fatal(err)
-		}
+		srv.Do(b, "FLUSHALL")
 		measure("acquire-free-µs", func() {
 			for i := range n {
 				acquire(owner(i), 3*time.Second)

@@ -169,17 +169,34 @@ func (s *Server) Do(tb testing.TB, args ...string) string {
 // "function|load").
 func (s *Server) CommandCalls(tb testing.TB, command string) int {
 	tb.Helper()
+	calls, _ := s.CommandStat(tb, command)
+	return calls
+}
+
+// CommandStat returns the calls= and usec= fields of command's
+// cmdstat_<command> line in INFO commandstats: how many times the server
+// has run it and the server's own time for those runs in µs, since it
+// started or since the last CONFIG RESETSTAT (0, 0 when there is none).
+// command is spelled as for CommandCalls.
+func (s *Server) CommandStat(tb testing.TB, command string) (calls int, usec int64) {
+	tb.Helper()
 	for _, line := range strings.Split(s.Do(tb, "INFO", "commandstats"), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); ok {
-			calls, _, _ := strings.Cut(rest, ",")
-			n, err := strconv.Atoi(calls)
-			if err != nil {
-				tb.Fatalf("redistest: INFO commandstats on %s: %s: %v", s.Addr, line, err)
-			}
-			return n
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls=")
+		if !ok {
+			continue
 		}
+		c, rest, _ := strings.Cut(rest, ",usec=")
+		u, _, _ := strings.Cut(rest, ",")
+		var err error
+		if calls, err = strconv.Atoi(c); err == nil {
+			usec, err = strconv.ParseInt(u, 10, 64)
+		}
+		if err != nil {
+			tb.Fatalf("redistest: INFO commandstats on %s: %s: %v", s.Addr, line, err)
+		}
+		return calls, usec
 	}
-	return 0
+	return 0, 0
 }
 
 func do(addr string, args ...string) (string, error) {

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestRestartWithAOFKeepsData(t *testing.T) {
 }
 
 // CommandCalls reads one command's counter, subcommands included, and
-// tells "eval" from "evalsha".
+// tells "eval" from "evalsha"; CommandStat reads its time too.
 func TestCommandCalls(t *testing.T) {
 	s := Start(t)
 	s.Do(t, "CONFIG", "RESETSTAT")
@@ -48,4 +49,8 @@ func TestCommandCalls(t *testing.T) {
 	assert.Equal(t, 2, s.CommandCalls(t, "eval"))
 	assert.Equal(t, 0, s.CommandCalls(t, "evalsha"))
 	assert.Equal(t, 1, s.CommandCalls(t, "function|list"))
+	calls, usec := s.CommandStat(t, "eval")
+	assert.Equal(t, 2, calls)
+	assert.Contains(t, s.Do(t, "INFO", "commandstats"), "cmdstat_eval:calls=2,usec="+strconv.FormatInt(usec, 10)+",",
+		"usec is the server's own field")
 }
