@@ -287,18 +287,7 @@ func TestPausedHolder(t *testing.T) {
 // evalCalls returns how many EVAL and EVALSHA calls the server has run.
 func evalCalls(t *testing.T, srv *redistest.Server) int {
 	t.Helper()
-	n := 0
-	for _, l := range strings.Split(srv.Do(t, "INFO", "commandstats"), "\n") {
-		for _, cmd := range []string{"cmdstat_eval:", "cmdstat_evalsha:"} {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), cmd+"calls="); ok {
-				calls, _, _ := strings.Cut(rest, ",")
-				k, err := strconv.Atoi(calls)
-				require.NoError(t, err)
-				n += k
-			}
-		}
-	}
-	return n
+	return srv.CommandCalls(t, "eval") + srv.CommandCalls(t, "evalsha")
 }
 
 // 5. Nothing renews a lock after its release, or a lock whose acquire was
