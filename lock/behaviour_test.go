@@ -288,6 +288,8 @@ func TestClose(t *testing.T) {
 	assert.ErrorIs(t, err, lock.ErrClosed)
 	c.Close() // idempotent
 	assert.Equal(t, "1", srv.Do(t, "EXISTS", holder.Key()), "Close does not release: the lock expires")
+	var none *lock.Client
+	assert.NotPanics(t, none.Close, "Close on a nil *Client does nothing")
 }
 
 func TestForceUnlock(t *testing.T) {

@@ -32,6 +32,4 @@ func TestPollStaysWithinTheQueueTTLAndGrantLease(t *testing.T) {
 			assert.LessOrEqual(t, c.minPoll(), c.mostPoll())
 		})
 	}
-	var nilClient *Client
-	assert.NotPanics(t, nilClient.Close)
 }
