@@ -435,7 +435,8 @@ func (l *linter) expr(e ast.Expr) {
 		}
 		l.expr(e.Key)
 	case *ast.FuncCallExpr:
-		if fn := l.redisCall(e); fn != "" {
+		fn := l.redisCall(e)
+		if fn != "" {
 			p := l.loc.find(e.Line(), reRedisCall)
 			c := &callSite{call: e, fn: fn, pos: p}
 			if p.Line > len(l.loc.lines) {
@@ -448,7 +449,7 @@ func (l *linter) expr(e ast.Expr) {
 		if l.isGlobal(e.Func, "error") {
 			l.checkRaise(e)
 		}
-		if e.Func != nil && l.redisCall(e) == "" { // a direct redis.call is checked above
+		if fn == "" && e.Func != nil { // a direct redis.call is checked above
 			l.expr(e.Func)
 		}
 		if e.Receiver != nil {
