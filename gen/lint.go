@@ -80,7 +80,6 @@ type linter struct {
 	calls    []*callSite
 	keys     usage
 	argv     usage
-	depth    int // function nesting; 0 is the script's main chunk
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
@@ -344,11 +343,10 @@ func (l *linter) exprs(es []ast.Expr) {
 }
 
 func (l *linter) function(f *ast.FunctionExpr, method bool) {
-	l.depth++
 	outer, line := l.fn, l.line
 	l.enter(f.Line())
 	l.line = f.Line()
-	defer func() { l.depth--; l.fn, l.line = outer, line }()
+	defer func() { l.fn, l.line = outer, line }()
 	l.block(f.Stmts, func() {
 		if f.ParList.HasVargs {
 			l.addLocals(1, f.Line()) // arg (LUA_COMPAT_VARARG)
