@@ -86,12 +86,17 @@ var (
 	reRedisValue = regexp.MustCompile(`(?:^|[^\w.])(redis\s*(?:\.\s*p?call\b|\[[^\]]*\]))\s*(?:[^\s('"{\[\w]|$)`)
 )
 
-// coalesceUse is a use of one of coalesceGlobals.
+// coalesceUse is a use of what ---@coalesce refuses: its line, the
+// pattern that finds it on the line and why it is refused.
 type coalesceUse struct {
-	name string
 	line int
-	re   *regexp.Regexp // where on the line, when not found from name
-	msg  string         // the reason, when name is not in coalesceGlobals
+	re   *regexp.Regexp
+	msg  string
+}
+
+// noteCoalesce records a use of what ---@coalesce refuses.
+func (l *linter) noteCoalesce(line int, re *regexp.Regexp, msg string) {
+	l.coalesceUses = append(l.coalesceUses, coalesceUse{line: line, re: re, msg: msg})
 }
 
 // noteGlobal records e when it is a global or a library field that
@@ -99,8 +104,8 @@ type coalesceUse struct {
 func (l *linter) noteGlobal(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
-		if _, bad := coalesceGlobals[e.Value]; bad && l.scope.lookup(e.Value) == nil {
-			l.coalesceUses = append(l.coalesceUses, coalesceUse{name: e.Value, line: e.Line()})
+		if why, bad := coalesceGlobals[e.Value]; bad && l.scope.lookup(e.Value) == nil {
+			l.noteCoalesce(e.Line(), l.wordRe(regexp.QuoteMeta(e.Value)), why)
 		}
 	case *ast.AttrGetExpr:
 		if !l.isGlobal(e.Object, "redis") {
@@ -108,16 +113,16 @@ func (l *linter) noteGlobal(e ast.Expr) {
 		}
 		k, ok := e.Key.(*ast.StringExpr)
 		if !ok {
-			l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reDynRedis, msg: coalesceDynRedis})
+			l.noteCoalesce(e.Line(), reDynRedis, coalesceDynRedis)
 			return
 		}
-		if _, bad := coalesceGlobals["redis."+k.Value]; bad {
-			l.coalesceUses = append(l.coalesceUses, coalesceUse{name: "redis." + k.Value, line: e.Line()})
+		if why, bad := coalesceGlobals["redis."+k.Value]; bad {
+			l.noteCoalesce(e.Line(), l.wordRe(`redis\s*\.\s*`+regexp.QuoteMeta(k.Value)), why)
 		}
 		if k.Value == "call" || k.Value == "pcall" {
 			// Walked only when not the function of a direct call (see expr).
 			fn := "redis." + k.Value
-			l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reRedisValue, msg: fmt.Sprintf(coalesceCallValue, fn, fn)})
+			l.noteCoalesce(e.Line(), reRedisValue, fmt.Sprintf(coalesceCallValue, fn, fn))
 		}
 	}
 }
@@ -125,7 +130,7 @@ func (l *linter) noteGlobal(e ast.Expr) {
 // noteBareRedis records a use of the global redis that is not the object
 // of a field access (see coalesceBareRedis).
 func (l *linter) noteBareRedis(e *ast.IdentExpr) {
-	l.coalesceUses = append(l.coalesceUses, coalesceUse{line: e.Line(), re: reBareRedis, msg: coalesceBareRedis})
+	l.noteCoalesce(e.Line(), reBareRedis, coalesceBareRedis)
 }
 
 // checkCoalesce reports what keeps a ---@coalesce script's calls from
@@ -144,18 +149,7 @@ func (l *linter) checkCoalesce() {
 		l.r.errorf(at, "---@coalesce cannot merge a script with flags=allow-cross-slot-keys: merged calls must share one hash slot")
 	}
 	for _, u := range l.coalesceUses {
-		if u.msg != "" {
-			l.r.errorf(l.loc.find(u.line, u.re), "---@coalesce cannot merge this script: %s", u.msg)
-			continue
-		}
-		name := u.name
-		if i := strings.IndexByte(name, '.'); i >= 0 {
-			name = regexp.QuoteMeta(name[:i]) + `\s*\.\s*` + regexp.QuoteMeta(name[i+1:])
-		} else {
-			name = regexp.QuoteMeta(name)
-		}
-		p := l.loc.find(u.line, l.wordRe(name))
-		l.r.errorf(p, "---@coalesce cannot merge this script: %s", coalesceGlobals[u.name])
+		l.r.errorf(l.loc.find(u.line, u.re), "---@coalesce cannot merge this script: %s", u.msg)
 	}
 	for _, c := range l.calls {
 		at := c.argPos(0)

@@ -31,11 +31,9 @@ type fnState struct {
 }
 
 // enter starts counting a function declared at line.
-func (l *linter) enter(line int) *fnState {
-	f := &fnState{parent: l.fn, line: line, upvals: map[*binding]bool{}, kv: map[string]bool{}}
-	l.fns = append(l.fns, f)
-	l.fn = f
-	return f
+func (l *linter) enter(line int) {
+	l.fn = &fnState{parent: l.fn, line: line, upvals: map[*binding]bool{}, kv: map[string]bool{}}
+	l.fns = append(l.fns, l.fn)
 }
 
 // addLocals counts n more locals in the current scope of the current

@@ -80,7 +80,6 @@ type linter struct {
 	calls    []*callSite
 	keys     usage
 	argv     usage
-	depth    int // function nesting; 0 is the script's main chunk
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
@@ -344,11 +343,10 @@ func (l *linter) exprs(es []ast.Expr) {
 }
 
 func (l *linter) function(f *ast.FunctionExpr, method bool) {
-	l.depth++
 	outer, line := l.fn, l.line
 	l.enter(f.Line())
 	l.line = f.Line()
-	defer func() { l.depth--; l.fn, l.line = outer, line }()
+	defer func() { l.fn, l.line = outer, line }()
 	l.block(f.Stmts, func() {
 		if f.ParList.HasVargs {
 			l.addLocals(1, f.Line()) // arg (LUA_COMPAT_VARARG)
@@ -435,7 +433,8 @@ func (l *linter) expr(e ast.Expr) {
 		}
 		l.expr(e.Key)
 	case *ast.FuncCallExpr:
-		if fn := l.redisCall(e); fn != "" {
+		fn := l.redisCall(e)
+		if fn != "" {
 			p := l.loc.find(e.Line(), reRedisCall)
 			c := &callSite{call: e, fn: fn, pos: p}
 			if p.Line > len(l.loc.lines) {
@@ -448,7 +447,7 @@ func (l *linter) expr(e ast.Expr) {
 		if l.isGlobal(e.Func, "error") {
 			l.checkRaise(e)
 		}
-		if e.Func != nil && l.redisCall(e) == "" { // a direct redis.call is checked above
+		if fn == "" && e.Func != nil { // a direct redis.call is checked above
 			l.expr(e.Func)
 		}
 		if e.Receiver != nil {
@@ -791,58 +790,16 @@ func (l *linter) checkCall(c *callSite) {
 // only what is certain.
 func keyIndexes(info *rediscmd.Info, args []ast.Expr) []int {
 	n := len(args) // argv length when nothing expands; also the clamp limit
-	var out []int
-	for _, sp := range info.Specs {
-		if sp.NotKey || sp.Unknown {
-			continue
-		}
-		start := sp.Index
-		if sp.Keyword != "" {
-			start = -1
-			if sp.StartFrom > 0 {
-				for i := sp.StartFrom; i < n; i++ {
-					if isWord(args[i], sp.Keyword) {
-						start = i + 1
-						break
-					}
-				}
-			} else {
-				for i := n + sp.StartFrom; i >= 1; i-- {
-					if isWord(args[i], sp.Keyword) {
-						start = i + 1
-						break
-					}
-				}
-			}
-			if start < 0 {
-				continue
-			}
-		}
-		if sp.KeyNum {
-			first := start + sp.FirstKey
-			count := 1
-			if k := start + sp.KeyNumIdx; k < n {
+	out := info.KeyIndexes(n,
+		func(i int, keyword string) bool { return isWord(args[i], keyword) },
+		func(k int) int { // a count that is not a literal: only the first key is certain
+			if k < n {
 				if v, ok := literalIndex(args[k]); ok {
-					count = v
+					return v
 				}
 			}
-			for j := 0; j < count && first+j*sp.KeyStep < n; j++ {
-				out = append(out, first+j*sp.KeyStep)
-			}
-			continue
-		}
-		end := start + sp.LastKey
-		if sp.LastKey < 0 {
-			end = n + sp.LastKey
-			if sp.Limit > 1 {
-				end = start + (end-start+1)/sp.Limit - 1
-			}
-		}
-		step := max(sp.KeyStep, 1)
-		for i := start; i <= end && i < n; i += step {
-			out = append(out, i)
-		}
-	}
+			return 1
+		})
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -111,8 +111,42 @@ func (i *Info) ArityOK(argc int) bool {
 // cannot describe (Unknown) and not-key arguments (NotKey) are skipped.
 func (i *Info) Keys(argv []string) []string {
 	n := len(argv)
+	idx := i.KeyIndexes(n,
+		func(j int, keyword string) bool { return strings.EqualFold(argv[j], keyword) },
+		func(k int) int {
+			if k >= n {
+				return 0
+			}
+			count := 0
+			for _, c := range argv[k] {
+				if c < '0' || c > '9' || count > 1<<20 {
+					return -1
+				}
+				count = count*10 + int(c-'0')
+			}
+			return count
+		})
 	var out []string
 	seen := map[int]bool{}
+	for _, j := range idx {
+		if j >= 1 && !seen[j] {
+			seen[j] = true
+			out = append(out, argv[j])
+		}
+	}
+	return out
+}
+
+// KeyIndexes returns the positions of the keys in an argv of n arguments
+// (0 the command name) following the key specs, spec by spec (a position
+// may repeat); specs the server cannot describe (Unknown) and not-key
+// arguments (NotKey) are skipped. isKeyword reports whether argument j
+// (below n) is a begin_search keyword; numKeys returns how many keys the
+// count argument at k gives (k may be n or more, past the arguments; 0 or
+// less means none). The callers differ only in these: Keys reads strings
+// as the server does, gen's lint reads literals of Lua source.
+func (i *Info) KeyIndexes(n int, isKeyword func(j int, keyword string) bool, numKeys func(k int) int) []int {
+	var out []int
 	for _, sp := range i.Specs {
 		if sp.NotKey || sp.Unknown {
 			continue
@@ -122,14 +156,14 @@ func (i *Info) Keys(argv []string) []string {
 			start = -1
 			if sp.StartFrom > 0 {
 				for j := sp.StartFrom; j < n; j++ {
-					if strings.EqualFold(argv[j], sp.Keyword) {
+					if isKeyword(j, sp.Keyword) {
 						start = j + 1
 						break
 					}
 				}
 			} else {
 				for j := n + sp.StartFrom; j >= 1; j-- {
-					if strings.EqualFold(argv[j], sp.Keyword) {
+					if isKeyword(j, sp.Keyword) {
 						start = j + 1
 						break
 					}
@@ -139,41 +173,23 @@ func (i *Info) Keys(argv []string) []string {
 				continue
 			}
 		}
-		var idx []int
 		if sp.KeyNum {
-			k := start + sp.KeyNumIdx
-			if k >= n {
-				continue
+			first, count := start+sp.FirstKey, numKeys(start+sp.KeyNumIdx)
+			for j := 0; j < count && first+j*sp.KeyStep < n; j++ {
+				out = append(out, first+j*sp.KeyStep)
 			}
-			count := 0
-			for _, c := range argv[k] {
-				if c < '0' || c > '9' || count > 1<<20 {
-					count = -1
-					break
-				}
-				count = count*10 + int(c-'0')
-			}
-			for j := 0; j < count && start+sp.FirstKey+j*sp.KeyStep < n; j++ {
-				idx = append(idx, start+sp.FirstKey+j*sp.KeyStep)
-			}
-		} else {
-			end := start + sp.LastKey
-			if sp.LastKey < 0 {
-				end = n + sp.LastKey
-				if sp.Limit > 1 {
-					end = start + (end-start+1)/sp.Limit - 1
-				}
-			}
-			step := max(sp.KeyStep, 1)
-			for j := start; j <= end && j < n; j += step {
-				idx = append(idx, j)
+			continue
+		}
+		end := start + sp.LastKey
+		if sp.LastKey < 0 {
+			end = n + sp.LastKey
+			if sp.Limit > 1 {
+				end = start + (end-start+1)/sp.Limit - 1
 			}
 		}
-		for _, j := range idx {
-			if j >= 1 && !seen[j] {
-				seen[j] = true
-				out = append(out, argv[j])
-			}
+		step := max(sp.KeyStep, 1)
+		for j := start; j <= end && j < n; j += step {
+			out = append(out, j)
 		}
 	}
 	return out
