@@ -139,14 +139,21 @@ func appendRDBStreamID(b []byte, id streamID) []byte {
 	return appendRDBLen(appendRDBLen(b, id.ms), id.seq)
 }
 
-// appendRDBStream is rdbSaveObject for a stream.
-func appendRDBStream(b []byte, s *streamValue) []byte {
+// nodes returns the radix-tree nodes that hold live entries, in order: a
+// node whose entries are all deleted is gone.
+func (s *streamValue) nodes() []int64 {
 	var nodes []int64
 	for _, e := range s.entries {
 		if len(nodes) == 0 || nodes[len(nodes)-1] != e.node {
 			nodes = append(nodes, e.node)
 		}
 	}
+	return nodes
+}
+
+// appendRDBStream is rdbSaveObject for a stream.
+func appendRDBStream(b []byte, s *streamValue) []byte {
+	nodes := s.nodes()
 	b = appendRDBLen(append(b, rdbStreamListpacksVer), uint64(len(nodes)))
 	for _, n := range nodes {
 		lp, master, _ := s.nodeListpack(n)
