@@ -305,10 +305,8 @@ const forNumberHelperName = "__luatest_fornum"
 // and returns anything else as it is, for the loop to refuse.
 func forNumberHelper(L *lua.LState) int {
 	v := L.Get(1)
-	if s, ok := v.(lua.LString); ok {
-		if f, ok := str2d(string(s)); ok {
-			v = lua.LNumber(f)
-		}
+	if f, ok := arithNumber(v); ok {
+		v = lua.LNumber(f)
 	}
 	L.Push(v)
 	return 1
