@@ -252,9 +252,8 @@ func hllSet(b []byte, index, count int) ([]byte, int) {
 		}
 	}
 	// Step 1: find the opcode that covers index.
-	p, first, span, prev := hllHdrSize, 0, 0, -1
+	p, first, span, oplen, prev := hllHdrSize, 0, 0, 0, -1
 	for p < end {
-		var oplen int
 		span, oplen = spanAt(p)
 		if index <= first+span-1 {
 			break
@@ -266,21 +265,18 @@ func hllSet(b []byte, index, count int) ([]byte, int) {
 	if span == 0 || p >= end {
 		return b, -1
 	}
-	next := p + 1
-	if isXZero(p) {
-		next = p + 2
-	}
+	next := p + oplen
 	if next >= end {
 		next = -1
 	}
-	runlen, _ := spanAt(p)
 	isVal := !isZero(p) && !isXZero(p)
+	cur := int(full[p]>>2&0x1f) + 1 // a VAL's value
 	// Step 2: the cases that change the opcode in place.
 	var seq []byte
 	switch {
-	case isVal && int(full[p]>>2&0x1f)+1 >= count:
+	case isVal && cur >= count:
 		return b, 0
-	case isVal && runlen == 1, isZero(p) && runlen == 1:
+	case isVal && span == 1, isZero(p) && span == 1:
 		full[p] = valOp(count, 1)
 	default: // split the opcode
 		last := first + span - 1
@@ -293,7 +289,6 @@ func hllSet(b []byte, index, count int) ([]byte, int) {
 				seq = append(seq, zeroOps(last-index)...)
 			}
 		} else {
-			cur := int(full[p]>>2&0x1f) + 1
 			if index != first {
 				seq = append(seq, valOp(cur, index-first))
 			}
@@ -303,11 +298,7 @@ func hllSet(b []byte, index, count int) ([]byte, int) {
 			}
 		}
 		// Step 3: put the new sequence in place of the old opcode.
-		oldlen := 1
-		if isXZero(p) {
-			oldlen = 2
-		}
-		delta := len(seq) - oldlen
+		delta := len(seq) - oplen
 		if delta > 0 && end+delta > hllSparseMaxByte {
 			return promote()
 		}

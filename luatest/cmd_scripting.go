@@ -196,17 +196,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	L := vm.L
 	run := &runCtx{sc: sc, file: opt.file, keyList: keys, resp: 2,
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
-	if r.keysCheck != KeysUnchecked {
-		run.keys = make(map[string]bool, len(keys))
-		for _, k := range keys {
-			run.keys[k] = true
-		}
-	}
-	r.run = run
-	// A script's SELECT lasts until it ends; the caller's database is
-	// unchanged afterwards (Redis 7.0).
-	callerDB := r.dbIndex
-	defer func() { r.run = nil; r.selectDB(callerDB) }()
+	defer r.beginRun(run)()
 
 	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
 	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
@@ -215,6 +205,25 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	L.SetTop(0)
 	L.Push(fn)
 	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
+}
+
+// beginRun makes run the context of the script or function about to run
+// (scriptPrepareForRun): r.run, with the set of its keys for the KEYS
+// check unless that is off. The returned end undoes it and selects the
+// caller's database again: a SELECT inside a script or function lasts
+// until it returns, as the server runs both on its script client, which
+// scriptPrepareForRun points at the caller's database, so the caller's own
+// selection never changes (Redis 7.0).
+func (r *Redis) beginRun(run *runCtx) (end func()) {
+	if r.keysCheck != KeysUnchecked {
+		run.keys = make(map[string]bool, len(run.keyList))
+		for _, k := range run.keyList {
+			run.keys[k] = true
+		}
+	}
+	r.run = run
+	callerDB := r.dbIndex
+	return func() { r.run = nil; r.selectDB(callerDB) }
 }
 
 // callLimited calls the function on L's stack with its nargs arguments

@@ -1267,12 +1267,7 @@ func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 		if len(args) > 2 {
 			return resp.ErrorReply("ERR luatest: XINFO STREAM FULL is not supported")
 		}
-		nodes := 0
-		for k, en := range s.entries {
-			if k == 0 || s.entries[k-1].node != en.node {
-				nodes++
-			}
-		}
+		nodes := len(s.nodes())
 		kvs := []resp.Reply{
 			resp.BulkReply("length"), resp.IntReply(int64(len(s.entries))),
 			resp.BulkReply("radix-tree-keys"), resp.IntReply(int64(nodes)),

@@ -428,19 +428,7 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 	L := f.vm.L
 	run := &runCtx{file: opt.file, keyList: keys, resp: 2, lineShift: lineShift,
 		readOnly: opt.ro || fn.flags&flagNoWrites != 0}
-	if r.keysCheck != KeysUnchecked {
-		run.keys = make(map[string]bool, len(keys))
-		for _, k := range keys {
-			run.keys[k] = true
-		}
-	}
-	r.run = run
-	// A function's SELECT lasts until it returns, as a script's does: the
-	// server runs both on its script client, which scriptPrepareForRun
-	// (script.c) points at the caller's database, so the caller's own
-	// selection never changes.
-	callerDB := r.dbIndex
-	defer func() { r.run = nil; r.selectDB(callerDB) }()
+	defer r.beginRun(run)()
 
 	L.SetTop(0)
 	L.Push(fn.fn)

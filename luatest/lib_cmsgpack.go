@@ -241,10 +241,10 @@ func mpUnpackFull(L *lua.LState, limit, offset int64) int {
 	return len(out) + 1
 }
 
-// mpDecode decodes one object; on error it sets c.err and returns nil.
 // mpNumSize is the encoded size, type byte included, of each number type.
 var mpNumSize = [256]int{0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3, 0xce: 5, 0xd2: 5, 0xcf: 9, 0xd3: 9, 0xca: 5, 0xcb: 9}
 
+// mpDecode decodes one object; on error it sets c.err and returns nil.
 func mpDecode(L *lua.LState, c *mpCursor) lua.LValue {
 	if !c.need(1) {
 		return lua.LNil

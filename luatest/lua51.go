@@ -305,10 +305,8 @@ const forNumberHelperName = "__luatest_fornum"
 // and returns anything else as it is, for the loop to refuse.
 func forNumberHelper(L *lua.LState) int {
 	v := L.Get(1)
-	if s, ok := v.(lua.LString); ok {
-		if f, ok := str2d(string(s)); ok {
-			v = lua.LNumber(f)
-		}
+	if f, ok := arithNumber(v); ok {
+		v = lua.LNumber(f)
 	}
 	L.Push(v)
 	return 1
@@ -342,22 +340,35 @@ func modHelper(L *lua.LState) int {
 		L.Push(lua.LNumber(x - float64(math.Floor(x/y)*y)))
 		return 1
 	}
-	tm := L.GetMetaField(a, "__mod")
-	if tm == lua.LNil {
-		tm = L.GetMetaField(b, "__mod")
-	}
-	if tm == lua.LNil {
+	v, ok := callBinTM(L, a, b, "__mod")
+	if !ok {
 		bad, desc := b, descs[len(descs)-1]
 		if !okA {
 			bad, desc = a, descs[0]
 		}
 		cError(L, "%s", typeError(bad, desc, "perform arithmetic on"))
 	}
+	L.Push(v)
+	return 1
+}
+
+// callBinTM is call_binTM (lvm.c): the event's metamethod of a, else of
+// b, called with a and b; ok is false when neither has one.
+func callBinTM(L *lua.LState, a, b lua.LValue, event string) (v lua.LValue, ok bool) {
+	tm := L.GetMetaField(a, event)
+	if tm == lua.LNil {
+		tm = L.GetMetaField(b, event)
+	}
+	if tm == lua.LNil {
+		return lua.LNil, false
+	}
 	L.Push(tm)
 	L.Push(a)
 	L.Push(b)
 	L.Call(2, 1)
-	return 1
+	v = L.Get(-1)
+	L.Pop(1)
+	return v, true
 }
 
 // arithNumber is luaV_tonumber: a number, or a string strtod reads whole.
@@ -450,23 +461,15 @@ func concatHelper(L *lua.LState) int {
 			top = j + 1
 			continue
 		}
-		tm := L.GetMetaField(a, "__concat")
-		if tm == lua.LNil {
-			tm = L.GetMetaField(b, "__concat")
-		}
-		if tm == lua.LNil {
+		v, ok := callBinTM(L, a, b, "__concat")
+		if !ok {
 			bad, desc := a, descs[top-1]
 			if isStrNum(a) {
 				bad, desc = b, descs[top]
 			}
 			cError(L, "%s", typeError(bad, desc, "concatenate"))
 		}
-		L.Push(tm)
-		L.Push(a)
-		L.Push(b)
-		L.Call(2, 1)
-		vals[top-1] = L.Get(-1)
-		L.Pop(1)
+		vals[top-1] = v
 		descs[top-1] = ""
 		top--
 	}

@@ -19,34 +19,12 @@ type qlNode struct{ count, bytes int }
 // emptyListpackBytes is lpNew's size: the 6-byte header and the end byte.
 const emptyListpackBytes = 7
 
-// lpEntrySize is how many bytes v takes in a listpack: its encoding and
-// its back length.
+// lpEntrySize is how many bytes v takes in a listpack (listpack.add): its
+// encoding and its back length.
 func lpEntrySize(v string) int {
-	var l int
+	l := lpStrHeaderSize(len(v)) + len(v)
 	if n, ok := parseInt(v); ok {
-		switch {
-		case n >= 0 && n <= 127:
-			l = 1
-		case n >= -4096 && n <= 4095:
-			l = 2
-		case n >= -1<<15 && n < 1<<15:
-			l = 3
-		case n >= -1<<23 && n < 1<<23:
-			l = 4
-		case n >= -1<<31 && n < 1<<31:
-			l = 5
-		default:
-			l = 9
-		}
-	} else {
-		switch {
-		case len(v) < 64:
-			l = 1 + len(v)
-		case len(v) < 4096:
-			l = 2 + len(v)
-		default:
-			l = 5 + len(v)
-		}
+		l = lpIntSize(n)
 	}
 	return l + backlenSize(uint64(l))
 }

@@ -247,19 +247,18 @@ func newListpack() *listpack { return &listpack{b: make([]byte, 6, 64)} }
 // size is lpBytes of the finished listpack.
 func (lp *listpack) size() int { return len(lp.b) + 1 }
 
-// add is lpAppend: a string that string2ll takes is stored as an integer.
+// add is lpAppend: a string that string2ll takes is stored as an integer
+// (parseInt refuses more than 20 bytes, as lpStringToInt64 does).
 func (lp *listpack) add(s string) {
-	if len(s) <= 20 {
-		if v, ok := parseInt(s); ok {
-			lp.addInt(v)
-			return
-		}
+	if v, ok := parseInt(s); ok {
+		lp.addInt(v)
+		return
 	}
 	start := len(lp.b)
-	switch n := len(s); {
-	case n < 64:
+	switch n := len(s); lpStrHeaderSize(n) {
+	case 1:
 		lp.b = append(lp.b, byte(n)|0x80)
-	case n < 4096:
+	case 2:
 		lp.b = append(lp.b, byte(n>>8)|0xe0, byte(n))
 	default:
 		lp.b = binary.LittleEndian.AppendUint32(append(lp.b, 0xf0), uint32(n))
@@ -271,23 +270,54 @@ func (lp *listpack) add(s string) {
 // addInt is lpAppendInteger (lpEncodeIntegerGetType).
 func (lp *listpack) addInt(v int64) {
 	start := len(lp.b)
-	switch {
-	case v >= 0 && v <= 127:
+	switch lpIntSize(v) {
+	case 1:
 		lp.b = append(lp.b, byte(v))
-	case v >= -4096 && v <= 4095:
+	case 2:
 		u := uint64(v) & (1<<13 - 1)
 		lp.b = append(lp.b, byte(u>>8)|0xc0, byte(u))
-	case v >= math.MinInt16 && v <= math.MaxInt16:
+	case 3:
 		lp.b = binary.LittleEndian.AppendUint16(append(lp.b, 0xf1), uint16(v))
-	case v >= -1<<23 && v < 1<<23:
+	case 4:
 		u := uint32(v)
 		lp.b = append(lp.b, 0xf2, byte(u), byte(u>>8), byte(u>>16))
-	case v >= math.MinInt32 && v <= math.MaxInt32:
+	case 5:
 		lp.b = binary.LittleEndian.AppendUint32(append(lp.b, 0xf3), uint32(v))
 	default:
 		lp.b = binary.LittleEndian.AppendUint64(append(lp.b, 0xf4), uint64(v))
 	}
 	lp.finish(start)
+}
+
+// lpIntSize is how many bytes the integer encoding lpEncodeIntegerGetType
+// picks for v takes, back length excluded: 7-bit, 13-bit, then 16, 24, 32
+// and 64-bit integers after a type byte.
+func lpIntSize(v int64) int {
+	switch {
+	case v >= 0 && v <= 127:
+		return 1
+	case v >= -4096 && v <= 4095:
+		return 2
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return 3
+	case v >= -1<<23 && v < 1<<23:
+		return 4
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return 5
+	}
+	return 9
+}
+
+// lpStrHeaderSize is the size of the header lpEncodeString writes for a
+// string of n bytes: 6, 12 or 32-bit length.
+func lpStrHeaderSize(n int) int {
+	switch {
+	case n < 64:
+		return 1
+	case n < 4096:
+		return 2
+	}
+	return 5
 }
 
 // finish appends the back length of the entry that starts at start

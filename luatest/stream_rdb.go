@@ -28,7 +28,7 @@ const (
 func (s *streamValue) appendNode(fv []string) int64 {
 	if len(s.entries) > 0 {
 		tail := s.entries[len(s.entries)-1].node
-		lp, count := s.nodeListpack(tail)
+		lp, _, count := s.nodeListpack(tail)
 		size := 0
 		for _, x := range fv {
 			size += len(x)
@@ -70,17 +70,18 @@ func (s *streamValue) nodeEntries(node int64) ([]streamEntry, []bool) {
 // streamIteratorRemoveEntry leave it: the master entry (live count,
 // deleted count, the first entry's field names, 0), then every entry
 // (flags, ID difference from the master, the field count and names unless
-// they are the master's, the values, the entry's element count). count is
-// how many entries the node has taken.
-func (s *streamValue) nodeListpack(node int64) (lp []byte, count int) {
+// they are the master's, the values, the entry's element count). master
+// is the master entry's ID, the node's key in the radix tree; count is how
+// many entries the node has taken.
+func (s *streamValue) nodeListpack(node int64) (lp []byte, master streamID, count int) {
 	entries, dead := s.nodeEntries(node)
 	if len(entries) == 0 {
-		return nil, 0
+		return nil, streamID{}, 0
 	}
-	master := entries[0]
+	first := entries[0]
 	var masterFields []string
-	for k := 0; k < len(master.fields); k += 2 {
-		masterFields = append(masterFields, master.fields[k])
+	for k := 0; k < len(first.fields); k += 2 {
+		masterFields = append(masterFields, first.fields[k])
 	}
 	deleted := 0
 	for _, d := range dead {
@@ -110,8 +111,8 @@ func (s *streamValue) nodeListpack(node int64) (lp []byte, count int) {
 			flags |= streamItemDeleted
 		}
 		b.addInt(flags)
-		b.addInt(int64(e.id.ms - master.id.ms))
-		b.addInt(int64(e.id.seq - master.id.seq))
+		b.addInt(int64(e.id.ms - first.id.ms))
+		b.addInt(int64(e.id.seq - first.id.seq))
 		if !same {
 			b.addInt(int64(nf))
 		}
@@ -127,7 +128,7 @@ func (s *streamValue) nodeListpack(node int64) (lp []byte, count int) {
 		}
 		b.addInt(int64(elems))
 	}
-	return b.bytes(), len(entries)
+	return b.bytes(), first.id, len(entries)
 }
 
 func appendStreamID(b []byte, id streamID) []byte {
@@ -138,19 +139,25 @@ func appendRDBStreamID(b []byte, id streamID) []byte {
 	return appendRDBLen(appendRDBLen(b, id.ms), id.seq)
 }
 
-// appendRDBStream is rdbSaveObject for a stream.
-func appendRDBStream(b []byte, s *streamValue) []byte {
+// nodes returns the radix-tree nodes that hold live entries, in order: a
+// node whose entries are all deleted is gone.
+func (s *streamValue) nodes() []int64 {
 	var nodes []int64
 	for _, e := range s.entries {
 		if len(nodes) == 0 || nodes[len(nodes)-1] != e.node {
 			nodes = append(nodes, e.node)
 		}
 	}
+	return nodes
+}
+
+// appendRDBStream is rdbSaveObject for a stream.
+func appendRDBStream(b []byte, s *streamValue) []byte {
+	nodes := s.nodes()
 	b = appendRDBLen(append(b, rdbStreamListpacksVer), uint64(len(nodes)))
 	for _, n := range nodes {
-		lp, _ := s.nodeListpack(n)
-		entries, _ := s.nodeEntries(n)
-		b = appendRDBString(b, string(appendStreamID(nil, entries[0].id)))
+		lp, master, _ := s.nodeListpack(n)
+		b = appendRDBString(b, string(appendStreamID(nil, master)))
 		b = appendRDBString(b, string(lp))
 	}
 	b = appendRDBLen(b, uint64(len(s.entries)))
