@@ -36,17 +36,13 @@ func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, ar
 // *redis.Client (for a failover client, the current primary). Every node is
 // tried; the errors are joined.
 func (e *Executor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
-	load := func(ctx context.Context, c redis.Cmdable, addr string) error {
+	load := func(ctx context.Context, c redis.UniversalClient, addr string) error {
 		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
 			a := make([]any, len(args))
 			for i, s := range args {
 				a[i] = s
 			}
-			// Every client onEveryNode passes (*redis.Client, the
-			// UniversalClient) has Do.
-			cmd := c.(interface {
-				Do(context.Context, ...any) *redis.Cmd
-			}).Do(ctx, a...)
+			cmd := c.Do(ctx, a...)
 			return FromReply(cmd.Val(), cmd.Err())
 		})
 		if err != nil {

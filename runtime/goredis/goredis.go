@@ -273,7 +273,7 @@ func isReply(err error) bool {
 // tried; the errors are joined, and a node answering another SHA1 than
 // s.SHA1() is an error.
 func (e *Executor) Load(ctx context.Context, s *runtime.Script) error {
-	load := func(ctx context.Context, c redis.Cmdable, addr string) error {
+	load := func(ctx context.Context, c redis.UniversalClient, addr string) error {
 		sha, err := c.ScriptLoad(ctx, s.Body()).Result()
 		if err != nil {
 			return fmt.Errorf("SCRIPT LOAD %s on %s: %w", s.Name(), addr, convertErr(err))
@@ -300,7 +300,7 @@ type nodeLoop func(context.Context, func(context.Context, *redis.Client) error) 
 // on e's one server ("the server" when go-redis exposes no address). Every
 // node is tried; their errors and forEach's own (wrapped with what) are
 // joined, where go-redis would keep only the first.
-func (e *Executor) onEveryNode(ctx context.Context, forEach nodeLoop, what string, do func(ctx context.Context, c redis.Cmdable, addr string) error) error {
+func (e *Executor) onEveryNode(ctx context.Context, forEach nodeLoop, what string, do func(ctx context.Context, c redis.UniversalClient, addr string) error) error {
 	if forEach == nil {
 		addr := "the server"
 		if c, ok := e.c.(*redis.Client); ok {
