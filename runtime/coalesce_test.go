@@ -219,7 +219,7 @@ func TestMergedRunBudget(t *testing.T) {
 			assert.Equal(t, runtime.IntValue(1), vs[0])
 
 			// Through the queue, a zero budget runs one call per run, in order.
-			got, _ := queued(t, e, 0, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, _ := queued(t, e, replies, 0, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			for i, r := range got {
@@ -251,28 +251,49 @@ func (g *gate) EvalSha(ctx context.Context, s *runtime.Script, keys, args []stri
 	return g.Executor.EvalSha(ctx, s, keys, args)
 }
 
-// queued makes n calls of replies through a Coalescer over a gate over e, with the
-// run budget of budget: the first call is held in flight until the other
-// n-1 wait in the Coalescer's queue, one after another in index order (all
-// on key's slot); it returns every call's reply by index and the scripts
-// sent, in order.
-func queued(t *testing.T, e runtime.Executor, budget time.Duration, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error)) (got, sent []string) {
+// held waits until the gate holds the first EvalSha.
+func (g *gate) held(t *testing.T) {
 	t.Helper()
-	return queuedScript(t, e, replies, key, n, call, budget)
+	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
 }
 
-// queuedScript is queued for calls of s.
-func queuedScript(t *testing.T, e runtime.Executor, s *runtime.Script, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error), budget ...time.Duration) (got, sent []string) {
+// gated loads s on e and returns a gate over e, holding its first EvalSha
+// until released, and a Coalescer over the gate.
+func gated(t *testing.T, e runtime.Executor, s *runtime.Script) (*gate, *runtime.Coalescer) {
+	t.Helper()
+	require.NoError(t, e.Load(context.Background(), s))
+	g := &gate{Executor: e, release: make(chan struct{})}
+	return g, runtime.Coalesce(g)
+}
+
+// holdFirst sends a call of replies on key through c, held by g, and
+// returns once g holds it; release lets it go and checks that it succeeded.
+func holdFirst(t *testing.T, g *gate, c *runtime.Coalescer, key string) (release func()) {
+	t.Helper()
+	first := make(chan error, 1)
+	go func() {
+		_, err := replies.Exec(context.Background(), c, []string{key}, []string{"incr"})
+		first <- err
+	}()
+	g.held(t)
+	return func() {
+		close(g.release)
+		require.NoError(t, <-first)
+	}
+}
+
+// queued makes n calls of s through a Coalescer over a gate over e, with
+// the run budget of budget: the first call is held in flight until the
+// other n-1 wait in the Coalescer's queue, one after another in index order
+// (all on key's slot); it returns every call's reply by index and the
+// scripts sent, in order.
+func queued(t *testing.T, e runtime.Executor, s *runtime.Script, budget time.Duration, key string, n int, call func(e runtime.Executor, i int) (runtime.Value, error)) (got, sent []string) {
 	t.Helper()
 	// Loaded, so the first call's EVALSHA is answered before the merged
 	// run starts (after NOSCRIPT, its EVAL could run after the run).
-	require.NoError(t, e.Load(context.Background(), s))
-	g := &gate{Executor: e, release: make(chan struct{})}
-	c := runtime.Coalesce(g)
+	g, c := gated(t, e, s)
 	runtime.SetInFlight(c, 1)
-	if len(budget) > 0 {
-		runtime.SetBudget(c, budget[0])
-	}
+	runtime.SetBudget(c, budget)
 	got = make([]string, n)
 	var wg sync.WaitGroup
 	start := func(i int) {
@@ -284,7 +305,7 @@ func queuedScript(t *testing.T, e runtime.Executor, s *runtime.Script, key strin
 		}()
 	}
 	start(0)
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	g.held(t)
 	for i := 1; i < n; i++ {
 		start(i)
 		require.Eventually(t, func() bool { return runtime.Waiting(c, s, key) == i }, 10*time.Second, time.Millisecond)
@@ -310,7 +331,7 @@ func TestCoalescerMergesWaitingCalls(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			noLeak(t)
 			e, do := row.open(t)
-			got, sent := queued(t, e, runtime.CoalesceRunBudget, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, sent := queued(t, e, replies, runtime.CoalesceRunBudget, "{t}q", 6, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			for i, r := range got {
@@ -327,9 +348,7 @@ func TestCoalescerMergesWaitingCalls(t *testing.T) {
 func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
 	noLeak(t)
 	e, do := executors[0].open(t)
-	require.NoError(t, e.Load(context.Background(), replies))
-	g := &gate{Executor: e, release: make(chan struct{})}
-	c := runtime.Coalesce(g)
+	g, c := gated(t, e, replies)
 	runtime.SetInFlight(c, 1)
 	call := func(ctx context.Context) (runtime.Value, error) {
 		return replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
@@ -340,7 +359,7 @@ func TestCoalescerCancelledWaiterNeverRuns(t *testing.T) {
 	}
 	first, second, third := make(chan result, 1), make(chan result, 1), make(chan result, 1)
 	go func() { v, err := call(context.Background()); first <- result{v, err} }()
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	g.held(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { v, err := call(ctx); second <- result{v, err} }()
 	require.Eventually(t, func() bool { return runtime.Waiting(c, replies, "{t}q") == 1 }, 10*time.Second, time.Millisecond)
@@ -417,7 +436,7 @@ func TestCoalescerLostReply(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			noLeak(t)
 			e, do := row.open(t)
-			got, _ := queued(t, lossy(e), runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, _ := queued(t, lossy(e), replies, runtime.CoalesceRunBudget, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			assert.Equal(t, "(integer) 1", got[0])
@@ -426,7 +445,7 @@ func TestCoalescerLostReply(t *testing.T) {
 			}
 			assert.Equal(t, "5", do("GET", "{t}q"), "every call ran once; none was resent")
 
-			got, _ = queuedScript(t, lossy(e), idemIncr, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, _ = queued(t, lossy(e), idemIncr, runtime.CoalesceRunBudget, "{t}i", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return idemIncr.Exec(ctx, e, []string{"{t}i", "{t}i:" + strconv.Itoa(i)}, nil)
 			})
 			for _, r := range got {
@@ -443,20 +462,12 @@ func TestCoalescerTwoInFlight(t *testing.T) {
 	noLeak(t)
 	ctx := context.Background()
 	e, _ := executors[2].open(t)
-	require.NoError(t, e.Load(ctx, replies))
-	g := &gate{Executor: e, release: make(chan struct{})}
-	c := runtime.Coalesce(g)
-	first := make(chan error, 1)
-	go func() {
-		_, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
-		first <- err
-	}()
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	g, c := gated(t, e, replies)
+	release := holdFirst(t, g, c, "{t}q")
 	v, err := replies.Exec(ctx, c, []string{"{t}q"}, []string{"incr"})
 	require.NoError(t, err)
 	assert.Equal(t, runtime.IntValue(1), v, "the second call ran while the first was held")
-	close(g.release)
-	require.NoError(t, <-first)
+	release()
 }
 
 // TestCoalescerKeepsSlotsApart: calls on another hash slot never wait for
@@ -466,16 +477,9 @@ func TestCoalescerKeepsSlotsApart(t *testing.T) {
 	noLeak(t)
 	ctx := context.Background()
 	e, _ := executors[2].open(t)
-	require.NoError(t, e.Load(ctx, replies))
-	g := &gate{Executor: e, release: make(chan struct{})}
-	c := runtime.Coalesce(g)
+	g, c := gated(t, e, replies)
 	runtime.SetInFlight(c, 1)
-	first := make(chan error, 1)
-	go func() {
-		_, err := replies.Exec(ctx, c, []string{"{a}q"}, []string{"incr"})
-		first <- err
-	}()
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.sent) == 1 }, 10*time.Second, time.Millisecond)
+	release := holdFirst(t, g, c, "{a}q")
 	for i := range 3 {
 		v, err := replies.Exec(ctx, c, []string{"{b}q"}, []string{"incr"})
 		require.NoError(t, err)
@@ -485,8 +489,7 @@ func TestCoalescerKeepsSlotsApart(t *testing.T) {
 	v, err := plain.Exec(ctx, c, []string{"{a}q"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, runtime.IntValue(1), v, "a script without ---@coalesce passes through")
-	close(g.release)
-	require.NoError(t, <-first)
+	release()
 	assert.Equal(t, 0, runtime.Waiting(c, replies, "{a}q"))
 }
 
@@ -533,7 +536,7 @@ func TestMergedRunMalformedReply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeak(t)
 			e, do := executors[0].open(t)
-			got, sent := queued(t, garble(e, tc.f), time.Second, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
+			got, sent := queued(t, garble(e, tc.f), replies, time.Second, "{t}q", 5, func(e runtime.Executor, i int) (runtime.Value, error) {
 				return replies.Exec(ctx, e, []string{"{t}q"}, []string{"incr"})
 			})
 			assert.Equal(t, "(integer) 1", got[0])
@@ -563,7 +566,7 @@ func TestCoalescerRunDeadline(t *testing.T) {
 			noLeak(t)
 			e, _ := row.open(t)
 			var errs [3]error
-			queuedScript(t, e, slow, "{t}q", 3, func(e runtime.Executor, i int) (runtime.Value, error) {
+			queued(t, e, slow, runtime.CoalesceRunBudget, "{t}q", 3, func(e runtime.Executor, i int) (runtime.Value, error) {
 				ctx, d := context.Background(), "0"
 				if i > 0 {
 					// The merged run of calls 1 and 2 takes the server
