@@ -11,13 +11,20 @@ import (
 	"github.com/luagen/luagen/redistest"
 )
 
+// runJSON runs the demo with argv, which asks for -json, requires exit
+// code 0 and returns the decoded report and what went to stderr.
+func runJSON(t *testing.T, argv ...string) (rep map[string]any, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(argv, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	return rep, errOut.String()
+}
+
 // The demo on its embedded server: the JSON contract and the audit.
 func TestRunEmbeddedJSON(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := run([]string{"-buyers", "400", "-stock", "50", "-qty", "2", "-limit", "2", "-json"}, &out, &errOut)
-	require.Equal(t, 0, code, errOut.String())
-	var rep map[string]any
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	rep, stderr := runJSON(t, "-buyers", "400", "-stock", "50", "-qty", "2", "-limit", "2", "-json")
 	for _, k := range []string{"sold", "refused", "oversold", "errors", "ops_per_sec", "p99_us"} {
 		assert.Contains(t, rep, k)
 	}
@@ -28,19 +35,15 @@ func TestRunEmbeddedJSON(t *testing.T) {
 	assert.Equal(t, 0.0, rep["errors"])
 	assert.Equal(t, 25.0, rep["records"])
 	assert.Equal(t, []any{}, rep["differences"])
-	assert.Contains(t, errOut.String(), "seckill: reconciling the stock counter with 25 sales (stock.Reconcile)…\n")
-	assert.Regexp(t, `seckill: reconciled in \S+: 0 differences, 25 orders recorded as sold, 0 units left\n`, errOut.String())
+	assert.Contains(t, stderr, "seckill: reconciling the stock counter with 25 sales (stock.Reconcile)…\n")
+	assert.Regexp(t, `seckill: reconciled in \S+: 0 differences, 25 orders recorded as sold, 0 units left\n`, stderr)
 }
 
 // The issue's acceptance run, on a real redis-server: 5,000 buyers for 300
 // units sell exactly 300, and the demo leaves no keys behind.
 func TestRunOnRealServer(t *testing.T) {
 	srv := redistest.Start(t)
-	var out, errOut bytes.Buffer
-	code := run([]string{"-buyers", "5000", "-stock", "300", "-redis", srv.Addr, "-json"}, &out, &errOut)
-	require.Equal(t, 0, code, errOut.String())
-	var rep map[string]any
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	rep, _ := runJSON(t, "-buyers", "5000", "-stock", "300", "-redis", srv.Addr, "-json")
 	assert.Equal(t, 300.0, rep["sold"])
 	assert.Equal(t, 4700.0, rep["refused"])
 	assert.Equal(t, 0.0, rep["oversold"])
@@ -54,11 +57,7 @@ func TestRunOnRealServer(t *testing.T) {
 func TestRunCoalesced(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, redis := range []string{"", srv.Addr} {
-		var out, errOut bytes.Buffer
-		code := run([]string{"-buyers", "2000", "-stock", "300", "-coalesce", "-redis", redis, "-json"}, &out, &errOut)
-		require.Equal(t, 0, code, errOut.String())
-		var rep map[string]any
-		require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+		rep, _ := runJSON(t, "-buyers", "2000", "-stock", "300", "-coalesce", "-redis", redis, "-json")
 		assert.Equal(t, true, rep["coalesce"])
 		assert.Equal(t, 300.0, rep["sold"])
 		assert.Equal(t, 1700.0, rep["refused"])
