@@ -136,12 +136,15 @@ type luagenMutex struct{ m *lock.Mutex }
 func (l luagenMutex) lock(ctx context.Context) error   { _, err := l.m.Lock(ctx); return err }
 func (l luagenMutex) unlock(ctx context.Context) error { return l.m.Unlock(ctx) }
 
-func openLuagen(b *testing.B) (func(string) mutex, func()) {
+func openLuagen(b *testing.B) (func(string) mutex, func()) { return openLuagenWith(b) }
+
+// openLuagenWith is openLuagen with the lock client's options.
+func openLuagenWith(b *testing.B, opts ...lock.Option) (func(string) mutex, func()) {
 	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := lock.NewClient(rc)
+	c, err := lock.NewClient(rc, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -683,22 +686,11 @@ func BenchmarkLuagenHandoffPath(b *testing.B) {
 			}
 		}
 		ms := make([]mutex, contenders)
+		closers := make([]func(), contenders)
 		for i := range ms {
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			c, err := lock.NewClient(rc, lock.WithHook(hook))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rc.Close()
-			defer c.Close()
-			m, err := lock.New(c, "bench:path")
-			if err != nil {
-				b.Fatal(err)
-			}
-			ms[i] = timedMutex{luagenMutex{m}, func() {
+			var newMutex func(string) mutex
+			newMutex, closers[i] = openLuagenWith(b, lock.WithHook(hook))
+			ms[i] = timedMutex{newMutex("bench:path"), func() {
 				now := time.Now().UnixMicro()
 				if a := acquiredAt.Load(); a != 0 {
 					mu.Lock()
@@ -709,6 +701,9 @@ func BenchmarkLuagenHandoffPath(b *testing.B) {
 			}}
 		}
 		r := contend(b, "luagen", ms)
+		for _, c := range closers {
+			c()
+		}
 		b.ReportMetric(r.perSec, "sections/s")
 		for _, l := range []struct {
 			name string
