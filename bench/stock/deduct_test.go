@@ -256,15 +256,31 @@ type measured struct {
 	p99         time.Duration
 }
 
+// startMeasure starts a timed run; its result ends the run that made
+// calls with latencies lat.
+func startMeasure() (end func(calls int64, lat []time.Duration) measured) {
+	var before goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	start := time.Now()
+	return func(calls int64, lat []time.Duration) measured {
+		elapsed := time.Since(start)
+		var after goruntime.MemStats
+		goruntime.ReadMemStats(&after)
+		return measured{
+			ops:    float64(calls) / elapsed.Seconds(),
+			allocs: float64(after.Mallocs-before.Mallocs) / float64(calls),
+			p99:    p99(lat),
+		}
+	}
+}
+
 // timed runs op from goroutines goroutines for d.
 func timed(d time.Duration, goroutines int, op func(context.Context, int64) error) (measured, error) {
 	var seq atomic.Int64
 	var failed atomic.Value
 	lat := make([][]time.Duration, goroutines)
-	var before, after goruntime.MemStats
-	goruntime.ReadMemStats(&before)
+	end := startMeasure()
 	deadline := time.Now().Add(d)
-	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Add(1)
@@ -283,50 +299,36 @@ func timed(d time.Duration, goroutines int, op func(context.Context, int64) erro
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	goruntime.ReadMemStats(&after)
+	m := end(seq.Load(), slices.Concat(lat...))
 	if err, ok := failed.Load().(error); ok {
 		return measured{}, err
 	}
-	calls := seq.Load()
-	return measured{
-		ops:    float64(calls) / elapsed.Seconds(),
-		allocs: float64(after.Mallocs-before.Mallocs) / float64(calls),
-		p99:    p99(slices.Concat(lat...)),
-	}, nil
+	return m, nil
 }
 
 // timedBatches sends batches of batchSize deducts from one goroutine for
 // d: deducts per second, allocations per deduct, and the p99 of a batch's
-// round trip (the latency each of its calls sees).
+// round trip (the latency each of its calls sees). Send returns the first
+// failed call's error, so the Futures need no reading.
 func timedBatches(d time.Duration, s *stock.Scripts, k stock.SKUKeys) (measured, error) {
 	dk := k.Deduct()
 	ctx := context.Background()
-	fs := make([]*runtime.Future[int64], batchSize)
 	var lat []time.Duration
 	var n int64
-	var before, after goruntime.MemStats
-	goruntime.ReadMemStats(&before)
+	end := startMeasure()
 	deadline := time.Now().Add(d)
-	start := time.Now()
 	for t0 := time.Now(); t0.Before(deadline); t0 = time.Now() {
 		var batch runtime.Batch
-		for i := range fs {
+		for range batchSize {
 			n++
-			fs[i] = s.QueueDeduct(&batch, dk, args(n))
+			s.QueueDeduct(&batch, dk, args(n))
 		}
 		if err := batch.Send(ctx); err != nil {
 			return measured{}, err
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	elapsed := time.Since(start)
-	goruntime.ReadMemStats(&after)
-	return measured{
-		ops:    float64(n) / elapsed.Seconds(),
-		allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
-		p99:    p99(lat),
-	}, nil
+	return end(n, lat), nil
 }
 
 func p99(xs []time.Duration) time.Duration {
