@@ -159,19 +159,18 @@ var (
 )
 
 func wrapFunction(fn, source string) string {
-	code := source
+	head, code, ok := splitShebang(source)
+	if !ok {
+		head, code = source, "" // a shebang line alone
+	}
 	var flags []string
-	if strings.HasPrefix(source, "#!") {
-		i := strings.IndexByte(source, '\n')
-		if i < 0 {
-			i = len(source)
-		}
-		for _, f := range strings.Fields(source[:i]) {
+	if head != "" {
+		for _, f := range strings.Fields(head) {
 			if list, ok := strings.CutPrefix(f, "flags="); ok && list != "" {
 				flags = append(flags, strings.Split(list, ",")...)
 			}
 		}
-		code = "\n" + source[min(i+1, len(source)):]
+		code = "\n" + code
 	}
 	var b strings.Builder
 	b.WriteString("redis.register_function{function_name=" + luaQuote(fn))
