@@ -79,14 +79,16 @@ if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
 -- write, so an error reply means nothing was written.
-local held = redis.call('HGET', KEYS[1], owner)
-if held then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
-end
 -- The holder's lease; -2 (no key: a hash without fields does not exist)
--- when nobody holds the lock.
+-- when nobody holds the lock, and then owner holds nothing either.
 local ttl = redis.call('PTTL', KEYS[1])
+if ttl ~= -2 then
+  local held = redis.call('HGET', KEYS[1], owner)
+  if held then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
+  end
+end
 
 local t, now
 if ttl == -2 then
