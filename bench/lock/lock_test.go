@@ -45,6 +45,20 @@ package lock
 // luagen's critical path into its legs.
 //
 // Every lock uses an 8 s lease or validity where it has one to set.
+//
+// CPU layout. In production the Redis server runs on a host of its own and
+// every process that takes the lock on another; here they share one
+// machine. By default (LUAGEN_BENCH_LAYOUT=split) the redis-server this
+// test starts gets the first CPU the test may run on, and the benchmark
+// process (every library's clients) the others, with GOMAXPROCS set to
+// their number, so that clients do not take CPU time from the server.
+// LUAGEN_BENCH_LAYOUT=shared leaves both on every CPU, as a single small
+// host running the server and its clients would be. The layout decides the
+// contended rows: a lock that hands over to the next waiter wakes another
+// client every section, and on shared cores that client competes with the
+// server for the CPU; a lock whose releaser takes it again (most sections
+// of redislock and redsync) wakes nobody. The table's first line names the
+// layout. With LUAGEN_BENCH_REDIS the server is not moved.
 
 import (
 	"context"
@@ -73,15 +87,36 @@ import (
 
 const lease = 8 * time.Second
 
-var addr string
+var (
+	addr   string
+	layout = "the server at $LUAGEN_BENCH_REDIS, not moved" // see the package comment; printed above the table
+)
 
 func TestMain(m *testing.M) {
 	addr = os.Getenv("LUAGEN_BENCH_REDIS")
 	var stop func()
 	if addr == "" {
+		var srv *redistest.Server
 		var err error
-		if addr, stop, err = startRedis(); err != nil {
+		if srv, stop, err = startRedis(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		addr = srv.Addr
+		layout = "shared: redis-server and the benchmark on every CPU"
+		switch l := os.Getenv("LUAGEN_BENCH_LAYOUT"); l {
+		case "", "split":
+			split, err := splitCPUs(srv.PID())
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "LUAGEN_BENCH_LAYOUT=split:", err)
+				stop()
+				os.Exit(1)
+			}
+			layout = "split: " + split
+		case "shared":
+		default:
+			fmt.Fprintf(os.Stderr, "LUAGEN_BENCH_LAYOUT=%q: want split or shared\n", l)
+			stop()
 			os.Exit(1)
 		}
 	}
@@ -99,17 +134,17 @@ func TestMain(m *testing.M) {
 // startRedis runs redis-server on a free loopback port without persistence,
 // with redistest (importable here: the bench module's path is
 // inside luagen's).
-func startRedis() (string, func(), error) {
+func startRedis() (*redistest.Server, func(), error) {
 	dir, err := os.MkdirTemp("", "bench-lock-")
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	srv, err := redistest.StartServer(dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, nil, err
 	}
-	return srv.Addr, func() { srv.Stop(); os.RemoveAll(dir) }, nil
+	return srv, func() { srv.Stop(); os.RemoveAll(dir) }, nil
 }
 
 // A library under test: mutex returns one owner's handle on a named lock.
@@ -578,7 +613,7 @@ func printTable() {
 	for _, l := range libraries {
 		names = append(names, l.name)
 	}
-	fmt.Printf("\n%d rounds; medians\n\n| row | %s | luagen / best peer |\n|---|%s---|\n", len(results[rows[0]]["luagen"]), strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	fmt.Printf("\nCPU layout %s; %d rounds; medians\n\n| row | %s | luagen / best peer |\n|---|%s---|\n", layout, len(results[rows[0]]["luagen"]), strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	for _, row := range rows {
 		r := results[row]
 		lower := strings.Contains(row, "lower is better")

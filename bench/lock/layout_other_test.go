@@ -1,0 +1,9 @@
+//go:build !linux
+
+package lock
+
+import "errors"
+
+func splitCPUs(int) (string, error) {
+	return "", errors.New("CPU affinity is set on Linux only")
+}
