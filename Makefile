@@ -12,13 +12,19 @@ test: redis vet generated
 	$(GO) test -race -count=1 -timeout 30m ./...
 	GO=$(GO) .ci/adoption.sh
 
-## redis: install redis-server 7 (Debian package) when it is missing.
+## redis: install redis-server 7 (Debian package) when it is missing, and
+## fail with a clear message when the one in PATH is not version 7.
 redis:
 	@if ! command -v redis-server >/dev/null 2>&1; then \
 		echo "redis-server not found; installing it with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
-	@redis-server --version
+	@v=$$(redis-server --version | sed -n 's/.* v=\([0-9][0-9.]*\).*/\1/p'); \
+	case "$$v" in \
+		7.*) echo "redis-server $$v";; \
+		*) echo "luagen's tests need redis-server 7 (luatest mirrors Redis 7.0); $$(command -v redis-server) is version '$$v'."; \
+		   echo "Install redis-server 7 (Debian 12 and Ubuntu 24.04 ship 7.0) first in PATH."; exit 1;; \
+	esac
 
 vet:
 	$(GO) vet ./...
