@@ -58,9 +58,9 @@ func BenchmarkScriptServerTime(b *testing.B) {
 	}
 	for range b.N {
 		srv.Do(b, "FLUSHALL")
-		// The lock is freed, or taken, with plain commands on the same
-		// connection between the measured calls: EVALSHA's count must hold
-		// only the path measured.
+		// The lock is freed, or taken, with plain commands (not EVALSHA)
+		// between the measured calls: EVALSHA's count must hold only the
+		// path measured.
 		measure("acquire-free-µs", func() {
 			for i := range n {
 				acquire(owner(i), 3*time.Second)

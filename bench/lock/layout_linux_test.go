@@ -3,6 +3,7 @@
 package lock
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	goruntime "runtime"
@@ -49,7 +50,7 @@ func setProcessAffinity(pid int, s *cpuSet) error {
 			if err != nil {
 				continue
 			}
-			if err := setAffinity(tid, s); err != nil && err != syscall.ESRCH {
+			if err := setAffinity(tid, s); err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("sched_setaffinity(%d): %w", tid, err)
 			}
 		}
@@ -61,7 +62,9 @@ func setProcessAffinity(pid int, s *cpuSet) error {
 // CPU this process may run on and this process the others, as if the
 // server ran on a host of its own, and sets GOMAXPROCS to the number of
 // the others; see "CPU layout" in lock_test.go. It fails with fewer than
-// two CPUs.
+// two CPUs, and then leaves both processes on every CPU they had. (Raw
+// syscalls: the standard library has no wrapper, and golang.org/x/sys is
+// not among the libraries this project may depend on directly.)
 func splitCPUs(server int) (string, error) {
 	allowed, err := getAffinity(0)
 	if err != nil {
@@ -81,13 +84,13 @@ func splitCPUs(server int) (string, error) {
 		}
 	}
 	if len(rest) == 0 {
-		return "", fmt.Errorf("one CPU: nothing to split")
+		return "", errors.New("one CPU: nothing to split")
 	}
 	if err := setProcessAffinity(server, &srv); err != nil {
-		return "", err
+		return "", errors.Join(err, setProcessAffinity(server, &allowed))
 	}
 	if err := setProcessAffinity(os.Getpid(), &cli); err != nil {
-		return "", err
+		return "", errors.Join(err, setProcessAffinity(server, &allowed), setProcessAffinity(os.Getpid(), &allowed))
 	}
 	goruntime.GOMAXPROCS(len(rest))
 	return fmt.Sprintf("redis-server on CPU %d, the benchmark on CPUs %v (GOMAXPROCS %d)", first, rest, len(rest)), nil

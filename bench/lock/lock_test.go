@@ -58,8 +58,9 @@ package lock
 // client every section, and on shared cores that client competes with the
 // server for the CPU; a lock whose releaser takes it again (most sections
 // of redislock and redsync) wakes nobody. The table's first line names the
-// layout. With LUAGEN_BENCH_REDIS the server is not moved; with one CPU
-// the default falls back to shared (and says so), an explicit split fails.
+// layout. With LUAGEN_BENCH_REDIS nothing is moved (and
+// LUAGEN_BENCH_LAYOUT is refused); with one CPU, or off Linux, the default
+// falls back to shared (and says so), an explicit split fails.
 
 import (
 	"context"
@@ -95,6 +96,10 @@ var (
 
 func TestMain(m *testing.M) {
 	addr = os.Getenv("LUAGEN_BENCH_REDIS")
+	if addr != "" && os.Getenv("LUAGEN_BENCH_LAYOUT") != "" {
+		fmt.Fprintln(os.Stderr, "LUAGEN_BENCH_LAYOUT places the redis-server this test starts; with LUAGEN_BENCH_REDIS there is none")
+		os.Exit(1)
+	}
 	var stop func()
 	if addr == "" {
 		var srv *redistest.Server

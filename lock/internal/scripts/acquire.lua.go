@@ -237,9 +237,10 @@ if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
   return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- abandoned
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
--- write, so an error reply means nothing was written.
--- The holder's lease; -2 (no key: a hash without fields does not exist)
--- when nobody holds the lock, and then owner holds nothing either.
+-- write, so an error reply means nothing was written: PTTL accepts any
+-- type, and a key of the wrong type exists, so HGET below raises.
+-- ttl is the holder's lease; -2 (no key: a hash without fields does not
+-- exist) when nobody holds the lock, and then owner holds nothing either.
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl ~= -2 then
   local held = redis.call('HGET', KEYS[1], owner)
