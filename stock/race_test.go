@@ -36,9 +36,12 @@ type raceConfig struct {
 	pace time.Duration
 
 	// fault, if set, runs once faultAt buyers have an answer, while the
-	// others keep buying.
-	fault   func() error
-	faultAt int
+	// others keep buying. The last afterFault buyers start only once it
+	// has ended, so that some buyers always meet what the fault left (a
+	// fault that outlasts the race on a busy machine would leave none).
+	fault      func() error
+	faultAt    int
+	afterFault int
 }
 
 type raceResult struct {
@@ -81,6 +84,7 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 	outcome := make([]int8, cfg.buyers) // 1 sold, 2 refused
 	var next, answered atomic.Int64
 	faultErr := make(chan error, 1)
+	faultDone := make(chan struct{}) // closed when the fault has ended
 	var faultOnce sync.Once
 	startFault := func() {
 		faultOnce.Do(func() {
@@ -91,11 +95,13 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 				res.faultTook = time.Since(t0)
 				res.answeredAfterFault = int(answered.Load())
 				faultErr <- err
+				close(faultDone)
 			}()
 		})
 	}
 	if cfg.fault == nil {
 		faultErr <- nil
+		close(faultDone)
 	}
 
 	start := time.Now()
@@ -108,6 +114,9 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 				i := int(next.Add(1)) - 1
 				if i >= cfg.buyers {
 					return
+				}
+				if i >= cfg.buyers-cfg.afterFault {
+					<-faultDone
 				}
 				time.Sleep(cfg.pace)
 				args := stock.DeductArgs{Order: "o" + strconv.Itoa(i), Buyer: "u" + strconv.Itoa(i), Qty: cfg.qty(i), At: time.Now()}
