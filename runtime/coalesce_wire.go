@@ -117,18 +117,17 @@ func coalesceArgs(calls []*coalesceCall, budgetMicros int64) (keys, args []strin
 		same = same && len(c.args) == len(first.args) && slices.Equal(c.keys, first.keys)
 		na += len(c.args)
 	}
-	head := []string{strconv.Itoa(len(calls)), strconv.FormatInt(budgetMicros, 10), "same", strconv.Itoa(len(first.args))}
+	n, budget := strconv.Itoa(len(calls)), strconv.FormatInt(budgetMicros, 10)
 	if same {
 		keys = first.keys
-		args = append(make([]string, 0, na), head...)
+		args = append(make([]string, 0, na), n, budget, "same", strconv.Itoa(len(first.args)))
 	} else {
 		nk := 0
 		for _, c := range calls {
 			nk += len(c.keys)
 		}
 		keys = make([]string, 0, nk)
-		args = append(make([]string, 0, na-1+2*len(calls)), head[:2]...)
-		args = append(args, "each")
+		args = append(make([]string, 0, na-1+2*len(calls)), n, budget, "each")
 		for _, c := range calls {
 			keys = append(keys, c.keys...)
 			args = append(args, strconv.Itoa(len(c.keys)), strconv.Itoa(len(c.args)))
