@@ -8,7 +8,6 @@ import (
 	"io"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,10 +30,6 @@ type Config struct {
 	// Functions also compiles the scripts into one Redis function library
 	// (see library.go): calls use FCALL where the executor supports it.
 	Functions bool
-	// Revision is the function library's revision (runtime.LibrarySpec
-	// Revision): raise it whenever the scripts change. 0 means 1; only
-	// read with Functions. Check refuses a negative one.
-	Revision int64
 }
 
 // DevelVersion is the version recorded for a luagen built from a checkout
@@ -79,10 +74,6 @@ func (c Config) Check() error {
 		return bad("Package", c.Package, "is not a Go identifier")
 	case c.Package == "_":
 		return bad("Package", c.Package, "is not allowed: _ is the blank identifier")
-	}
-	if c.Revision < 0 {
-		// runtime.NewLibrary would panic as the generated package loads.
-		return bad("Revision", strconv.FormatInt(c.Revision, 10), "must be >= 1 (0 means 1)")
 	}
 	n := c.New
 	switch {

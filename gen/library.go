@@ -10,45 +10,36 @@ import (
 // package's scripts also form one Redis function library, declared in
 // scripts.lua.go as
 //
-//	var library = runtime.NewLibrary(runtime.LibrarySpec{Name: "stock", Revision: 1, Scripts: All()})
+//	var library = runtime.NewLibrary(runtime.LibrarySpec{Name: "stock", Scripts: All()})
 //
 // runtime.NewLibrary wraps each .lua file into a registered function (see
-// runtime.Library for the wrapping, the line mapping and the version rule:
-// the revision from -revision orders versions, a hash of the scripts
-// ends every function name) and attaches the scripts to it, so the per-script methods stay
-// exactly as in EVAL mode: Script.Exec sends FCALL on an executor that
-// runs functions and EVALSHA/EVAL on any other. The .lua files and the
-// script bodies in the generated files stay the plain scripts.
+// runtime.Library for the wrapping, the line mapping and how versions
+// live side by side: a hash of the scripts ends the library's name and
+// every function name) and attaches the scripts to it, so the per-script
+// methods stay exactly as in EVAL mode: Script.Exec sends FCALL on an
+// executor that runs functions and EVALSHA/EVAL on any other. The .lua
+// files and the script bodies in the generated files stay the plain
+// scripts.
 
 // emitLibrary declares the library and its accessor.
 func emitLibrary(f *jen.File, cfg Config) {
 	f.Add(docComment(wrap(fmt.Sprintf("library is this package's scripts as one Redis function library (luagen generate -functions): "+
-		"each script a function, loaded with FUNCTION LOAD and called with FCALL. Its name is %q, its revision %d "+
-		"(luagen generate -revision; a load never replaces a higher one), and a hash of the scripts ends every function name; "+
-		"see [runtime.Library].", cfg.Package, revision(cfg)), 76)...))
+		"each script a function, loaded with FUNCTION LOAD and called with FCALL. It is named %q plus a hash of the scripts, "+
+		"which also ends every function name, so binaries built from other scripts run side by side with this one; "+
+		"see [runtime.Library].", cfg.Package+"_<hash>"), 76)...))
 	f.Var().Id("library").Op("=").Add(rt("NewLibrary")).Call(rt("LibrarySpec").Values(jen.Dict{
-		jen.Id("Name"):     jen.Lit(cfg.Package),
-		jen.Id("Revision"): jen.Lit(int(revision(cfg))),
-		jen.Id("Scripts"):  jen.Id("All").Call(),
+		jen.Id("Name"):    jen.Lit(cfg.Package),
+		jen.Id("Scripts"): jen.Id("All").Call(),
 	}))
 	f.Add(docComment(wrap("Library returns this package's function library, e.g. to load it with Library().Load or to find its versioned name.", 76)...))
 	f.Func().Id("Library").Params().Op("*").Add(rt("Library")).Block(jen.Return(jen.Id("library")))
 }
 
-// revision is the library's revision: Config.Revision, 0 meaning 1.
-func revision(cfg Config) int64 {
-	if cfg.Revision == 0 {
-		return 1
-	}
-	return cfg.Revision
-}
-
 // preloadDoc is the doc comment of the generated Preload method.
 func preloadDoc(cfg Config) string {
 	if cfg.Functions {
-		return "Preload loads this package's function library on every primary (FUNCTION LOAD REPLACE; Redis replicates it to replicas) " +
-			"that does not hold it or holds a lower revision; a primary holding a higher revision, or other code under the same one, " +
-			"keeps it and Preload returns a *runtime.LibraryVersionError (see [runtime.Library]). " +
+		return "Preload loads this package's function library on every primary that does not hold it (FUNCTION LOAD; Redis replicates it to replicas), " +
+			"leaving other versions of it in place for binaries built from other scripts (see [runtime.Library]). " +
 			"It is optional: a call that meets \"Function not found\" loads the library and calls again. " +
 			"On an executor without functions it adds the scripts to the script cache instead (SCRIPT LOAD)."
 	}

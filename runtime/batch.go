@@ -70,13 +70,14 @@ type Pipeliner interface {
 // A call of a script that belongs to a [Library], on an executor that
 // runs functions ([FunctionExecutor]), goes as FCALL (FCALL_RO) in the
 // same pipeline. The calls the server answered "Function not found" (a
-// node that never had the library, a FUNCTION FLUSH), and only those, load
-// their library (once per library and round, on every primary, under the
-// version rule of [Library]) and are sent again as FCALL, in the same
-// round trip as the EVAL resends: safe, because the function did not run.
-// A library flushed again in between is loaded again, at most three loads
-// per call as in Exec; a failed load (a *[LibraryVersionError] among
-// others) is the error of that library's calls.
+// node that never had the library, a FUNCTION FLUSH, a version another
+// binary's load removed), and only those, load their library (once per
+// library and round, on every primary; see [Library]) and are sent again
+// as FCALL, in the same round trip as the EVAL resends: safe, because the
+// function did not run. A library flushed again in between is loaded
+// again, at most three loads per call as in Exec; after that, or when the
+// load fails, the call is sent with EVAL, the binary's own script, so as
+// in Exec no call fails for what the server's libraries hold.
 //
 // Calls of different scripts, packages and executors may share a batch;
 // each executor's calls form one pipeline. A Batch is not safe for
@@ -229,7 +230,7 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 // pipeline, then, in one more, EVAL for those the server answered NOSCRIPT
 // and FCALL again, after loading their library, for those it answered
 // "Function not found"; the latter repeat, at most functionLoads loads
-// per call, while the library keeps vanishing.
+// per call, while the library keeps vanishing, and then go as EVAL.
 func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	p, ok := e.(Pipeliner)
 	if !ok {
@@ -246,22 +247,23 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	p.Pipeline(ctx, calls)
 	for loads := 0; ; loads++ {
 		var again []*PipelineCall
-		loaded := map[*Library]error{} // once per library and round
+		loaded := map[*Library]bool{} // loaded fine, once per library and round
 		for _, c := range calls {
 			switch {
 			case c.Err == nil:
 				continue
 			case !c.FCall && !c.Eval && IsNoScript(c.Err):
 				c.Eval = true
-			case c.FCall && IsFunctionNotFound(c.Err) && loads < functionLoads && ctx.Err() == nil:
-				lerr, done := loaded[c.Script.lib]
+			case c.FCall && IsFunctionNotFound(c.Err):
+				ok, done := loaded[c.Script.lib]
 				if !done {
-					lerr = fe.LoadLibrary(ctx, c.Script.lib)
-					loaded[c.Script.lib] = lerr
+					ok = loads < functionLoads && ctx.Err() == nil && fe.LoadLibrary(ctx, c.Script.lib) == nil
+					loaded[c.Script.lib] = ok
 				}
-				if lerr != nil {
-					c.Value, c.Err = Value{}, c.Script.loadError(lerr)
-					continue
+				if !ok {
+					// The library keeps vanishing or cannot be loaded:
+					// the binary's own script, with EVAL.
+					c.FCall, c.Eval = false, true
 				}
 			default:
 				continue

@@ -64,7 +64,7 @@ func TestBatchFunctions(t *testing.T) {
 				exec = c
 			}
 			incr, get, _, fake := libScripts("batch " + row.name)
-			lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "blib", Revision: 1, Scripts: []*runtime.Script{incr, get, fake}})
+			lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "blib", Scripts: []*runtime.Script{incr, get, fake}})
 
 			send := func(flush bool) (sums []int64, got string, fakeErr error) {
 				t.Helper()
@@ -128,7 +128,7 @@ func TestBatchFunctions(t *testing.T) {
 				assert.NotContains(t, stats, "cmdstat_evalsha")
 				assert.NotContains(t, stats, "cmdstat_eval:")
 			}
-			assert.Equal(t, lib.Version(), do("FCALL_RO", "blib_version", "0"), "the library is on the server")
+			assert.Equal(t, lib.Hash(), do("FCALL_RO", lib.Name()+"_version", "0"), "the library is on the server")
 
 			// A script in no library shares the batch: after SCRIPT FLUSH
 			// and FUNCTION FLUSH its EVAL and the reloaded FCALL go in
@@ -166,7 +166,7 @@ func TestBatchFunctionsOnCluster(t *testing.T) {
 		e := k.Cluster(t, c)
 		incr, _, _, _ := libScripts("batch cluster " + k.Name)
 		keyless := runtime.NewScript(runtime.ScriptSpec{Name: "blib.Echo", File: "lua/lib/echo.lua", Body: "#!lua\nreturn ARGV[1]"})
-		lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "blib_" + k.Name, Revision: 1, Scripts: []*runtime.Script{incr, keyless}})
+		lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "blib_" + k.Name, Scripts: []*runtime.Script{incr, keyless}})
 		primaries := func() (ps []string) {
 			for _, n := range c.Nodes {
 				if role(t, n) == "primary" {

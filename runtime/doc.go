@@ -19,11 +19,12 @@
 //     library (luagen generate -functions). Its scripts then call FCALL on a
 //     [FunctionExecutor] (rueidis, go-redis, luatest), load the library on
 //     "Function not found" and call again, and keep EVALSHA/EVAL on any
-//     other executor. A library has one name per package and a version
-//     (a revision that orders versions, a hash of the scripts that ends
-//     every function name): a load replaces a lower revision and refuses a
-//     higher one with [*LibraryVersionError], so an old deploy never
-//     downgrades a newer library and old versions never pile up.
+//     other executor. A library is named by its package and a hash of its
+//     scripts, so builds from different scripts load side by side and each
+//     calls its own (a rolling deploy, a rollback); a load keeps the
+//     [LibraryVersionsKept] most recently loaded versions of a package, and
+//     a call whose library is gone loads it again or runs the script with
+//     EVALSHA/EVAL, so no call fails for what the server's libraries hold.
 //   - Nothing is resent after a lost reply, except scripts declared
 //     ---@idempotent: [Script.Exec] retries those after a [Transient]
 //     failure, a bounded number of times and never past the caller's context.

@@ -1,13 +1,17 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // FunctionExecutor is an [Executor] that also runs Redis Functions (Redis
@@ -25,10 +29,10 @@ type FunctionExecutor interface {
 	// answers "Function not found", which Exec handles.
 	FCall(ctx context.Context, s *Script, keys, args []string) (Value, error)
 	// LoadLibrary runs [Library.LoadOn] on every primary (Redis
-	// replicates functions to replicas and keeps them in RDB/AOF): FUNCTION
-	// LOAD REPLACE l.Code() where the version rule of [Library] allows,
-	// *[LibraryVersionError] where it does not. Every primary is tried
-	// and the errors joined.
+	// replicates functions to replicas and keeps them in RDB/AOF):
+	// FUNCTION LOAD where the node does not hold the library, then the
+	// package's older versions pruned (see [Library]). Every primary is
+	// tried and the errors joined.
 	LoadLibrary(ctx context.Context, l *Library) error
 }
 
@@ -36,77 +40,90 @@ type FunctionExecutor interface {
 // each script a registered function. Create it with [NewLibrary] at package
 // initialisation; it is immutable and safe for concurrent use.
 //
-// # Versions
+// # Deploys: one library per content, side by side
 //
-// A library has a fixed name (the package's, "stock") and a version made
-// of two parts: a revision, a number the package raises whenever its
-// scripts change (luagen generate -functions -revision N), which orders
-// versions; and a hash, the first 16 hex digits of a SHA1 over the
-// scripts' names and sources (and the format of the wrapping), which
-// tells two codes apart. Every function name ends in the hash
-// ("Deduct_3f2a…"), so a binary only ever calls the exact code it was
-// built with; the library also registers a read-only function
-// "<name>_version" that answers "<revision> <hash>".
+// A library is named after its package and its content: "stock_<hash>",
+// where the hash is the first 16 hex digits of a SHA1 over the scripts'
+// Go names and sources (and the format of the wrapping). Every function
+// name ends in the same hash ("Deduct_<hash>"), so a binary only ever
+// calls the exact code it was built with, and two binaries built from
+// different scripts never touch each other's library. This is EVALSHA
+// mode's rule (the script cache is keyed by SHA1) carried over to
+// functions: during a rolling deploy old and new binaries run side by
+// side, each its own version, in any order, and a rollback is one more
+// deploy. Nothing is numbered by hand: a changed script is a new hash.
 //
-// Loading ([Library.Load], a call that meets "Function not found") follows
-// one rule per node ([Library.LoadOn]): a node without the library gets it
-// (FUNCTION LOAD); a node with a lower revision gets it with FUNCTION LOAD
-// REPLACE, which removes the older one, so at most one version per package
-// is ever loaded and nothing is left to prune; a node with this very
-// version is left alone; a node with a higher revision, with the same
-// revision and other code, or with a library of that name luagen did not
-// make, is left alone too and the load fails with *[LibraryVersionError]
-// (errors.Is [ErrLibraryNewer] or [ErrLibraryConflict]). So an old deploy
-// never downgrades a newer library: its calls fail with that typed error
-// instead, and do not run. Two binaries meeting an empty node at the same
-// moment end with the newer library (the loser's FUNCTION LOAD finds the
-// library there and decides again); two replacing the same older revision
-// at the same moment can leave the lower of theirs, and the next call of
-// the higher one meets "Function not found" and replaces it.
+// Loading ([Library.Load], or a call that meets "Function not found") is
+// FUNCTION LOAD without REPLACE on every primary. A node that already holds
+// the library keeps it ("Library ... already exists" is success); nothing
+// is ever replaced, so no binary can take another's functions away.
+//
+// # Bounded server state
+//
+// A loaded library also registers a read-only function "<library>_version"
+// whose description records when it was loaded ("luagen library stock,
+// loaded at <Unix ns> (Unix ns)"). Right after a FUNCTION LOAD that added a
+// library, the loader lists the package's luagen libraries on that node
+// (FUNCTION LIST LIBRARYNAME stock_<16 characters>) and deletes all but
+// the [LibraryVersionsKept] most recently loaded, never its own. So after
+// any number of deploys a node holds at most that many versions of a
+// package. Libraries without that version function (another tool's, or an
+// operator's under a similar name) are never touched.
+//
+// Removing a version never fails a call of a binary that still runs it:
+// its next call meets "Function not found", loads its library again (which
+// makes it the most recently loaded) and calls again; the function had not
+// run, so it runs once. When the library keeps vanishing (a FUNCTION FLUSH
+// storm, more live versions than kept) or cannot be loaded at all (ACLs,
+// a node down during the load), the call runs the binary's own script with
+// EVALSHA/EVAL instead, after at most [functionLoads] loads: no call ever
+// fails because of what the server's function libraries hold.
 type Library struct {
-	name     string
-	revision int64
-	hash     string
-	code     string
-	scripts  []*Script
+	pkg     string // the package part of the name, "stock"
+	name    string // pkg + "_" + hash
+	hash    string
+	code    string // "#!lua name=" and the scripts' registrations
+	scripts []*Script
 }
 
 // LibrarySpec describes a library to [NewLibrary].
 type LibrarySpec struct {
-	// Name is the library's name, e.g. the Go package ("stock").
-	// Characters other than letters, digits and underscores become
-	// underscores (Redis allows no others).
+	// Name is the package's name ("stock"); the library is named
+	// "<Name>_<hash>". Characters other than letters, digits and
+	// underscores become underscores (Redis allows no others).
 	Name string
-	// Revision orders the library's versions (see [Library]): raise it
-	// whenever the scripts change. It must not be negative.
-	Revision int64
 	// Scripts become the library's functions, each named by the last
 	// element of its Go name and the hash ("stock.Deduct" →
 	// "Deduct_<hash>").
 	Scripts []*Script
 }
 
+// LibraryVersionsKept is how many versions of one package's library a
+// load leaves on a node: the one it loaded and the most recently loaded
+// others (see [Library]). Four covers a rolling deploy (two versions), a
+// rollback during it (three) and one to spare; a binary whose version was
+// removed loads it again on its next call.
+const LibraryVersionsKept = 4
+
 // libraryFormat changes whenever the wrapping below changes, so that a new
 // wrapping is a new version even for unchanged scripts.
-const libraryFormat = "luagen-library-2"
+const libraryFormat = "luagen-library-3"
 
 // NewLibrary builds the library of spec.Scripts and attaches each script
 // to it: from then on their Exec calls FCALL on a [FunctionExecutor]. It
 // must run before the scripts are used (generated packages call it in a
 // package-level variable). It panics when a script already belongs to a
-// library, two scripts map to one function name or the revision is
-// negative: generator bugs, never user input.
+// library or two scripts map to one function name: generator bugs, never
+// user input.
 func NewLibrary(spec LibrarySpec) *Library {
-	if spec.Revision < 0 {
-		panic(fmt.Sprintf("luagen: library %s has a negative revision %d", spec.Name, spec.Revision))
-	}
 	h := sha1.New()
 	h.Write([]byte(libraryFormat))
 	for _, s := range spec.Scripts {
 		fmt.Fprintf(h, "\x00%s\x00%s", s.name, s.source)
 	}
 	hash := hex.EncodeToString(h.Sum(nil))[:16]
-	l := &Library{name: redisName(spec.Name), revision: spec.Revision, hash: hash}
+	pkg := redisName(spec.Name)
+	l := &Library{pkg: pkg, name: pkg + "_" + hash, hash: hash}
 	var b strings.Builder
 	b.WriteString("#!lua name=" + l.name + "\n")
 	line := 2
@@ -127,10 +144,6 @@ func NewLibrary(spec LibrarySpec) *Library {
 		line += strings.Count(text, "\n")
 		l.scripts = append(l.scripts, s)
 	}
-	// The version function: a script's function name ends in 16 hex
-	// digits, so it cannot take this one.
-	fmt.Fprintf(&b, "redis.register_function{function_name=%s, description='luagen library version: revision and hash', "+
-		"flags={'no-writes', 'allow-stale'}, callback=function() return %s end}\n", luaQuote(l.versionFunction()), luaQuote(l.Version()))
 	l.code = b.String()
 	return l
 }
@@ -241,38 +254,52 @@ func redisName(s string) string {
 	return string(b)
 }
 
-// Name returns the library name FUNCTION LOAD registers: [LibrarySpec]'s
-// Name with characters Redis does not allow replaced.
+// Name returns the library's name on the server, "<package>_<hash>"
+// (see [Library]), as FUNCTION LIST and FUNCTION DELETE take it.
 func (l *Library) Name() string { return l.name }
 
-// Revision returns the revision [LibrarySpec] gave (see [Library]).
-func (l *Library) Revision() int64 { return l.revision }
+// Package returns the package part of the name: [LibrarySpec]'s Name with
+// characters Redis does not allow replaced.
+func (l *Library) Package() string { return l.pkg }
 
-// Hash returns the 16 hex digits of a SHA1 of the scripts that end every
-// function name (see [Library]).
+// Hash returns the 16 hex digits of a SHA1 of the scripts that end the
+// library's name and every function name (see [Library]).
 func (l *Library) Hash() string { return l.hash }
 
-// Version returns "<revision> <hash>", what the library's version function
-// answers.
-func (l *Library) Version() string { return strconv.FormatInt(l.revision, 10) + " " + l.hash }
-
-// versionFunction is the name of the function that answers the version.
+// versionFunction is the name of the function that answers the hash and
+// whose description records the load time.
 func (l *Library) versionFunction() string { return l.name + "_version" }
 
-// Code returns the FUNCTION LOAD payload: the "#!lua name=" line and one
-// registration per script.
-func (l *Library) Code() string { return l.code }
+// Code returns the FUNCTION LOAD payload for a load at time loaded: the
+// "#!lua name=" line, one registration per script, and last the version
+// function, whose description records loaded (see [Library]). Line N of a
+// script's .lua file is line [Script.FunctionLine]()+N-1 of it.
+func (l *Library) Code(loaded time.Time) string {
+	return l.code + fmt.Sprintf("redis.register_function{function_name=%s, description=%s, "+
+		"flags={'no-writes', 'allow-stale'}, callback=function() return %s end}\n",
+		luaQuote(l.versionFunction()), luaQuote(l.loadedDescription(loaded.UnixNano())), luaQuote(l.hash))
+}
+
+// loadedDescription is the version function's description for a load at
+// ns (Unix nanoseconds); loadedAt reads it back.
+func (l *Library) loadedDescription(ns int64) string {
+	return l.loadedPrefix() + strconv.FormatInt(ns, 10) + " (Unix ns)"
+}
+
+func (l *Library) loadedPrefix() string { return "luagen library " + l.pkg + ", loaded at " }
 
 // Scripts returns the library's scripts, in registration order, in a new
 // slice.
 func (l *Library) Scripts() []*Script { return append([]*Script(nil), l.scripts...) }
 
-// Load loads the library on every primary of e under the version rule of
-// [Library] (FUNCTION LOAD REPLACE where the node has no version or an
-// older one; *[LibraryVersionError] where it has a newer one or other code
-// under the same revision). It is optional: a call that meets "Function
-// not found" loads it and retries. An executor that does not run functions
-// loads the scripts with SCRIPT LOAD instead.
+// Load loads the library on every primary of e (see [Library]): FUNCTION
+// LOAD where a node does not hold it, nothing where it does, then the
+// package's versions beyond [LibraryVersionsKept] are removed from the
+// nodes where it was added. It is optional: a call that meets "Function
+// not found" loads it and calls again. It returns the errors of the nodes
+// where the load failed (a connection error, ACLs without FUNCTION); calls
+// on those nodes run the script with EVALSHA/EVAL. An executor that does
+// not run functions loads the scripts with SCRIPT LOAD instead.
 func (l *Library) Load(ctx context.Context, e Executor) error {
 	if fe, ok := e.(FunctionExecutor); ok {
 		return fe.LoadLibrary(ctx, l)
@@ -299,31 +326,29 @@ func (s *Script) Library() *Library { return s.lib }
 
 // fcall is one try in function mode: FCALL, and on the server's "Function
 // not found" (a node that never had the library, a FUNCTION FLUSH, a
-// server restarted without persistence) FUNCTION LOAD and FCALL again —
-// safe, because the function did not run. A reply the function made itself
-// never counts (see [wrapFunction]). The library can vanish again between
-// the load and the call (another FUNCTION FLUSH), so this repeats, at most
-// [functionLoads] loads in all.
+// version removed by another binary's load, a server restarted without
+// persistence) load the library and FCALL again — safe, because the
+// function did not run. A reply the function made itself never counts
+// (see [wrapFunction]). The library can vanish again between the load and
+// the call, so this repeats, at most [functionLoads] loads in all; when
+// the function is still not found, or a load fails, the script runs as in
+// EVAL mode (EVALSHA, EVAL on NOSCRIPT): the binary's own code, once.
 func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
 	v, err := e.FCall(ctx, s, keys, args)
-	for n := 0; n < functionLoads && err != nil && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
-		if lerr := e.LoadLibrary(ctx, s.lib); lerr != nil {
-			return Value{}, s.loadError(lerr)
+	for n := 0; n < functionLoads && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
+		if e.LoadLibrary(ctx, s.lib) != nil {
+			break
 		}
 		v, err = e.FCall(ctx, s, keys, args)
+	}
+	if IsFunctionNotFound(err) {
+		return s.eval(ctx, e, keys, args)
 	}
 	return v, err
 }
 
-// loadError is what a call returns when the server did not have its
-// function and loading the library failed: the load error, which may be a
-// *[LibraryVersionError], wrapped with the script and library names.
-func (s *Script) loadError(err error) error {
-	return fmt.Errorf("%s: loading library %s after %q: %w", s.name, s.lib.name, "Function not found", err)
-}
-
 // functionLoads is how many times one call loads the library before it
-// returns "Function not found" to the caller.
+// runs the script with EVALSHA/EVAL instead.
 const functionLoads = 3
 
 // IsFunctionNotFound reports whether err is the server's reply to FCALL of
@@ -352,93 +377,109 @@ func (s *Script) functionLine(msg string) (int, bool) {
 	return n - s.fnLine + 1, true
 }
 
-// ErrLibraryNewer matches a *[LibraryVersionError] for a node that holds a
-// higher revision of the library: an old deploy meeting a newer one.
-var ErrLibraryNewer = errors.New("runtime: the server holds a newer revision of the library")
+// lastLoad makes the load times of one process strictly increasing, so
+// that two loads in the same clock tick (or across a step back of the
+// wall clock) still order as they happened.
+var lastLoad atomic.Int64
 
-// ErrLibraryConflict matches a *[LibraryVersionError] for a node that
-// holds the same revision of the library with other code (the scripts
-// changed and the revision was not raised), or a library of that name that
-// luagen did not make (no version function, or a version it cannot read).
-var ErrLibraryConflict = errors.New("runtime: the server holds other code under the library's revision")
-
-// LibraryVersionError is returned by loading a library on a node that
-// holds a version loading must not replace (see [Library]): a higher
-// revision ([ErrLibraryNewer]), the same revision with another hash or a
-// library luagen did not make ([ErrLibraryConflict]). Nothing was changed
-// on the node. A call that
-// met "Function not found" returns it wrapped; remove the library with
-// FUNCTION DELETE, or deploy the newer binary, to go on.
-type LibraryVersionError struct {
-	Library  string // the library's name
-	Revision int64  // the revision being loaded
-	Hash     string // the hash being loaded
-	// Found is what the node's version function answered, "<revision>
-	// <hash>", or "" for a library without one.
-	Found string
-	newer bool
-}
-
-func (e *LibraryVersionError) Error() string {
-	what := "other code under the same revision (" + e.Found + ")"
-	switch {
-	case e.newer:
-		what = "a newer revision (" + e.Found + ")"
-	case e.Found == "":
-		what = "a library of that name that luagen did not make"
+// loadTime returns the time a load records: now, or just after the
+// previous load of this process.
+func loadTime() time.Time {
+	for {
+		last, now := lastLoad.Load(), time.Now().UnixNano()
+		if now <= last {
+			now = last + 1
+		}
+		if lastLoad.CompareAndSwap(last, now) {
+			return time.Unix(0, now)
+		}
 	}
-	return fmt.Sprintf("library %s: the server holds %s, not replaced by revision %d (%s)", e.Library, what, e.Revision, e.Hash)
 }
 
-// Is matches [ErrLibraryNewer] or [ErrLibraryConflict].
-func (e *LibraryVersionError) Is(target error) bool {
-	return target == ErrLibraryNewer && e.newer || target == ErrLibraryConflict && !e.newer
-}
-
-// LoadOn loads the library on one node under the version rule of
-// [Library]. do sends one command to that node and returns its reply as
-// an [Executor] would (error replies as *[ReplyError]). LoadOn reads the
-// node's version (FCALL_RO of the version function), then loads: FUNCTION
-// LOAD where the node has no library of that name, FUNCTION LOAD REPLACE
-// where it has a lower revision. When a FUNCTION LOAD meets a library that
-// appeared since the read (another binary loading at the same moment),
-// LoadOn reads again and decides again, so a load racing with a newer one
-// on an empty node ends with the newer library. [FunctionExecutor]
-// implementations call it from LoadLibrary for every primary.
+// LoadOn loads the library on one node (see [Library]). do sends one
+// command to that node and returns its reply as an [Executor] would (error
+// replies as *[ReplyError]). LoadOn sends FUNCTION LOAD of [Library.Code]
+// at the current time; a node that already holds the library answers
+// "Library ... already exists", which is success. After a load that added
+// the library, it lists the package's libraries on the node and deletes
+// those beyond [LibraryVersionsKept] (FUNCTION LIST, FUNCTION DELETE; a
+// failure there is not the load's, and the next load prunes again).
+// [FunctionExecutor] implementations call it from LoadLibrary for every
+// primary.
 func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) error {
-	for range 2 {
-		v, err := do(ctx, "FCALL_RO", l.versionFunction(), "0")
-		load := []string{"FUNCTION", "LOAD", "REPLACE", l.code}
-		switch {
-		case IsFunctionNotFound(err):
-			// No library of this name (or one luagen did not make, which
-			// the LOAD without REPLACE below refuses to replace).
-			load = []string{"FUNCTION", "LOAD", l.code}
-		case err != nil:
-			return fmt.Errorf("reading the version of library %s: %w", l.name, err)
-		case v.Str == l.Version():
-			return nil
-		default:
-			rev, _, ok := strings.Cut(v.Str, " ")
-			n, perr := strconv.ParseInt(rev, 10, 64)
-			if !ok || perr != nil || n >= l.revision {
-				return &LibraryVersionError{Library: l.name, Revision: l.revision, Hash: l.hash, Found: v.Str,
-					newer: ok && perr == nil && n > l.revision}
-			}
-		}
-		v, err = do(ctx, load...)
-		var re *ReplyError
-		if errors.As(err, &re) && strings.HasSuffix(re.Msg, "already exists") {
-			continue // loaded by someone else since the read: decide again
-		}
-		if err != nil {
-			return fmt.Errorf("FUNCTION LOAD %s: %w", l.name, err)
-		}
-		if v.Str != l.name {
-			return fmt.Errorf("FUNCTION LOAD %s: server loaded %q", l.name, v.Str)
-		}
+	v, err := do(ctx, "FUNCTION", "LOAD", l.Code(loadTime()))
+	var re *ReplyError
+	switch {
+	case errors.As(err, &re) && strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "Library '") &&
+		strings.HasSuffix(re.Msg, "' already exists"):
 		return nil
+	case err != nil:
+		return fmt.Errorf("FUNCTION LOAD %s: %w", l.name, err)
+	case v.Str != l.name:
+		return fmt.Errorf("FUNCTION LOAD %s: server loaded %q", l.name, v.Str)
 	}
-	// Still a library of that name without a version function.
-	return &LibraryVersionError{Library: l.name, Revision: l.revision, Hash: l.hash}
+	l.prune(ctx, do)
+	return nil
+}
+
+// prune deletes the package's luagen libraries on one node beyond the
+// [LibraryVersionsKept] most recently loaded, never l itself. Errors are
+// dropped: another loader may have deleted the same library first ("ERR
+// Library not found"), and whatever is left over the next load removes.
+func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) {
+	v, err := do(ctx, "FUNCTION", "LIST", "LIBRARYNAME", l.pkg+"_"+strings.Repeat("?", len(l.hash)))
+	if err != nil {
+		return
+	}
+	type version struct {
+		name   string
+		loaded int64
+	}
+	var others []version
+	for _, lib := range v.Array {
+		name, loaded, ok := l.sibling(lib)
+		if ok && name != l.name {
+			others = append(others, version{name, loaded})
+		}
+	}
+	// Newest first; the ones past the kept count go.
+	slices.SortFunc(others, func(a, b version) int {
+		return cmp.Or(cmp.Compare(b.loaded, a.loaded), strings.Compare(a.name, b.name))
+	})
+	for _, o := range others[min(len(others), LibraryVersionsKept-1):] {
+		do(ctx, "FUNCTION", "DELETE", o.name) //nolint:errcheck // see above
+	}
+}
+
+// sibling reads one entry of FUNCTION LIST (a map, or a flat array in
+// RESP2): whether it is a luagen library of l's package, "<pkg>_<16 hex
+// digits>" with a version function whose description records its load
+// time, and that time.
+func (l *Library) sibling(lib Value) (name string, loaded int64, ok bool) {
+	name = field(lib, "library_name").Str
+	hash, found := strings.CutPrefix(name, l.pkg+"_")
+	if !found || len(hash) != len(l.hash) || strings.Trim(hash, "0123456789abcdef") != "" {
+		return "", 0, false
+	}
+	for _, fn := range field(lib, "functions").Array {
+		if field(fn, "name").Str != name+"_version" {
+			continue
+		}
+		rest, found := strings.CutPrefix(field(fn, "description").Str, l.loadedPrefix())
+		digits, _, _ := strings.Cut(rest, " ")
+		n, err := strconv.ParseInt(digits, 10, 64)
+		return name, n, found && err == nil
+	}
+	return "", 0, false
+}
+
+// field returns the value under key in a map reply (or a flat key-value
+// array, as RESP2 sends maps), or Nil.
+func field(m Value, key string) Value {
+	for i := 0; i+1 < len(m.Array); i += 2 {
+		if m.Array[i].Str == key {
+			return m.Array[i+1]
+		}
+	}
+	return Nil
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -32,12 +32,13 @@ func libScripts(salt string) (incr, get, boom, fake *runtime.Script) {
 func TestLibraryCode(t *testing.T) {
 	incr, get, boom, fake := libScripts("a")
 	lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr, get, boom, fake}})
-	assert.Equal(t, "my_lib", lib.Name())
+	assert.Equal(t, "my_lib", lib.Package())
 	assert.Regexp(t, `^[0-9a-f]{16}$`, lib.Hash())
-	assert.Equal(t, "0 "+lib.Hash(), lib.Version())
+	assert.Equal(t, "my_lib_"+lib.Hash(), lib.Name())
 	assert.Equal(t, "Incr_"+lib.Hash(), incr.FunctionName())
 	assert.Same(t, lib, get.Library())
-	lines := strings.Split(lib.Code(), "\n")
+	code := lib.Code(time.Unix(1700000000, 5))
+	lines := strings.Split(code, "\n")
 	assert.Equal(t, "#!lua name="+lib.Name(), lines[0])
 	// Line N of each .lua file is line FunctionLine()+N-1 of the library.
 	for _, s := range lib.Scripts() {
@@ -52,17 +53,22 @@ func TestLibraryCode(t *testing.T) {
 	assert.Contains(t, lines[1], `description='Incr adds ARGV[1] to \'KEYS[1]\'\\ and returns the sum.'`)
 	assert.Contains(t, lines[get.FunctionLine()-1], `flags={'no-writes', 'allow-stale'}`)
 	assert.Contains(t, lines[boom.FunctionLine()-1], `flags={}, callback=function(KEYS, ARGV) local r = (function() local x = 1`)
-	assert.Equal(t, "redis.register_function{function_name='my_lib_version', description='luagen library version: revision and hash', "+
-		"flags={'no-writes', 'allow-stale'}, callback=function() return '0 "+lib.Hash()+"' end}", lines[len(lines)-2])
+	// The version function comes last and records the load time.
+	assert.Equal(t, "redis.register_function{function_name='my_lib_"+lib.Hash()+"_version', "+
+		"description='luagen library my_lib, loaded at 1700000000000000005 (Unix ns)', "+
+		"flags={'no-writes', 'allow-stale'}, callback=function() return '"+lib.Hash()+"' end}", lines[len(lines)-2])
+	assert.Equal(t, "", lines[len(lines)-1])
 
 	// Another text is another version; the same text the same one.
 	incr2, get2, boom2, fake2 := libScripts("b")
 	lib2 := runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr2, get2, boom2, fake2}})
 	assert.NotEqual(t, lib.Hash(), lib2.Hash())
+	assert.NotEqual(t, lib.Name(), lib2.Name())
 	incr3, get3, boom3, fake3 := libScripts("a")
-	assert.Equal(t, lib.Code(), runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr3, get3, boom3, fake3}}).Code())
+	lib3 := runtime.NewLibrary(runtime.LibrarySpec{Name: "my-lib", Scripts: []*runtime.Script{incr3, get3, boom3, fake3}})
+	assert.Equal(t, code, lib3.Code(time.Unix(1700000000, 5)))
+	assert.Equal(t, lib.Name(), lib3.Name())
 	assert.Panics(t, func() { runtime.NewLibrary(runtime.LibrarySpec{Name: "x", Scripts: []*runtime.Script{incr}}) })
-	assert.Panics(t, func() { runtime.NewLibrary(runtime.LibrarySpec{Name: "x", Revision: -1}) })
 }
 
 // plainExecutor hides every method but Executor's.
@@ -153,129 +159,6 @@ func TestLibraryExec(t *testing.T) {
 			_, err = boom.Exec(ctx, plainExecutor{e}, nil, []string{"y"})
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, 3, se.Line)
-		})
-	}
-}
-
-// The version rule of runtime.Library on a real server (and luatest): a
-// higher revision replaces a lower one (one library per name, nothing piles
-// up); an old deploy meeting a newer library gets *LibraryVersionError
-// (ErrLibraryNewer) from its calls and the server keeps the newer one; the
-// same revision with other code is ErrLibraryConflict; the same version
-// loads as a no-op.
-func TestLibraryVersions(t *testing.T) {
-	for _, row := range executors {
-		t.Run(row.name, func(t *testing.T) {
-			ctx := context.Background()
-			e, do := row.open(t)
-			fe := e.(runtime.FunctionExecutor)
-			lib := func(salt string, rev int64) (*runtime.Library, *runtime.Script) {
-				incr, get, _, _ := libScripts(salt)
-				return runtime.NewLibrary(runtime.LibrarySpec{Name: "vlib", Revision: rev, Scripts: []*runtime.Script{incr, get}}), incr
-			}
-			oldLib, oldIncr := lib("old", 1)
-			newLib, newIncr := lib("new", 2)
-			sameRev, _ := lib("other", 2)
-			version := func() string { return do("FCALL_RO", "vlib_version", "0") }
-
-			v, err := oldIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
-			require.NoError(t, err)
-			assert.Equal(t, int64(1), v.Int)
-			assert.Equal(t, "1 "+oldLib.Hash(), version())
-
-			// The newer deploy replaces the older library.
-			v, err = newIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
-			require.NoError(t, err)
-			assert.Equal(t, int64(2), v.Int)
-			assert.Equal(t, "2 "+newLib.Hash(), version())
-			assert.Contains(t, do("FCALL", oldIncr.FunctionName(), "1", "{v}x", "1"), "Function not found", "the older library is gone")
-
-			// The old deploy meets the newer library: a typed error, and
-			// the server keeps the newer one.
-			_, err = oldIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
-			require.ErrorIs(t, err, runtime.ErrLibraryNewer)
-			assert.NotErrorIs(t, err, runtime.ErrLibraryConflict)
-			var ve *runtime.LibraryVersionError
-			require.ErrorAs(t, err, &ve)
-			assert.Equal(t, runtime.LibraryVersionError{Library: "vlib", Revision: 1, Hash: oldLib.Hash(), Found: "2 " + newLib.Hash()},
-				runtime.LibraryVersionError{Library: ve.Library, Revision: ve.Revision, Hash: ve.Hash, Found: ve.Found})
-			assert.Contains(t, err.Error(), "lib.Incr: loading library vlib")
-			require.ErrorIs(t, oldLib.Load(ctx, fe), runtime.ErrLibraryNewer)
-			assert.Equal(t, "2 "+newLib.Hash(), version())
-			assert.Equal(t, "2", do("GET", "{v}n"), "the old call did not run")
-
-			// Same revision, other code: a conflict, nothing replaced.
-			err = sameRev.Load(ctx, fe)
-			require.ErrorIs(t, err, runtime.ErrLibraryConflict)
-			assert.NotErrorIs(t, err, runtime.ErrLibraryNewer)
-			assert.Equal(t, "2 "+newLib.Hash(), version())
-
-			// The same version again: nothing to do, calls go on.
-			require.NoError(t, newLib.Load(ctx, fe))
-			v, err = newIncr.Exec(ctx, fe, []string{"{v}n"}, []string{"1"})
-			require.NoError(t, err)
-			assert.Equal(t, int64(3), v.Int)
-
-			// A library of that name luagen did not make is not replaced.
-			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
-			assert.Equal(t, "vlib", do("FUNCTION", "LOAD", "#!lua name=vlib\nredis.register_function('vlib_other', function() return 1 end)"))
-			err = newLib.Load(ctx, fe)
-			require.ErrorIs(t, err, runtime.ErrLibraryConflict)
-			require.ErrorAs(t, err, &ve)
-			assert.Empty(t, ve.Found)
-			assert.Contains(t, err.Error(), "library vlib: the server holds a library of that name that luagen did not make")
-			assert.Equal(t, "1", do("FCALL", "vlib_other", "0"))
-
-			// An operator's FUNCTION DELETE lets the old deploy load again.
-			assert.Equal(t, "OK", do("FUNCTION", "DELETE", "vlib"))
-			require.NoError(t, oldLib.Load(ctx, fe))
-			assert.Equal(t, "1 "+oldLib.Hash(), version())
-		})
-	}
-}
-
-// Two binaries meet a node without the library at the same moment: the
-// one whose FUNCTION LOAD comes second finds the library there, reads the
-// version again and decides again, so the newer library wins whichever
-// order the loads take.
-func TestLibraryLoadRace(t *testing.T) {
-	ctx := context.Background()
-	lib := func(salt string, rev int64) *runtime.Library {
-		incr, get, _, _ := libScripts(salt)
-		return runtime.NewLibrary(runtime.LibrarySpec{Name: "rlib", Revision: rev, Scripts: []*runtime.Script{incr, get}})
-	}
-	older, newer := lib("older", 1), lib("newer", 2)
-	for _, tc := range []struct {
-		name         string
-		load, sneaks *runtime.Library
-		want         error
-	}{
-		{"old loses to new", older, newer, runtime.ErrLibraryNewer},
-		{"new replaces old", newer, older, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := luatest.New(t)
-			var sent [][]string
-			err := tc.load.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
-				sent = append(sent, args[:min(3, len(args))])
-				if len(sent) == 2 { // the other binary's load lands between our read and our load
-					require.NoError(t, tc.sneaks.Load(ctx, r))
-				}
-				return r.Do(args...)
-			})
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
-			} else {
-				require.NoError(t, err)
-			}
-			v, err := r.Do("FCALL_RO", "rlib_version", "0")
-			require.NoError(t, err)
-			assert.Equal(t, newer.Version(), v.Str)
-			want := [][]string{{"FCALL_RO", "rlib_version", "0"}, {"FUNCTION", "LOAD", tc.load.Code()}, {"FCALL_RO", "rlib_version", "0"}}
-			if tc.want == nil {
-				want = append(want, []string{"FUNCTION", "LOAD", "REPLACE"})
-			}
-			assert.Equal(t, want, sent)
 		})
 	}
 }

@@ -65,7 +65,11 @@ var transientCodes = map[string]bool{
 // script did not run). Context cancellation and expiry, every other error
 // reply, a closed client (rueidis.ErrClosing or [ErrClientClosed]: it will
 // not reopen), and runtime's own verdicts ([*CodeError], [*CrossSlotError],
-// [*DecodeError], [*ScriptError]) are not transient.
+// [*DecodeError], [*ScriptError]) are not transient. No error of function
+// libraries reaches it from a call: a library that is missing, removed by
+// another build's load or cannot be loaded makes the call load it again
+// or run the script with EVALSHA/EVAL (see [Library]), so a retry loop
+// keyed on Transient never waits on a library.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, rueidis.ErrClosing) || errors.Is(err, ErrClientClosed) {

@@ -215,12 +215,13 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 //
 // A script that belongs to a [Library], run on a [FunctionExecutor], takes
 // FCALL (FCALL_RO) of its function for step 2; on the server's "Function
-// not found" the library is loaded (on every primary, under the version
-// rule of [Library]) and the call sent again, which is safe because the
-// function did not run (at most three loads per try, for a library flushed
-// again in between). A load the version rule refuses (the server holds a
-// newer revision) is the call's error: a *[LibraryVersionError], wrapped. Errors raised inside it name the line of the .lua file as
-// under EVAL. On any other executor it runs with EVALSHA/EVAL.
+// not found" the library is loaded (on every primary; see [Library]) and
+// the call sent again, which is safe because the function did not run. A
+// library that keeps vanishing (at most three loads per try) or cannot be
+// loaded runs the script with EVALSHA/EVAL instead, so no call fails for
+// what the server's libraries hold. Errors raised inside a function name
+// the line of the .lua file as under EVAL. On any other executor the
+// script runs with EVALSHA/EVAL.
 //
 // Exec never retries a script that may have run, unless its header declares
 // it ---@idempotent: then a [Transient] failure (a connection error, LOADING,
@@ -277,6 +278,12 @@ func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Valu
 			return s.fcall(ctx, fe, keys, args)
 		}
 	}
+	return s.eval(ctx, e, keys, args)
+}
+
+// eval is one try in EVAL mode: EVALSHA, and EVAL when the server does not
+// have the script.
+func (s *Script) eval(ctx context.Context, e Executor, keys, args []string) (Value, error) {
 	v, err := e.EvalSha(ctx, s, keys, args)
 	if err != nil && IsNoScript(err) {
 		v, err = e.Eval(ctx, s, keys, args)
@@ -317,8 +324,8 @@ func (s *Script) classify(err error) error {
 // it from their Preload method.
 //
 // Scripts that belong to a [Library] load it instead, once per library
-// (on every primary, under the version rule of [Library]), when e is a
-// [FunctionExecutor].
+// (FUNCTION LOAD on every primary that does not hold it; see [Library]),
+// when e is a [FunctionExecutor].
 func Preload(ctx context.Context, e Executor, scripts ...*Script) error {
 	var errs []error
 	fe, functions := e.(FunctionExecutor)

@@ -14,13 +14,13 @@ import (
 func init() {
 	register(&command{
 		name:  "generate",
-		args:  "[-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
 		short: "write the Go package for the scripts",
 		run:   func(e *env, args []string) int { return runGenerate(e, "generate", args) },
 	})
 	register(&command{
 		name:  "diff",
-		args:  "[-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
 		short: "report generated files that are missing, stale or extra (exit 1 if any)",
 		run:   func(e *env, args []string) int { return runGenerate(e, "diff", args) },
 	})
@@ -37,7 +37,6 @@ func init() {
 type genFlags struct {
 	pkg, newName, out string
 	functions         bool
-	revision          int64
 }
 
 func (f *genFlags) register(fs *flag.FlagSet, full bool) {
@@ -46,14 +45,20 @@ func (f *genFlags) register(fs *flag.FlagSet, full bool) {
 	if full {
 		fs.StringVar(&f.pkg, "pkg", "", "Go package `name` (default $GOPACKAGE, else the output directory's name)")
 		fs.StringVar(&f.out, "out", ".", "output `dir`ectory")
-		fs.Int64Var(&f.revision, "revision", 1, "the function library's revision `n` (>= 1; with -functions): raise it whenever the scripts change, so a newer library is never replaced by an older one")
 	}
 }
 
 func runGenerate(e *env, name string, args []string) int {
 	fs := newFlagSet(e, name)
-	f := genFlags{revision: 1} // check registers no -revision
+	var f genFlags
 	f.register(fs, name != "check")
+	for _, a := range args {
+		if a == "-revision" || a == "--revision" || strings.HasPrefix(a, "-revision=") || strings.HasPrefix(a, "--revision=") {
+			fmt.Fprintf(e.stderr, "luagen %s: -revision is gone: a function library is named by a hash of its scripts, "+
+				"so a changed script is a new version with no number to raise (see runtime.Library); remove -revision from the command\n", name)
+			return exitUsage
+		}
+	}
 	inputs, status, ok := parseFlags(fs, args)
 	if !ok {
 		return status
@@ -86,10 +91,6 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
 		return exitUsage
 	}
-	if f.revision != 1 && !f.functions || f.revision < 1 {
-		fmt.Fprintf(e.stderr, "luagen %s: -revision needs -functions and a number >= 1\n", name)
-		return exitUsage
-	}
 	if err := (gen.Config{Package: pkg, New: f.newName, Functions: f.functions}).Check(); err != nil {
 		flag := "-new"
 		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {
@@ -103,8 +104,8 @@ func runGenerate(e *env, name string, args []string) int {
 		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
 		return exitFail
 	}
-	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions, Revision: f.revision,
-		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, f.revision, outAbs, inputs), Version: version()}
+	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions,
+		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, inputs), Version: version()}
 	files, diags := gen.Generate(srcs, cfg)
 	if len(diags) > 0 {
 		for _, d := range diags {
@@ -140,13 +141,10 @@ func runGenerate(e *env, name string, args []string) int {
 
 // headerCommand is the command recorded in generated files: the generate
 // command that reproduces them when run in the output directory.
-func headerCommand(pkg, dirPkg, newName string, functions bool, revision int64, outAbs string, inputs []string) string {
+func headerCommand(pkg, dirPkg, newName string, functions bool, outAbs string, inputs []string) string {
 	parts := []string{"luagen", "generate"}
 	if functions {
 		parts = append(parts, "-functions")
-	}
-	if functions && revision != 1 {
-		parts = append(parts, "-revision", strconv.FormatInt(revision, 10))
 	}
 	if pkg != dirPkg {
 		parts = append(parts, "-pkg", pkg)

@@ -4,8 +4,8 @@
 //
 // Usage:
 //
-//	luagen generate [-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...
-//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions [-revision n]] dir|file.lua...
+//	luagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...
+//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...
 //	luagen check    [-new name] [-functions] dir|file.lua...
 //	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 //	luagen version
@@ -37,17 +37,19 @@
 // With -functions the package is generated in function mode: the scripts
 // also form one Redis function library (FUNCTION LOAD, FCALL), declared in
 // scripts.lua.go with a Library accessor. The library is named after the
-// package and carries a version: the revision -revision gives (default 1;
-// raise it whenever the scripts change) and a hash of the scripts. Every
-// script is a function named after it plus the hash, with the flags of its
-// shebang and its header's doc comment as description. A load replaces a
-// lower revision on the server and refuses to replace a higher one (or
-// other code under the same revision) with a typed error. The generated methods do
-// not change: on an executor that runs functions (rueidis, go-redis,
-// luatest) they call FCALL, load the library on "Function not found" and
-// call again; on any other they use EVALSHA/EVAL. The .lua files stay
+// package and a hash of the scripts ("stock_<hash>"), and every script is
+// a function named after it plus the hash, with the flags of its shebang
+// and its header's doc comment as description; so a changed script is a
+// new library with nothing to number by hand, and binaries built from
+// different scripts run side by side during a rolling deploy, each
+// calling its own library. A load adds the library where it is missing
+// and removes the package's oldest versions beyond a few. The generated
+// methods do not change: on an executor that runs functions (rueidis,
+// go-redis, luatest) they call FCALL, load the library on "Function not
+// found" and call again (and run the script with EVALSHA/EVAL when it
+// keeps vanishing); on any other they use EVALSHA/EVAL. The .lua files stay
 // plain scripts that luagen eval and EVAL run. See runtime.Library for how
-// bodies are wrapped and versions ordered.
+// bodies are wrapped and versions kept.
 //
 // The first line of every generated file records the command that
 // regenerates it, as run from the output directory: inputs relative to it,

@@ -28,27 +28,24 @@ func All() []*runtime.Script {
 	return []*runtime.Script{auditScript, cancelScript, deductScript}
 }
 
-// Preload loads this package's function library on every primary (FUNCTION
-// LOAD REPLACE; Redis replicates it to replicas) that does not hold it or
-// holds a lower revision; a primary holding a higher revision, or other code
-// under the same one, keeps it and Preload returns a
-// *runtime.LibraryVersionError (see [runtime.Library]). It is optional: a call
-// that meets "Function not found" loads the library and calls again. On an
-// executor without functions it adds the scripts to the script cache instead
-// (SCRIPT LOAD).
+// Preload loads this package's function library on every primary that does not
+// hold it (FUNCTION LOAD; Redis replicates it to replicas), leaving other
+// versions of it in place for binaries built from other scripts (see
+// [runtime.Library]). It is optional: a call that meets "Function not found"
+// loads the library and calls again. On an executor without functions it adds
+// the scripts to the script cache instead (SCRIPT LOAD).
 func (s *Scripts) Preload(ctx context.Context) error {
 	return runtime.Preload(ctx, s.exec, All()...)
 }
 
 // library is this package's scripts as one Redis function library (luagen
 // generate -functions): each script a function, loaded with FUNCTION LOAD and
-// called with FCALL. Its name is "stockfn", its revision 1 (luagen generate
-// -revision; a load never replaces a higher one), and a hash of the scripts
-// ends every function name; see [runtime.Library].
+// called with FCALL. It is named "stockfn_<hash>" plus a hash of the scripts,
+// which also ends every function name, so binaries built from other scripts
+// run side by side with this one; see [runtime.Library].
 var library = runtime.NewLibrary(runtime.LibrarySpec{
-	Name:     "stockfn",
-	Revision: 1,
-	Scripts:  All(),
+	Name:    "stockfn",
+	Scripts: All(),
 })
 
 // Library returns this package's function library, e.g. to load it with

@@ -35,8 +35,8 @@ func order(id, buyer string, qty int64) stockfn.DeductArgs {
 // on a real server with one function per script and the shebang's flags.
 func TestLibraryOnRealServer(t *testing.T) {
 	lib := stockfn.Library()
-	assert.Equal(t, "stockfn", lib.Name())
-	assert.Equal(t, int64(1), lib.Revision())
+	assert.Equal(t, "stockfn", lib.Package())
+	assert.Equal(t, "stockfn_"+lib.Hash(), lib.Name())
 	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
 		srv := redistest.Start(t)
 		s := stockfn.New(k.Single(t, srv))
