@@ -106,9 +106,9 @@ func (l *linter) checkLimits() {
 		case up > luaMaxUpvalues:
 			l.r.errorf(at(), "Redis cannot compile this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it) and Lua 5.1 allows %d per function (LUAI_MAXUPVALUES)", up, luaMaxUpvalues)
 		case up+kv > luaMaxUpvalues && s.Coalesce > 0:
-			l.r.errorf(at(), "---@coalesce cannot merge this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it), and %s of the body's function in the companion, add %d beyond the %d Lua 5.1 allows per function (LUAI_MAXUPVALUES): every merged call would fail to compile", up, names, kv, luaMaxUpvalues)
+			l.r.errorf(at(), "---@coalesce cannot merge this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it), and %s of the body's function in the companion, make %d, more than the %d Lua 5.1 allows per function (LUAI_MAXUPVALUES): every merged call would fail to compile", up, names, up+kv, luaMaxUpvalues)
 		case up+kv > luaMaxUpvalues:
-			s.functionLimits = append(s.functionLimits, Diagnostic{Path: s.Path, Pos: at(), Msg: fmt.Sprintf("function mode (-functions) cannot register this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it), and %s of the registered callback, add %d beyond the %d Lua 5.1 allows per function (LUAI_MAXUPVALUES): FUNCTION LOAD would refuse the whole library", up, names, kv, luaMaxUpvalues)})
+			s.functionLimits = append(s.functionLimits, Diagnostic{Path: s.Path, Pos: at(), Msg: fmt.Sprintf("function mode (-functions) cannot register this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it), and %s of the registered callback, make %d, more than the %d Lua 5.1 allows per function (LUAI_MAXUPVALUES): FUNCTION LOAD would refuse the whole library", up, names, up+kv, luaMaxUpvalues)})
 		}
 	}
 }

@@ -93,10 +93,10 @@ func TestLibraryVersionsSideBySide(t *testing.T) {
 			assert.Equal(t, foreign, do("FUNCTION", "LOAD", "#!lua name="+foreign+"\nredis.register_function('not_luagen', function() return 1 end)"))
 			assert.Equal(t, "dep", do("FUNCTION", "LOAD", "#!lua name=dep\nredis.register_function('dep_other', function() return 2 end)"))
 
-			// Six more builds, each loaded once: a node keeps the
+			// LibraryVersionsKept more builds, each loaded once: a node keeps the
 			// LibraryVersionsKept most recently loaded.
 			var later []build
-			for i := range 6 {
+			for i := range runtime.LibraryVersionsKept {
 				x := newBuild("dep", "C"+strconv.Itoa(i))
 				require.NoError(t, x.call(ctx, c, "{d}c"))
 				later = append(later, x)

@@ -100,10 +100,12 @@ type LibrarySpec struct {
 
 // LibraryVersionsKept is how many versions of one package's library a
 // load leaves on a node: the one it loaded and the most recently loaded
-// others (see [Library]). Four covers a rolling deploy (two versions), a
-// rollback during it (three) and one to spare; a binary whose version was
-// removed loads it again on its next call.
-const LibraryVersionsKept = 4
+// others (see [Library]). A rolling deploy has two versions live, a
+// rollback or a canary during it three or four; eight leaves room for
+// more, since a binary whose version was removed must load it again, and
+// with more versions live than kept every call of theirs pays loads (a
+// library costs the server about 19 KB for lua/stock's three scripts).
+const LibraryVersionsKept = 8
 
 // libraryFormat changes whenever the wrapping below changes, so that a new
 // wrapping is a new version even for unchanged scripts.

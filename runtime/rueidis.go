@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/redis/rueidis"
 )
@@ -139,21 +140,38 @@ func route(cmd rueidis.Completed, s *Script, keys []string) rueidis.Completed {
 // (Client.Nodes: on a cluster, the primaries and the replicas CLUSTER SLOTS
 // listed at the last topology refresh; Redis 7.0 leaves out a replica whose
 // replication offset is still 0, i.e. before its primary's first write or
-// replication PING). It tries every node and joins their errors. A node it
-// missed answers NOSCRIPT on first use, and Exec falls back to EVAL.
+// replication PING). It tries every node at once (see [onEveryNode]) and
+// joins their errors. A node it missed answers NOSCRIPT on first use, and
+// Exec falls back to EVAL.
 func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
-	var errs []error
-	for addr, n := range r.c.Nodes() {
-		res := n.Do(ctx, n.B().ScriptLoad().Script(s.body).Build().ToRetryable())
-		sha, err := res.ToString()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SCRIPT LOAD %s on %s: %w", s.name, addr, convertErr(err)))
-			continue
+	return r.onEveryNode(ctx, func(ctx context.Context, addr string, n rueidis.Client) error {
+		sha, err := n.Do(ctx, n.B().ScriptLoad().Script(s.body).Build()).ToString()
+		switch {
+		case err != nil:
+			return fmt.Errorf("SCRIPT LOAD %s on %s: %w", s.name, addr, convertErr(err))
+		case sha != s.sha1:
+			return fmt.Errorf("SCRIPT LOAD %s on %s: server SHA1 %s, want %s", s.name, addr, sha, s.sha1)
 		}
-		if sha != s.sha1 {
-			errs = append(errs, fmt.Errorf("SCRIPT LOAD %s on %s: server SHA1 %s, want %s", s.name, addr, sha, s.sha1))
-		}
+		return nil
+	})
+}
+
+// onEveryNode runs do on every node of Client.Nodes concurrently, waits
+// for all of them and joins their errors in address order. The commands
+// it sends are not marked retryable: rueidis retries a retryable command
+// on a connection error until ctx ends, so one replica down would hold a
+// Preload (and a service's start) for as long as ctx lasts. Each node
+// fails on its own instead, at once when it refuses the connection, and
+// at the latest when ctx ends when it is stalled; the others load.
+func (r *RueidisExecutor) onEveryNode(ctx context.Context, do func(ctx context.Context, addr string, n rueidis.Client) error) error {
+	nodes := r.c.Nodes()
+	addrs := slices.Sorted(maps.Keys(nodes))
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() { errs[i] = do(ctx, addr, nodes[addr]) })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -37,20 +37,19 @@ func (r *RueidisExecutor) fcallCommand(s *Script, keys, args []string) rueidis.C
 }
 
 // LoadLibrary implements [FunctionExecutor]: [Library.LoadOn] on every
-// node rueidis knows. Replicas answer READONLY to FUNCTION LOAD, which is
-// ignored: their primary replicates the library to them. Every node is
-// tried and the other errors are joined.
+// node rueidis knows, at once (see [RueidisExecutor.Load]). Replicas answer
+// READONLY to FUNCTION LOAD, which is ignored: their primary replicates
+// the library to them. Every node is tried and the other errors are
+// joined.
 func (r *RueidisExecutor) LoadLibrary(ctx context.Context, l *Library) error {
-	var errs []error
-	for addr, n := range r.c.Nodes() {
+	return r.onEveryNode(ctx, func(ctx context.Context, addr string, n rueidis.Client) error {
 		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
-			return FromRueidis(n.Do(ctx, n.B().Arbitrary(args...).Build().ToRetryable()))
+			return FromRueidis(n.Do(ctx, n.B().Arbitrary(args...).Build()))
 		})
 		var re *ReplyError
 		if err == nil || errors.As(err, &re) && strings.HasPrefix(re.Msg, "READONLY") {
-			continue
+			return nil
 		}
-		errs = append(errs, fmt.Errorf("on %s: %w", addr, err))
-	}
-	return errors.Join(errs...)
+		return fmt.Errorf("on %s: %w", addr, err)
+	})
 }
