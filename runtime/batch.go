@@ -109,9 +109,12 @@ type Future[T any] struct {
 // generated method does. Generated QueueName methods call it.
 func Queue[T any](b *Batch, e Executor, s *Script, keys, args []string, decode func(Value) (T, error)) *Future[T] {
 	f := &Future[T]{call: batchCall{exec: e, PipelineCall: PipelineCall{Script: s, Keys: keys, Args: args}}, decode: decode}
-	if b.sent {
+	switch {
+	case b.sent:
 		f.call.done, f.call.Err = true, ErrBatchSent
 		return f
+	case e == nil:
+		f.call.done, f.call.Err = true, ErrNilExecutor // and Send skips it
 	}
 	b.calls = append(b.calls, &f.call)
 	return f
@@ -159,11 +162,27 @@ func (b *Batch) Send(ctx context.Context) error {
 	b.sent = true
 	all := b.calls
 	b.calls = nil
-	// One group per executor, in order of first use.
-	for calls := all; len(calls) > 0; {
+	if ctx == nil {
+		for _, c := range all {
+			if !c.done {
+				c.Err, c.done = ErrNilContext, true
+			}
+		}
+		return ErrNilContext
+	}
+	// One group per executor, in order of first use; the first call is in
+	// its own group whatever its executor (one that is not comparable
+	// shares a pipeline with no other call).
+	var todo []*batchCall
+	for _, c := range all {
+		if !c.done {
+			todo = append(todo, c)
+		}
+	}
+	for calls := todo; len(calls) > 0; {
 		e := calls[0].exec
-		var group, rest []*batchCall
-		for _, c := range calls {
+		group, rest := []*batchCall{calls[0]}, []*batchCall(nil)
+		for _, c := range calls[1:] {
 			if sameExecutor(c.exec, e) {
 				group = append(group, c)
 			} else {

@@ -82,8 +82,10 @@ var (
 	_ Pipeliner = (*Coalescer)(nil)
 )
 
-// Coalesce returns a [Coalescer] that runs scripts on e.
+// Coalesce returns a [Coalescer] that runs scripts on e. It panics when e
+// is nil: a programming error, reported where it is made.
 func Coalesce(e Executor) *Coalescer {
+	mustNotBeNil(e, "runtime.Coalesce: the Executor")
 	return &Coalescer{inner: e, budget: CoalesceRunBudget, inFlight: coalesceInFlight, queues: map[coalesceKey]*coalesceQueue{}}
 }
 

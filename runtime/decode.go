@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -71,22 +72,44 @@ func Float64(s *Script, v Value) (float64, error) {
 // Duration decodes an integer count of unit (time.Millisecond or
 // time.Second), such as a PTTL or TTL result. Negative values are returned
 // as they are, so a caller can still see PTTL's -1 (no expiry) and -2 (no key).
+// A count a time.Duration cannot hold (beyond about ±292 years, i.e.
+// ±9,223,372,036,854 ms) is a *[DecodeError], not a wrapped-around value.
 func Duration(s *Script, v Value, unit time.Duration) (time.Duration, error) {
 	if v.Kind != KindInt {
 		return 0, &DecodeError{Script: s.name, Want: "time.Duration (integer)", Got: v}
 	}
+	if v.Int > math.MaxInt64/int64(unit) || v.Int < math.MinInt64/int64(unit) {
+		return 0, &DecodeError{Script: s.name, Want: "time.Duration (an integer count of " + unitName(unit) + " within ±292 years)", Got: v}
+	}
 	return time.Duration(v.Int) * unit, nil
 }
 
-// Time decodes an integer Unix time in unit (time.Millisecond or time.Second).
+// Time decodes an integer Unix time in unit (time.Millisecond or
+// time.Second). A count of seconds time.Time cannot hold (past about the
+// year 292 billion, where its int64 of seconds from year 1 overflows) is a
+// *[DecodeError].
 func Time(s *Script, v Value, unit time.Duration) (time.Time, error) {
 	if v.Kind != KindInt {
 		return time.Time{}, &DecodeError{Script: s.name, Want: "time.Time (integer)", Got: v}
 	}
 	if unit == time.Second {
+		// time.Time counts seconds from year 1 in an int64: the Unix
+		// seconds from 1 to 1970 must still fit.
+		const unixToInternal = 62135596800
+		if v.Int > math.MaxInt64-unixToInternal {
+			return time.Time{}, &DecodeError{Script: s.name, Want: "time.Time (Unix seconds time.Time can hold)", Got: v}
+		}
 		return time.Unix(v.Int, 0), nil
 	}
 	return time.UnixMilli(v.Int), nil
+}
+
+// unitName names a wire unit for error messages.
+func unitName(unit time.Duration) string {
+	if unit == time.Second {
+		return "seconds"
+	}
+	return "milliseconds"
 }
 
 // Array checks that v is an array and returns its elements.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,41 @@ func TestNewScriptSHA1(t *testing.T) {
 	assert.Equal(t, "local r = (function() return 1\n"+strings.Replace(wrapEpilogue, "%s", "", 1), sc.Body())
 	sum := sha1.Sum([]byte(sc.Body()))
 	assert.Equal(t, hex.EncodeToString(sum[:]), sc.SHA1())
+}
+
+// A count that time.Duration or time.Time cannot hold is a DecodeError,
+// never a wrapped-around value (1e13 ms came back as -8446744073709551616
+// ns); the largest that fit decode exactly.
+func TestDecodeTimeOverflow(t *testing.T) {
+	maxMs := int64(math.MaxInt64 / int64(time.Millisecond))
+	for _, tc := range []struct {
+		n    int64
+		unit time.Duration
+	}{
+		{1e13, time.Millisecond}, {maxMs + 1, time.Millisecond}, {-maxMs - 1, time.Millisecond},
+		{math.MaxInt64, time.Millisecond}, {math.MinInt64, time.Second}, {9_223_372_037, time.Second},
+	} {
+		_, err := Duration(sc, IntValue(tc.n), tc.unit)
+		var de *DecodeError
+		require.ErrorAs(t, err, &de, "%d %v", tc.n, tc.unit)
+		assert.ErrorIs(t, err, ErrUnexpectedReply)
+		assert.Contains(t, de.Want, "within ±292 years")
+	}
+	d, err := Duration(sc, IntValue(maxMs), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(maxMs)*time.Millisecond, d)
+	d, err = Duration(sc, IntValue(-maxMs), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, -time.Duration(maxMs)*time.Millisecond, d)
+
+	_, err = Time(sc, IntValue(math.MaxInt64), time.Second)
+	assert.ErrorIs(t, err, ErrUnexpectedReply)
+	for _, n := range []int64{math.MaxInt64, math.MinInt64} {
+		tm, err := Time(sc, IntValue(n), time.Millisecond)
+		require.NoError(t, err)
+		assert.Equal(t, n, tm.UnixMilli())
+	}
+	tm, err := Time(sc, IntValue(253402300799), time.Second) // 9999-12-31T23:59:59Z
+	require.NoError(t, err)
+	assert.Equal(t, 9999, tm.UTC().Year())
 }

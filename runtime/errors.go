@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,6 +30,43 @@ func (e *ReplyError) Code() string {
 		return m[:i]
 	}
 	return m
+}
+
+// ErrNilContext is returned, with nothing sent, by every call of this
+// package that takes a context.Context ([Script.Exec] and so every
+// generated method, [Batch.Send], [Preload], [Script.Load], [Library.Load])
+// when it is given a nil one. Pass context.TODO() where there is none.
+// (database/sql and net/http panic on a nil Context; here a nil one
+// reaching rueidis or a go-redis goroutine would panic where the caller
+// cannot recover.)
+var ErrNilContext = errors.New("runtime: nil context.Context (pass context.TODO() where there is none)")
+
+// ErrNilExecutor is returned, with nothing sent, by a call on a nil
+// [Executor]: a method of a zero generated Scripts value (build it with
+// the package's New), or [Queue], [Preload] or [Script.Load] given nil.
+var ErrNilExecutor = errors.New("runtime: nil Executor (build Scripts with the generated package's New)")
+
+// usable is the check every entry point makes before it sends anything.
+func usable(ctx context.Context, e Executor) error {
+	switch {
+	case ctx == nil:
+		return ErrNilContext
+	case e == nil:
+		return ErrNilExecutor
+	}
+	return nil
+}
+
+// mustNotBeNil panics with a message naming the constructor and its
+// argument when v is nil or a nil pointer: a constructor given nil fails
+// at once, where the mistake is, not at the first call deep in a client.
+func mustNotBeNil(v any, what string) {
+	if v == nil {
+		panic(what + " is nil")
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		panic(fmt.Sprintf("%s is a nil %T", what, v))
+	}
 }
 
 // IsNoScript reports whether err is the server's NOSCRIPT reply to EVALSHA

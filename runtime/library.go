@@ -303,6 +303,9 @@ func (l *Library) Scripts() []*Script { return append([]*Script(nil), l.scripts.
 // on those nodes run the script with EVALSHA/EVAL. An executor that does
 // not run functions loads the scripts with SCRIPT LOAD instead.
 func (l *Library) Load(ctx context.Context, e Executor) error {
+	if err := usable(ctx, e); err != nil {
+		return err
+	}
 	if fe, ok := e.(FunctionExecutor); ok {
 		return fe.LoadLibrary(ctx, l)
 	}

@@ -82,8 +82,5 @@ func TestPreloadWithNodeDown(t *testing.T) {
 		require.NoError(t, ctx.Err(), "Preload returned before its ctx ended")
 		assert.False(t, runtime.Transient(err))
 	})
-	// rueidis sleeps out a topology refresh it scheduled after the
-	// replica's failure, even past Close: its goroutines, not ours.
-	goleak.VerifyNone(t, opt, goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
-		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"))
+	verifyNoLeaks(t, opt)
 }

@@ -32,7 +32,10 @@ var _ Executor = (*RueidisExecutor)(nil)
 // cluster.c checks the declared KEYS; the flag only lets a script reach
 // undeclared keys of other slots on the node it runs on), and rueidis'
 // command builder would panic on it.
+//
+// It panics when c is nil: a programming error, reported where it is made.
 func Rueidis(c rueidis.Client) *RueidisExecutor {
+	mustNotBeNil(c, "runtime.Rueidis: the rueidis.Client")
 	return &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster}
 }
 

@@ -223,11 +223,16 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 // the line of the .lua file as under EVAL. On any other executor the
 // script runs with EVALSHA/EVAL.
 //
+// A nil ctx or e is [ErrNilContext] or [ErrNilExecutor], with nothing sent.
+//
 // Exec never retries a script that may have run, unless its header declares
 // it ---@idempotent: then a [Transient] failure (a connection error, LOADING,
 // CLUSTERDOWN, ...) is retried with backoff, at most [RetryAttempts] tries
 // in all and never past ctx; the last failure is returned as it is.
 func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Value, error) {
+	if err := usable(ctx, e); err != nil {
+		return Value{}, err
+	}
 	if !s.anySlot {
 		if err := CheckSlots(s.name, keys); err != nil {
 			return Value{}, err
@@ -295,6 +300,9 @@ func (s *Script) eval(ctx context.Context, e Executor, keys, args []string) (Val
 // Calling it is optional: Exec falls back to EVAL on NOSCRIPT either way; it
 // saves that extra round trip on the first call after start-up.
 func (s *Script) Load(ctx context.Context, e Executor) error {
+	if err := usable(ctx, e); err != nil {
+		return err
+	}
 	return e.Load(ctx, s)
 }
 
@@ -327,6 +335,9 @@ func (s *Script) classify(err error) error {
 // (FUNCTION LOAD on every primary that does not hold it; see [Library]),
 // when e is a [FunctionExecutor].
 func Preload(ctx context.Context, e Executor, scripts ...*Script) error {
+	if err := usable(ctx, e); err != nil {
+		return err
+	}
 	var errs []error
 	fe, functions := e.(FunctionExecutor)
 	loaded := map[*Library]bool{}

@@ -62,6 +62,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -89,7 +90,13 @@ var _ runtime.Executor = (*Executor)(nil)
 // (see the package documentation), whatever MaxRetries says. A
 // *redis.Ring works but is not tested, and a keyless script's EVAL may land
 // on another shard than its EVALSHA.
+//
+// It panics when c is nil (or a nil *redis.Client or *redis.ClusterClient):
+// a programming error, reported where it is made.
 func New(c redis.UniversalClient) *Executor {
+	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
+		panic(fmt.Sprintf("goredis.New: the redis.UniversalClient is nil (%T)", c))
+	}
 	e := &Executor{c: c}
 	e.cluster, _ = c.(*redis.ClusterClient)
 	return e
