@@ -36,8 +36,18 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	return r.replied(ctx, reply)
 }
 
+// LoadLibraryFor implements [runtime.FunctionExecutor]: there is one
+// node, so it is [Redis.LoadLibrary] of s's library.
+func (r *Redis) LoadLibraryFor(ctx context.Context, s *runtime.Script, _ []string) error {
+	if s.Library() == nil {
+		return nil
+	}
+	return r.LoadLibrary(ctx, s.Library())
+}
+
 // LoadLibrary implements [runtime.FunctionExecutor] with
-// [runtime.Library.LoadOn]: the version check, then FUNCTION LOAD REPLACE.
+// [runtime.Library.LoadOn]: FUNCTION LOAD, then the package's oldest
+// versions pruned.
 func (r *Redis) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 	return l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
 		if err := ctx.Err(); err != nil {

@@ -266,7 +266,7 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	p.Pipeline(ctx, calls)
 	for loads := 0; ; loads++ {
 		var again []*PipelineCall
-		loaded := map[*Library]bool{} // loaded fine, once per library and round
+		ready := map[*Library]bool{} // loaded fine, once per library and round
 		for _, c := range calls {
 			switch {
 			case c.Err == nil:
@@ -274,10 +274,10 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 			case !c.FCall && !c.Eval && IsNoScript(c.Err):
 				c.Eval = true
 			case c.FCall && IsFunctionNotFound(c.Err):
-				ok, done := loaded[c.Script.lib]
+				ok, done := ready[c.Script.lib]
 				if !done {
-					ok = loads < functionLoads && ctx.Err() == nil && fe.LoadLibrary(ctx, c.Script.lib) == nil
-					loaded[c.Script.lib] = ok
+					ok = loads < functionLoads && ctx.Err() == nil && loaded(fe.LoadLibrary(ctx, c.Script.lib))
+					ready[c.Script.lib] = ok
 				}
 				if !ok {
 					// The library keeps vanishing or cannot be loaded:

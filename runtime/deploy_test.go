@@ -8,9 +8,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/goredis"
 )
 
 // build is one binary of a service in function mode: its package's scripts
@@ -168,6 +172,10 @@ type noLoad struct {
 func (n *noLoad) LoadLibrary(context.Context, *runtime.Library) error {
 	n.loads.Add(1)
 	return errors.New("NOPERM this user has no permissions to run the 'function|load' command")
+}
+
+func (n *noLoad) LoadLibraryFor(ctx context.Context, s *runtime.Script, _ []string) error {
+	return n.LoadLibrary(ctx, s.Library())
 }
 
 // A library that cannot be loaded does not fail calls: each runs the
@@ -326,6 +334,11 @@ func (c *loadCounting) LoadLibrary(ctx context.Context, l *runtime.Library) erro
 	return c.FunctionExecutor.LoadLibrary(ctx, l)
 }
 
+func (c *loadCounting) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+	c.loads.Add(1)
+	return c.FunctionExecutor.LoadLibraryFor(ctx, s, keys)
+}
+
 // FUNCTION FLUSH every 5 ms and every 1 ms while 16 goroutines call, singly
 // and in batches: no call fails (no "Function not found", no load error),
 // every reply is the build's own and every call ran once.
@@ -388,6 +401,121 @@ func TestFunctionFlushStorm(t *testing.T) {
 				t.Logf("%d calls, %d flushes", total, flushes)
 				assert.Positive(t, total)
 			})
+		})
+	}
+}
+
+// A burst of first calls after a deploy loads the library once per wave,
+// not once per call: concurrent calls on one executor wait for the load in
+// flight (there were 825 FUNCTION LOADs for 1,000 callers on rueidis).
+func TestLibraryFirstCallBurst(t *testing.T) {
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		ctx := context.Background()
+		srv := redistest.Start(t)
+		e := &loadCounting{FunctionExecutor: k.Single(t, srv).(runtime.FunctionExecutor)}
+		b := newBuild("burst", "A")
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range 200 {
+			wg.Go(func() {
+				<-start
+				assert.NoError(t, b.call(ctx, e, "{burst}"+strconv.Itoa(g)))
+			})
+		}
+		close(start)
+		wg.Wait()
+		loads := e.loads.Load()
+		t.Logf("%d callers: %d loads, %d FUNCTION LOADs on the server", 200, loads, srv.CommandCalls(t, "function|load"))
+		assert.Positive(t, loads)
+		assert.Less(t, loads, int64(20), "callers share the load in flight")
+		assert.Less(t, srv.CommandCalls(t, "function|load"), 20)
+	})
+}
+
+// A stalled primary of another shard does not fail or hold a call's
+// first load: the call loads the library on its own node only, as an
+// EVAL-mode call needs nothing of other shards either. (A load on every
+// primary waited for the stalled one, and failed every first call with a
+// deadline under rueidis' or go-redis' 5 s.)
+func TestLibraryFirstCallWithStalledShard(t *testing.T) {
+	c := redistest.StartCluster(t)
+	stalled, _, err := c.PrimaryOf(runtime.Slot("{stall}"))
+	require.NoError(t, err)
+	require.NoError(t, stalled.Signal(syscall.SIGSTOP))
+	t.Cleanup(func() { _ = stalled.Signal(syscall.SIGCONT) })
+	// A key on another shard, and the third shard's primary.
+	var key string
+	var own, third *redistest.Server
+	for i := 0; key == ""; i++ {
+		k := "{other-" + strconv.Itoa(i) + "}"
+		if p, _, err := c.PrimaryOf(runtime.Slot(k)); err == nil && p != stalled {
+			key, own = k, p
+		}
+	}
+	for _, n := range c.Nodes {
+		if n != stalled && n != own && role(t, n) == "primary" {
+			third = n
+		}
+	}
+	require.NotNil(t, third)
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		e := k.Cluster(t, c)
+		b := newBuild("stall"+k.Name, "A")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		before := third.CommandCalls(t, "function|load")
+		require.NoError(t, b.call(ctx, e, key+k.Name))
+		require.NoError(t, ctx.Err())
+		assert.Equal(t, before, third.CommandCalls(t, "function|load"), "the call loaded on its own node only")
+		v, err := b.peek.Exec(ctx, e, []string{key + k.Name}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "1", v.Array[0].Str, "the call ran once")
+	})
+}
+
+// A node that refuses FUNCTION LIST and FUNCTION DELETE (ACLs) cannot
+// bound its versions: Load (and so Preload) says so with
+// ErrLibraryPrune, not Transient, while the library is loaded and every
+// call runs as a function.
+func TestLibraryPruneRefused(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Do(t, "ACL", "SETUSER", "deployer", "on", ">pw", "~*", "&*", "+@all", "-function|list", "-function|delete")
+	for _, k := range []struct {
+		name string
+		open func(t *testing.T) runtime.FunctionExecutor
+	}{
+		{"rueidis", func(t *testing.T) runtime.FunctionExecutor {
+			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, Username: "deployer", Password: "pw"})
+			require.NoError(t, err)
+			t.Cleanup(c.Close)
+			return runtime.Rueidis(c)
+		}},
+		{"goredis", func(t *testing.T) runtime.FunctionExecutor {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "deployer", Password: "pw"})
+			t.Cleanup(func() { c.Close() })
+			return goredis.New(c)
+		}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := k.open(t)
+			srv.Do(t, "FUNCTION", "FLUSH")
+			var last build
+			for i := range runtime.LibraryVersionsKept + 2 {
+				last = newBuild("acl", k.name+strconv.Itoa(i))
+				require.NoError(t, last.call(ctx, e, "{acl}"+k.name), "calls run whatever pruning does")
+				err := last.lib.Load(ctx, e)
+				require.NoError(t, err, "already loaded: nothing to prune")
+			}
+			next := newBuild("acl", k.name+"-next")
+			err := next.lib.Load(ctx, e)
+			require.ErrorIs(t, err, runtime.ErrLibraryPrune)
+			assert.Contains(t, err.Error(), "NOPERM")
+			assert.False(t, runtime.Transient(err))
+			require.NoError(t, next.call(ctx, e, "{acl}"+k.name))
+			assert.Equal(t, strconv.Itoa(runtime.LibraryVersionsKept+3), srv.Do(t, "GET", "{acl}"+k.name), "every call ran once")
+			assert.Equal(t, runtime.LibraryVersionsKept+3, strings.Count(srv.Do(t, "FUNCTION", "LIST", "LIBRARYNAME", "acl_*"), "library_name"))
+			assert.Zero(t, srv.CommandCalls(t, "eval")+srv.CommandCalls(t, "evalsha"), "no EVAL fallback was needed")
 		})
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -34,11 +36,18 @@ type FunctionExecutor interface {
 	// package's older versions pruned (see [Library]). Every primary is
 	// tried and the errors joined.
 	LoadLibrary(ctx context.Context, l *Library) error
+	// LoadLibraryFor runs [Library.LoadOn] for s's library on the one
+	// node a call of s with keys goes to: the primary of keys[0]'s hash
+	// slot, or of s.FunctionName()'s slot for a call without keys (as
+	// FCall routes it); on a single server, that server. A call that met
+	// "Function not found" loads with it, so its load waits on no other
+	// node (a stalled primary of another shard would hold it otherwise).
+	LoadLibraryFor(ctx context.Context, s *Script, keys []string) error
 }
 
 // Library is a package's scripts compiled into one Redis function library,
 // each script a registered function. Create it with [NewLibrary] at package
-// initialisation; it is immutable and safe for concurrent use.
+// initialisation; its code is fixed, and it is safe for concurrent use.
 //
 // # Deploys: one library per content, side by side
 //
@@ -84,6 +93,16 @@ type Library struct {
 	hash    string
 	code    string // "#!lua name=" and the scripts' registrations
 	scripts []*Script
+
+	mu      sync.Mutex
+	flights map[FunctionExecutor]*loadFlight // loads in flight, by executor
+}
+
+// loadFlight is one call's load of the library that concurrent calls on
+// the same executor wait for instead of loading too: after a deploy,
+// every goroutine's first call meets "Function not found" at once.
+type loadFlight struct {
+	done chan struct{}
 }
 
 // LibrarySpec describes a library to [NewLibrary].
@@ -332,7 +351,7 @@ func (s *Script) Library() *Library { return s.lib }
 // fcall is one try in function mode: FCALL, and on the server's "Function
 // not found" (a node that never had the library, a FUNCTION FLUSH, a
 // version removed by another binary's load, a server restarted without
-// persistence) load the library and FCALL again — safe, because the
+// persistence) load the library on the call's node and FCALL again — safe, because the
 // function did not run. A reply the function made itself never counts
 // (see [wrapFunction]). The library can vanish again between the load and
 // the call, so this repeats, at most [functionLoads] loads in all; when
@@ -341,7 +360,7 @@ func (s *Script) Library() *Library { return s.lib }
 func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
 	v, err := e.FCall(ctx, s, keys, args)
 	for n := 0; n < functionLoads && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
-		if e.LoadLibrary(ctx, s.lib) != nil {
+		if !loaded(s.lib.loadFor(ctx, e, s, keys)) {
 			break
 		}
 		v, err = e.FCall(ctx, s, keys, args)
@@ -350,6 +369,41 @@ func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []str
 		return s.eval(ctx, e, keys, args)
 	}
 	return v, err
+}
+
+// loadFor loads the library for a call of s with keys
+// ([FunctionExecutor.LoadLibraryFor]), unless another call on e is loading
+// it already: then it waits for that load and returns nil, and the call
+// sends FCALL again (and loads itself if its node still lacks the
+// library, e.g. another shard's). So a burst of first calls after a
+// deploy sends one FUNCTION LOAD per node, not one per call.
+func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, keys []string) error {
+	if !reflect.ValueOf(e).Comparable() {
+		return e.LoadLibraryFor(ctx, s, keys)
+	}
+	l.mu.Lock()
+	if f := l.flights[e]; f != nil {
+		l.mu.Unlock()
+		select {
+		case <-f.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	f := &loadFlight{done: make(chan struct{})}
+	if l.flights == nil {
+		l.flights = map[FunctionExecutor]*loadFlight{}
+	}
+	l.flights[e] = f
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.flights, e)
+		l.mu.Unlock()
+		close(f.done)
+	}()
+	return e.LoadLibraryFor(ctx, s, keys)
 }
 
 // functionLoads is how many times one call loads the library before it
@@ -382,37 +436,47 @@ func (s *Script) functionLine(msg string) (int, bool) {
 	return n - s.fnLine + 1, true
 }
 
-// lastLoad makes the load times of one process strictly increasing, so
-// that two loads in the same clock tick (or across a step back of the
-// wall clock) still order as they happened.
-var lastLoad atomic.Int64
-
-// loadTime returns the time a load records: now, or just after the
-// previous load of this process.
-func loadTime() time.Time {
-	for {
-		last, now := lastLoad.Load(), time.Now().UnixNano()
-		if now <= last {
-			now = last + 1
+// loadTime is the time a load records: the node's clock (TIME), so that
+// hosts with skewed clocks still order their loads as the node saw them
+// (the local clock when TIME fails), moved just past this process's
+// previous load when not later, so that one process's loads order as
+// they happened even within one tick (or on luatest's virtual clock,
+// which stands still).
+func loadTime(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) time.Time {
+	now := time.Now().UnixNano()
+	v, err := do(ctx, "TIME")
+	if err == nil && len(v.Array) == 2 {
+		sec, err1 := strconv.ParseInt(v.Array[0].Str, 10, 64)
+		usec, err2 := strconv.ParseInt(v.Array[1].Str, 10, 64)
+		if err1 == nil && err2 == nil {
+			now = sec*1e9 + usec*1e3
 		}
-		if lastLoad.CompareAndSwap(last, now) {
-			return time.Unix(0, now)
+	}
+	for {
+		last := lastLoad.Load()
+		t := max(now, last+1)
+		if lastLoad.CompareAndSwap(last, t) {
+			return time.Unix(0, t)
 		}
 	}
 }
 
+// lastLoad is the time this process's last load recorded, Unix ns.
+var lastLoad atomic.Int64
+
 // LoadOn loads the library on one node (see [Library]). do sends one
 // command to that node and returns its reply as an [Executor] would (error
 // replies as *[ReplyError]). LoadOn sends FUNCTION LOAD of [Library.Code]
-// at the current time; a node that already holds the library answers
+// at the node's time (TIME); a node that already holds the library answers
 // "Library ... already exists", which is success. After a load that added
 // the library, it lists the package's libraries on the node and deletes
-// those beyond [LibraryVersionsKept] (FUNCTION LIST, FUNCTION DELETE; a
-// failure there is not the load's, and the next load prunes again).
+// those beyond [LibraryVersionsKept] (FUNCTION LIST, FUNCTION DELETE); a
+// failure there is [ErrLibraryPrune], with the library loaded, and the
+// next load prunes again.
 // [FunctionExecutor] implementations call it from LoadLibrary for every
 // primary.
 func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) error {
-	v, err := do(ctx, "FUNCTION", "LOAD", l.Code(loadTime()))
+	v, err := do(ctx, "FUNCTION", "LOAD", l.Code(loadTime(ctx, do)))
 	var re *ReplyError
 	switch {
 	case errors.As(err, &re) && strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "Library '") &&
@@ -423,18 +487,29 @@ func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args 
 	case v.Str != l.name:
 		return fmt.Errorf("FUNCTION LOAD %s: server loaded %q", l.name, v.Str)
 	}
-	l.prune(ctx, do)
-	return nil
+	return l.prune(ctx, do)
 }
 
+// ErrLibraryPrune matches the error [Library.Load] (and so Preload)
+// returns when a load added the library but could not remove the
+// package's versions beyond [LibraryVersionsKept] (ACLs without FUNCTION
+// LIST or FUNCTION DELETE, a connection lost in between): the library is
+// loaded and calls run; old versions stay until a load can remove them.
+// It is not [Transient], and a call never returns it.
+var ErrLibraryPrune = errors.New("runtime: old versions of the library were not removed")
+
+// loaded reports whether a load's error still leaves the library loaded:
+// none, or only a failed prune.
+func loaded(err error) bool { return err == nil || errors.Is(err, ErrLibraryPrune) }
+
 // prune deletes the package's luagen libraries on one node beyond the
-// [LibraryVersionsKept] most recently loaded, never l itself. Errors are
-// dropped: another loader may have deleted the same library first ("ERR
-// Library not found"), and whatever is left over the next load removes.
-func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) {
+// [LibraryVersionsKept] most recently loaded, never l itself. Another
+// loader may have deleted the same library first ("Library not found"),
+// which is no error; other failures are [ErrLibraryPrune].
+func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) error {
 	v, err := do(ctx, "FUNCTION", "LIST", "LIBRARYNAME", l.pkg+"_"+strings.Repeat("?", len(l.hash)))
 	if err != nil {
-		return
+		return fmt.Errorf("%w: FUNCTION LIST: %w", ErrLibraryPrune, err)
 	}
 	type version struct {
 		name   string
@@ -451,9 +526,15 @@ func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args .
 	slices.SortFunc(others, func(a, b version) int {
 		return cmp.Or(cmp.Compare(b.loaded, a.loaded), strings.Compare(a.name, b.name))
 	})
+	var errs []error
 	for _, o := range others[min(len(others), LibraryVersionsKept-1):] {
-		do(ctx, "FUNCTION", "DELETE", o.name) //nolint:errcheck // see above
+		_, err := do(ctx, "FUNCTION", "DELETE", o.name)
+		var re *ReplyError
+		if err != nil && !(errors.As(err, &re) && strings.TrimPrefix(re.Msg, "ERR ") == "Library not found") {
+			errs = append(errs, fmt.Errorf("%w: FUNCTION DELETE %s: %w", ErrLibraryPrune, o.name, err))
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // sibling reads one entry of FUNCTION LIST (a map, or a flat array in

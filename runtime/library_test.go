@@ -90,6 +90,11 @@ func (c *fcallCounting) LoadLibrary(ctx context.Context, l *runtime.Library) err
 	return c.FunctionExecutor.LoadLibrary(ctx, l)
 }
 
+func (c *fcallCounting) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+	c.loads++
+	return c.FunctionExecutor.LoadLibraryFor(ctx, s, keys)
+}
+
 func TestLibraryExec(t *testing.T) {
 	for _, row := range executors {
 		t.Run(row.name, func(t *testing.T) {

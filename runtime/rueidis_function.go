@@ -36,6 +36,26 @@ func (r *RueidisExecutor) fcallCommand(s *Script, keys, args []string) rueidis.C
 	return cmd
 }
 
+// LoadLibraryFor implements [FunctionExecutor]: [Library.LoadOn] on the
+// primary of keys[0]'s slot (s.FunctionName()'s without keys), each
+// command routed to it by that slot on a cluster client.
+func (r *RueidisExecutor) LoadLibraryFor(ctx context.Context, s *Script, keys []string) error {
+	if s.lib == nil {
+		return nil
+	}
+	key := s.fn
+	if len(keys) > 0 {
+		key = keys[0]
+	}
+	return s.lib.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
+		cmd := r.c.B().Arbitrary(args...).Build()
+		if r.cluster {
+			cmd = cmd.SetSlot(key)
+		}
+		return FromRueidis(r.c.Do(ctx, cmd))
+	})
+}
+
 // LoadLibrary implements [FunctionExecutor]: [Library.LoadOn] on every
 // node rueidis knows, at once (see [RueidisExecutor.Load]). Replicas answer
 // READONLY to FUNCTION LOAD, which is ignored: their primary replicates

@@ -361,6 +361,11 @@ func (c *countingExecutor) LoadLibrary(ctx context.Context, l *runtime.Library) 
 	return c.Executor.(runtime.FunctionExecutor).LoadLibrary(ctx, l)
 }
 
+// LoadLibraryFor passes the load on.
+func (c *countingExecutor) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+	return c.Executor.(runtime.FunctionExecutor).LoadLibraryFor(ctx, s, keys)
+}
+
 // lossyExecutor runs every call but loses the reply of the first lose
 // calls, as a connection that drops after the server answered would: the
 // script ran, the client sees a connection error.

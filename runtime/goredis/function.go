@@ -30,6 +30,42 @@ func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, ar
 	return e.newCmd(ctx, name, s.FunctionName(), keys, args, true)
 }
 
+// LoadLibraryFor implements [runtime.FunctionExecutor]:
+// [runtime.Library.LoadOn] on the primary of keys[0]'s slot
+// (s.FunctionName()'s without keys) of a *redis.ClusterClient
+// (MasterForKey), or on the one server of a *redis.Client.
+func (e *Executor) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+	l := s.Library()
+	if l == nil {
+		return nil
+	}
+	var c redis.UniversalClient = e.c
+	if e.cluster != nil {
+		key := s.FunctionName()
+		if len(keys) > 0 {
+			key = keys[0]
+		}
+		node, err := e.cluster.MasterForKey(ctx, key)
+		if err != nil {
+			return fmt.Errorf("FUNCTION LOAD %s: finding the primary of %q: %w", l.Name(), key, convertErr(err))
+		}
+		c = node
+	}
+	return l.LoadOn(ctx, doOn(c))
+}
+
+// doOn sends one command to c and converts its reply.
+func doOn(c redis.UniversalClient) func(ctx context.Context, args ...string) (runtime.Value, error) {
+	return func(ctx context.Context, args ...string) (runtime.Value, error) {
+		a := make([]any, len(args))
+		for i, s := range args {
+			a[i] = s
+		}
+		cmd := c.Do(ctx, a...)
+		return FromReply(cmd.Val(), cmd.Err())
+	}
+}
+
 // LoadLibrary implements [runtime.FunctionExecutor]: [runtime.Library.LoadOn]
 // on every primary of a *redis.ClusterClient (ForEachMaster; Redis
 // replicates functions to replicas), or on the one server of a
@@ -37,14 +73,7 @@ func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, ar
 // tried; the errors are joined.
 func (e *Executor) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 	load := func(ctx context.Context, c redis.UniversalClient, addr string) error {
-		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
-			a := make([]any, len(args))
-			for i, s := range args {
-				a[i] = s
-			}
-			cmd := c.Do(ctx, a...)
-			return FromReply(cmd.Val(), cmd.Err())
-		})
+		err := l.LoadOn(ctx, doOn(c))
 		if err != nil {
 			return fmt.Errorf("on %s: %w", addr, err)
 		}
