@@ -266,7 +266,13 @@
 //     from), and clients still read its first word: a MOVED there makes a
 //     cluster client send the script again. Return redis.error_reply(...)
 //     instead. A string raised at level 1 is fine (Lua puts
-//     "user_script:N: " in front).
+//     "user_script:N: " in front), and so is assert's message (Lua puts
+//     the caller's position in front of it too);
+//   - every other way to raise: error used as a value (local raise =
+//     error, pcall(error, ...)), _G (but _G.name with a literal name other
+//     than error) and loadstring, each of which could raise a text the
+//     check above never sees. With these, no script that passes check can
+//     raise a text whose first word a client or the runtime acts on.
 //
 // It follows literals, arithmetic (folding literal operands: 1.5 * 2 is
 // 3), #x, .., comparisons, not, and/or (with Lua's truthiness), tonumber

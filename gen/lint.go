@@ -409,8 +409,13 @@ func (l *linter) expr(e ast.Expr) {
 			l.refGlobal(e.Value)
 		case "redis":
 			l.noteBareRedis(e)
+		case "error", "_G", "loadstring":
+			l.hiddenRaise(e)
 		}
 	case *ast.AttrGetExpr:
+		if k, ok := e.Key.(*ast.StringExpr); ok && k.Value != "error" && l.isGlobal(e.Object, "_G") {
+			return // _G.redis and the like: a global by its own name
+		}
 		for _, g := range []struct {
 			name string
 			u    *usage
@@ -444,10 +449,11 @@ func (l *linter) expr(e ast.Expr) {
 			}
 			l.calls = append(l.calls, c)
 		}
-		if l.isGlobal(e.Func, "error") {
+		raise := l.isGlobal(e.Func, "error")
+		if raise {
 			l.checkRaise(e)
 		}
-		if fn == "" && e.Func != nil { // a direct redis.call is checked above
+		if fn == "" && e.Func != nil && !raise { // a direct redis.call or error(...) is checked above
 			l.expr(e.Func)
 		}
 		if e.Receiver != nil {
@@ -807,6 +813,25 @@ func keyIndexes(info *rediscmd.Info, args []ast.Expr) []int {
 func isWord(e ast.Expr, w string) bool {
 	s, ok := e.(*ast.StringExpr)
 	return ok && strings.EqualFold(s.Value, w)
+}
+
+// hiddenRaise reports a use of error other than a direct call, and of _G
+// (but for _G.name with a literal name other than error) and loadstring:
+// each can raise a text checkRaise never sees (local raise = error;
+// raise(ARGV[1], 0), pcall(error, ...), _G['error'], code compiled at run
+// time), and a raised text's first word reaches clients unchecked.
+// (assert needs no check: Lua puts the caller's "user_script:N: " in front
+// of its message.)
+func (l *linter) hiddenRaise(id *ast.IdentExpr) {
+	at := l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value)))
+	what := id.Value + " is used here other than as error(...)"
+	switch id.Value {
+	case "_G":
+		what = "_G reaches globals by a name this check cannot follow (_G['error'] is error)"
+	case "loadstring":
+		what = "loadstring compiles code this check never sees"
+	}
+	l.r.errorf(at, "%s: a script could raise a text of its caller's choosing that way, and Redis sends a raised error's first word to clients unchecked (a MOVED makes a cluster client send the script again, a NOSCRIPT makes the runtime send it again); call error(...) directly, or return redis.error_reply(...)", what)
 }
 
 // checkRaise reports an error(...) whose text a caller may choose. A raised

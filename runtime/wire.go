@@ -33,13 +33,18 @@ import (
 //     error(ARGV[1], 0) can send a client a MOVED or a TRYAGAIN of the
 //     script's making. The wrapper cannot see raised errors (replacing
 //     error would move the frame Redis' error handler reads the line
-//     from), so gen reports every error(...) whose text is not a literal
-//     (gen/doc.go, "Error replies"); scripts written by hand are on their
-//     own there.
+//     from, and scripts have no debug library to compute it again), so gen
+//     reports every error(...) whose text is not a literal and every way
+//     to raise that it cannot follow (error as a value, _G, loadstring;
+//     gen/doc.go, "Error replies").
 //
-// The one reply still able to pass for NOSCRIPT is an error table raised
-// with a metatable whose __newindex drops the handler's source and line
-// fields: no input can produce it, only a script written to do so.
+// A body given to NewScript without luagen's check can still raise an
+// error table with a metatable whose __newindex drops the handler's
+// source and line fields, and so pass for NOSCRIPT or a redirection: Exec
+// then sends it again once (EVAL; in function mode at most functionLoads
+// loads, then EVAL), go-redis follows at most MaxRedirects redirections,
+// and rueidis follows them until ctx ends unless
+// ClusterOption.MaxMovedRedirections is set.
 
 // scriptReplyMark is the error code the wrapped body puts in front of a
 // returned error reply that clients or the runtime would otherwise read as
