@@ -338,6 +338,9 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return errClosed
+	}
 	if _, errReply := r.loadScript(s.Body()); errReply != nil {
 		_, err := ToValue(*errReply)
 		return fmt.Errorf("SCRIPT LOAD %s: %w", s.Name(), err)
@@ -351,6 +354,9 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return runtime.Value{}, errClosed
+	}
 	defer func() {
 		// As in Command: a bug in luatest must not panic out of a
 		// generated method. (Script errors, Go panics inside Lua

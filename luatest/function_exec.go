@@ -22,6 +22,9 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return runtime.Value{}, errClosed
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = runtime.Value{}, &runtime.ReplyError{Msg: fmt.Sprintf("luatest: internal error running %s: %v", s.Name(), p)}
@@ -52,6 +55,12 @@ func (r *Redis) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 	return l.LoadOn(ctx, func(ctx context.Context, args ...string) (runtime.Value, error) {
 		if err := ctx.Err(); err != nil {
 			return runtime.Value{}, err
+		}
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			return runtime.Value{}, errClosed
 		}
 		return r.Do(args...)
 	})

@@ -28,6 +28,7 @@ type Redis struct {
 	clientDB  int                // the database SELECT chose for the callers of Do and Command
 	scripts   map[string]*script // SHA1 → script: the script cache
 	vm        *luaVM
+	closed    bool       // Close ran: the Executor methods answer runtime.ErrClientClosed
 	funcs     *functions // FUNCTION LOAD's libraries and their interpreter
 	rand      rand48
 	keysCheck KeysCheck
@@ -108,16 +109,23 @@ func New(tb testing.TB, opts ...Option) *Redis {
 
 var _ runtime.Executor = (*Redis)(nil)
 
-// Close frees the Lua interpreter. The keyspace stays readable.
+// Close frees the Lua interpreter. The keyspace stays readable (Do, Get
+// and the other inspection methods), but the [runtime.Executor] methods
+// return an error matching [runtime.ErrClientClosed] from then on, as a
+// closed rueidis or go-redis client does.
 func (r *Redis) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	if r.vm != nil {
 		r.vm.L.Close()
 		r.vm = nil
 	}
 	r.funcs.close()
 }
+
+// errClosed is what the Executor methods return after Close.
+var errClosed = fmt.Errorf("luatest: %w", runtime.ErrClientClosed)
 
 // Now returns the virtual clock.
 func (r *Redis) Now() time.Time {

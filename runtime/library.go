@@ -359,9 +359,17 @@ func (s *Script) Library() *Library { return s.lib }
 // EVAL mode (EVALSHA, EVAL on NOSCRIPT): the binary's own code, once.
 func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
 	v, err := e.FCall(ctx, s, keys, args)
-	for n := 0; n < functionLoads && IsFunctionNotFound(err) && ctx.Err() == nil; n++ {
-		if !loaded(s.lib.loadFor(ctx, e, s, keys)) {
+	// A wait for another call's load is not one of this call's loads: that
+	// load may have ended just before the FUNCTION FLUSH this call met.
+	for loads, waits := 0, 0; loads < functionLoads && waits <= functionLoads && IsFunctionNotFound(err) && ctx.Err() == nil; {
+		led, lerr := s.lib.loadFor(ctx, e, s, keys)
+		if !loaded(lerr) {
 			break
+		}
+		if led {
+			loads++
+		} else {
+			waits++
 		}
 		v, err = e.FCall(ctx, s, keys, args)
 	}
@@ -373,22 +381,22 @@ func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []str
 
 // loadFor loads the library for a call of s with keys
 // ([FunctionExecutor.LoadLibraryFor]), unless another call on e is loading
-// it already: then it waits for that load and returns nil, and the call
+// it already: then it waits for that load and returns led false, and the call
 // sends FCALL again (and loads itself if its node still lacks the
 // library, e.g. another shard's). So a burst of first calls after a
 // deploy sends one FUNCTION LOAD per node, not one per call.
-func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, keys []string) error {
+func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, keys []string) (led bool, err error) {
 	if !reflect.ValueOf(e).Comparable() {
-		return e.LoadLibraryFor(ctx, s, keys)
+		return true, e.LoadLibraryFor(ctx, s, keys)
 	}
 	l.mu.Lock()
 	if f := l.flights[e]; f != nil {
 		l.mu.Unlock()
 		select {
 		case <-f.done:
-			return nil
+			return false, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 	f := &loadFlight{done: make(chan struct{})}
@@ -403,11 +411,12 @@ func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, ke
 		l.mu.Unlock()
 		close(f.done)
 	}()
-	return e.LoadLibraryFor(ctx, s, keys)
+	return true, e.LoadLibraryFor(ctx, s, keys)
 }
 
-// functionLoads is how many times one call loads the library before it
-// runs the script with EVALSHA/EVAL instead.
+// functionLoads is how many times one call loads the library (and, apart,
+// waits for another call's load) before it runs the script with
+// EVALSHA/EVAL instead.
 const functionLoads = 3
 
 // IsFunctionNotFound reports whether err is the server's reply to FCALL of

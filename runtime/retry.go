@@ -38,8 +38,8 @@ const (
 // once its client was closed by the application: a closed client never
 // reopens, so [Transient] reports false and an idempotent script is not
 // retried against it. Executors wrap their client's own error (go-redis'
-// redis.ErrClosed) so that it matches too; rueidis.ErrClosing is recognised
-// as it is.
+// redis.ErrClosed, rueidis.ErrClosing, luatest after Close) so that it
+// matches too, and so one errors.Is check serves every executor.
 var ErrClientClosed = errors.New("client closed")
 
 // transientCodes are error replies that mean the server did not run the

@@ -183,7 +183,7 @@ func (r *RueidisExecutor) onEveryNode(ctx context.Context, do func(ctx context.C
 // A scalar reply does not allocate.
 func FromRueidis(res rueidis.RedisResult) (Value, error) {
 	if err := res.NonRedisError(); err != nil {
-		return Value{}, err
+		return Value{}, convertErr(err)
 	}
 	msg, err := res.ToMessage()
 	if err != nil {
@@ -195,12 +195,25 @@ func FromRueidis(res rueidis.RedisResult) (Value, error) {
 	return fromMessage(&msg), nil
 }
 
+// convertErr turns a rueidis error reply into *[ReplyError] and
+// rueidis.ErrClosing into an error that matches [ErrClientClosed] as well,
+// as runtime/goredis does with go-redis' redis.ErrClosed; any other error
+// is returned as it is.
 func convertErr(err error) error {
 	if re, ok := rueidis.IsRedisErr(err); ok {
 		return &ReplyError{Msg: re.Error()}
 	}
+	if errors.Is(err, rueidis.ErrClosing) {
+		return closedError{err}
+	}
 	return err
 }
+
+// closedError is rueidis.ErrClosing, matching [ErrClientClosed] as well.
+type closedError struct{ err error }
+
+func (e closedError) Error() string   { return e.err.Error() }
+func (e closedError) Unwrap() []error { return []error{e.err, ErrClientClosed} }
 
 func fromMessage(m *rueidis.RedisMessage) Value {
 	switch {

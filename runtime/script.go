@@ -180,6 +180,10 @@ func (s *Script) SHA1() string { return s.sha1 }
 // ReadOnly reports whether the script runs with EVALSHA_RO/EVAL_RO.
 func (s *Script) ReadOnly() bool { return s.readOnly }
 
+// AllowCrossSlot reports whether the script skips Exec's hash-slot check
+// (flags=allow-cross-slot-keys; see [ScriptSpec]).
+func (s *Script) AllowCrossSlot() bool { return s.anySlot }
+
 // Idempotent reports whether Exec retries the script after a [Transient]
 // failure (---@idempotent).
 func (s *Script) Idempotent() bool { return s.idem }

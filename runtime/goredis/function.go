@@ -16,6 +16,9 @@ var _ runtime.FunctionExecutor = (*Executor)(nil)
 // keyless call on a cluster goes to the primary of its function name's
 // slot.
 func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	if err := e.checkSlots(s, keys); err != nil {
+		return runtime.Value{}, err
+	}
 	return e.process(ctx, e.c, e.fcallCommand(ctx, s, keys, args))
 }
 

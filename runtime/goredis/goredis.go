@@ -180,6 +180,9 @@ func (e *Executor) newCmd(ctx context.Context, name, payload string, keys, args 
 
 // run sends EVALSHA, or EVAL when eval is set.
 func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	if err := e.checkSlots(s, keys); err != nil {
+		return runtime.Value{}, err
+	}
 	cmd := e.command(ctx, s, keys, args, eval)
 	var c processor = e.c
 	if e.cluster != nil && len(keys) == 0 && eval {
@@ -194,6 +197,23 @@ func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, 
 		c = node
 	}
 	return e.process(ctx, c, cmd)
+}
+
+// checkSlots refuses, on a cluster client, a call whose keys hash to
+// several slots with *[runtime.CrossSlotError] (OnCluster set for a script
+// with flags=allow-cross-slot-keys), as [runtime.Rueidis] does, before
+// anything is sent: Redis Cluster would answer CROSSSLOT whatever the
+// script's flags, and the same failure has the same type on every
+// executor.
+func (e *Executor) checkSlots(s *runtime.Script, keys []string) error {
+	if e.cluster == nil {
+		return nil
+	}
+	err := runtime.CheckSlots(s.Name(), keys)
+	if err != nil {
+		err.(*runtime.CrossSlotError).OnCluster = s.AllowCrossSlot()
+	}
+	return err
 }
 
 // process sends cmd with c (the client, or a cluster node) and converts its
@@ -237,6 +257,10 @@ func (e *Executor) Pipeline(ctx context.Context, calls []*runtime.PipelineCall) 
 	cmds := make([]oneShot, 0, len(calls))
 	sent := make([]*runtime.PipelineCall, 0, len(calls))
 	for _, c := range calls {
+		if err := e.checkSlots(c.Script, c.Keys); err != nil {
+			c.Value, c.Err = runtime.Value{}, err
+			continue
+		}
 		if e.cluster != nil && len(c.Keys) == 0 && c.Eval && !c.FCall {
 			c.Value, c.Err = e.run(ctx, true, c.Script, c.Keys, c.Args)
 			continue
