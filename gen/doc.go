@@ -86,7 +86,10 @@
 // a family has the same hash tag. The cluster lint uses that: a script whose
 // keys are laid out in two families (two tags) is reported, since such keys
 // share a slot only by chance, unless the shebang says
-// allow-cross-slot-keys. It also reports a ---@keys template without a
+// allow-cross-slot-keys, and so is a key laid out in no family in a
+// script with more than one key (nothing makes it share the others' slot;
+// a variadic key is the caller's list and is not reported; ---@unsafe-keys
+// and allow-cross-slot-keys opt out). It also reports a ---@keys template without a
 // {tag} or with text after it, a key template that does not start with a
 // {tag}, names a tag no family has, holds a second {…} or an unclosed <,
 // a part that is not a name, a Go keyword or a predeclared Go name, a part

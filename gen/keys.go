@@ -245,6 +245,29 @@ type famModel struct {
 	mixed   map[string]bool         // by key GoName: scripts describe it differently
 }
 
+// checkPlainKeys reports a key that is not laid out in a family in a
+// script with more than one key: nothing then makes the keys share a hash
+// slot, and on Redis Cluster the call fails with CROSSSLOT unless every
+// caller happens to tag them alike. A variadic key is the caller's list
+// (as MGET's keys are) and is not reported itself. A script that opts out
+// of the cluster lint (---@unsafe-keys) or spans slots on purpose
+// (flags=allow-cross-slot-keys) is not reported.
+func checkPlainKeys(s *Script, errorf func(s *Script, at Pos, format string, args ...any)) {
+	n := len(s.Keys)
+	if s.UnsafeKeys != "" || s.AllowCrossSlot || n < 2 {
+		return
+	}
+	for i, k := range s.Keys {
+		if k.Template != nil || k.Variadic {
+			continue
+		}
+		other := s.Keys[(i+1)%n]
+		errorf(s, k.Pos, "key %s is not laid out in a ---@keys family, so nothing makes it share a hash slot with key %s: on Redis Cluster a call fails with CROSSSLOT unless every caller gives them one {hash tag}; declare a family (---@keys Type Ctor prefix{tag}) and lay the keys out in it (---@key %s {tag}:suffix), or opt out with ---@unsafe-keys reason",
+			k.Name, other.Name, k.Name)
+		return
+	}
+}
+
 // checkFamilies resolves the key templates of every script against the
 // package's families and reports conflicts: a family declared twice with
 // different templates, two families with one tag, a template whose tag no
@@ -354,6 +377,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				s.family = first.family
 			}
 		}
+		checkPlainKeys(s, errorf)
 	}
 	for _, m := range fs.list {
 		if len(m.keys) == 0 {

@@ -2,6 +2,7 @@
 --- when fail is not empty, with fail as its error reply: any text the
 --- caller chooses, NOSCRIPT included.
 ---@script Record
+---@unsafe-keys the tests give runs and the others one hash tag themselves
 ---@key runs       string counter of this script's runs
 ---@key ...others  more keys in runs' slot; only their number is used
 ---@arg fail       string          error reply to answer when not empty
