@@ -519,3 +519,71 @@ func TestLibraryPruneRefused(t *testing.T) {
 		})
 	}
 }
+
+// A load stuck on one shard (writes paused: FUNCTION LOAD waits, FCALL_RO
+// answers "Function not found") holds no call on another shard: calls
+// share a load only with calls routed to the same slot. (One load per
+// executor held the other shard's call until its deadline.)
+func TestLibraryLoadStuckOnOtherShard(t *testing.T) {
+	c := sharedCluster(t)
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		e := k.Cluster(t, c)
+		b := newBuild("stuck"+k.Name, "A")
+		var keyA, keyB string
+		var paused *redistest.Server
+		for i := 0; keyB == ""; i++ {
+			key := "{stuck-" + k.Name + strconv.Itoa(i) + "}"
+			p, _, err := c.PrimaryOf(runtime.Slot(key))
+			require.NoError(t, err)
+			switch {
+			case paused == nil:
+				keyA, paused = key, p
+			case p != paused:
+				keyB = key
+			}
+		}
+		paused.Do(t, "CLIENT", "PAUSE", "3000", "WRITE")
+		t.Cleanup(func() { paused.Do(t, "CLIENT", "UNPAUSE") })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resA := make(chan error, 1)
+		go func() {
+			_, err := b.peek.Exec(ctx, e, []string{keyA}, nil)
+			resA <- err
+		}()
+		// Wait until A's call is loading (its FUNCTION LOAD is queued
+		// behind the pause).
+		require.Eventually(t, func() bool {
+			return strings.Contains(paused.Do(t, "CLIENT", "LIST"), "cmd=function|load")
+		}, 10*time.Second, 5*time.Millisecond)
+		v, err := b.peek.Exec(ctx, e, []string{keyB}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "A", v.Array[1].Str)
+		select {
+		case err := <-resA:
+			t.Fatalf("the call on the paused shard ended first (%v): the other shard's call waited for its load", err)
+		default:
+		}
+		paused.Do(t, "CLIENT", "UNPAUSE")
+		require.NoError(t, <-resA)
+	})
+}
+
+// The load time a node records is that node's clock, not another node's
+// seen by the same process: a process that loaded on a node whose clock
+// is an hour ahead does not make its next load elsewhere look newest.
+func TestLibraryLoadTimeIsTheNodes(t *testing.T) {
+	ctx := context.Background()
+	ahead := luatest.New(t, luatest.WithTime(time.Now().Add(time.Hour)))
+	srv := redistest.Start(t)
+	e := exectest.Rueidis.Single(t, srv).(runtime.FunctionExecutor)
+	x := newBuild("clock", "X")
+	require.NoError(t, x.lib.Load(ctx, ahead))
+	require.NoError(t, x.lib.Load(ctx, e))
+	for i := range runtime.LibraryVersionsKept {
+		require.NoError(t, newBuild("clock", "v"+strconv.Itoa(i)).lib.Load(ctx, e))
+	}
+	list := srv.Do(t, "FUNCTION", "LIST", "LIBRARYNAME", "clock_*")
+	assert.NotContains(t, list, x.lib.Name(), "X, loaded first on this node, went first")
+	assert.Equal(t, runtime.LibraryVersionsKept, strings.Count(list, "library_name"))
+}

@@ -31,7 +31,9 @@ type FunctionExecutor interface {
 	// answers "Function not found", which Exec handles.
 	FCall(ctx context.Context, s *Script, keys, args []string) (Value, error)
 	// LoadLibrary runs [Library.LoadOn] on every primary (Redis
-	// replicates functions to replicas and keeps them in RDB/AOF):
+	// replicates functions to replicas and keeps them in RDB/AOF; an
+	// executor that cannot tell primaries from replicas may try both, and
+	// ignore the replicas' READONLY):
 	// FUNCTION LOAD where the node does not hold the library, then the
 	// package's older versions pruned (see [Library]). Every primary is
 	// tried and the errors joined.
@@ -62,8 +64,10 @@ type FunctionExecutor interface {
 // side, each its own version, in any order, and a rollback is one more
 // deploy. Nothing is numbered by hand: a changed script is a new hash.
 //
-// Loading ([Library.Load], or a call that meets "Function not found") is
-// FUNCTION LOAD without REPLACE on every primary. A node that already holds
+// Loading is FUNCTION LOAD without REPLACE: [Library.Load] (and Preload)
+// on every node, a call that meets "Function not found" on its own node
+// only (the primary of its first key's slot, see
+// [FunctionExecutor.LoadLibraryFor]). A node that already holds
 // the library keeps it ("Library ... already exists" is success); nothing
 // is ever replaced, so no binary can take another's functions away.
 //
@@ -95,12 +99,21 @@ type Library struct {
 	scripts []*Script
 
 	mu      sync.Mutex
-	flights map[FunctionExecutor]*loadFlight // loads in flight, by executor
+	flights map[flightKey]*loadFlight // loads in flight
+}
+
+// flightKey is what concurrent calls share a load by: the executor and
+// the hash slot the load is routed by, so a call waits only for a load to
+// its own node (a load stuck on another shard holds no call here).
+type flightKey struct {
+	e    FunctionExecutor
+	slot uint16
 }
 
 // loadFlight is one call's load of the library that concurrent calls on
-// the same executor wait for instead of loading too: after a deploy,
-// every goroutine's first call meets "Function not found" at once.
+// the same executor and slot wait for instead of loading too: after a
+// deploy, every goroutine's first call meets "Function not found" at once,
+// and a hot key's calls share one load.
 type loadFlight struct {
 	done chan struct{}
 }
@@ -295,16 +308,20 @@ func (l *Library) versionFunction() string { return l.name + "_version" }
 // "#!lua name=" line, one registration per script, and last the version
 // function, whose description records loaded (see [Library]). Line N of a
 // script's .lua file is line [Script.FunctionLine]()+N-1 of it.
-func (l *Library) Code(loaded time.Time) string {
-	return l.code + fmt.Sprintf("redis.register_function{function_name=%s, description=%s, "+
+func (l *Library) Code(loaded time.Time) string { return l.code + l.versionCode(loaded, 0) }
+
+// versionCode registers the version function of a load at loaded, the
+// process's seq-th.
+func (l *Library) versionCode(loaded time.Time, seq int64) string {
+	return fmt.Sprintf("redis.register_function{function_name=%s, description=%s, "+
 		"flags={'no-writes', 'allow-stale'}, callback=function() return %s end}\n",
-		luaQuote(l.versionFunction()), luaQuote(l.loadedDescription(loaded.UnixNano())), luaQuote(l.hash))
+		luaQuote(l.versionFunction()), luaQuote(l.loadedDescription(loaded.UnixNano(), seq)), luaQuote(l.hash))
 }
 
 // loadedDescription is the version function's description for a load at
-// ns (Unix nanoseconds); loadedAt reads it back.
-func (l *Library) loadedDescription(ns int64) string {
-	return l.loadedPrefix() + strconv.FormatInt(ns, 10) + " (Unix ns)"
+// ns (Unix nanoseconds), the seq-th of its process; sibling reads it back.
+func (l *Library) loadedDescription(ns, seq int64) string {
+	return l.loadedPrefix() + strconv.FormatInt(ns, 10) + " (Unix ns), load " + strconv.FormatInt(seq, 10) + " of its process"
 }
 
 func (l *Library) loadedPrefix() string { return "luagen library " + l.pkg + ", loaded at " }
@@ -313,7 +330,9 @@ func (l *Library) loadedPrefix() string { return "luagen library " + l.pkg + ", 
 // slice.
 func (l *Library) Scripts() []*Script { return append([]*Script(nil), l.scripts...) }
 
-// Load loads the library on every primary of e (see [Library]): FUNCTION
+// Load loads the library on every node of e ([FunctionExecutor.LoadLibrary]:
+// every primary; rueidis tries the replicas it knows too, which answer
+// READONLY and get it by replication) (see [Library]): FUNCTION
 // LOAD where a node does not hold it, nothing where it does, then the
 // package's versions beyond [LibraryVersionsKept] are removed from the
 // nodes where it was added. It is optional: a call that meets "Function
@@ -381,16 +400,23 @@ func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []str
 
 // loadFor loads the library for a call of s with keys
 // ([FunctionExecutor.LoadLibraryFor]), unless another call on e is loading
-// it already: then it waits for that load and returns led false, and the call
-// sends FCALL again (and loads itself if its node still lacks the
-// library, e.g. another shard's). So a burst of first calls after a
-// deploy sends one FUNCTION LOAD per node, not one per call.
+// it for the same hash slot already: then it waits for that load and
+// returns led false, and the call sends FCALL again (loading itself if
+// the library is still missing). So a burst of first calls on a hot key
+// after a deploy sends one FUNCTION LOAD, not one per call.
 func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, keys []string) (led bool, err error) {
-	if !reflect.ValueOf(e).Comparable() {
+	route := s.fn
+	if len(keys) > 0 {
+		route = keys[0]
+	}
+	k := flightKey{e: e, slot: Slot(route)}
+	// An executor that is not comparable, or not equal to itself (a NaN
+	// field), cannot be a map key that finds its entry again.
+	if !reflect.ValueOf(e).Comparable() || any(k) != any(k) {
 		return true, e.LoadLibraryFor(ctx, s, keys)
 	}
 	l.mu.Lock()
-	if f := l.flights[e]; f != nil {
+	if f := l.flights[k]; f != nil {
 		l.mu.Unlock()
 		select {
 		case <-f.done:
@@ -401,13 +427,13 @@ func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, ke
 	}
 	f := &loadFlight{done: make(chan struct{})}
 	if l.flights == nil {
-		l.flights = map[FunctionExecutor]*loadFlight{}
+		l.flights = map[flightKey]*loadFlight{}
 	}
-	l.flights[e] = f
+	l.flights[k] = f
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
-		delete(l.flights, e)
+		delete(l.flights, k)
 		l.mu.Unlock()
 		close(f.done)
 	}()
@@ -446,32 +472,24 @@ func (s *Script) functionLine(msg string) (int, bool) {
 }
 
 // loadTime is the time a load records: the node's clock (TIME), so that
-// hosts with skewed clocks still order their loads as the node saw them
-// (the local clock when TIME fails), moved just past this process's
-// previous load when not later, so that one process's loads order as
-// they happened even within one tick (or on luatest's virtual clock,
-// which stands still).
+// hosts with skewed clocks still order their loads as the node saw them,
+// or the local clock when TIME fails.
 func loadTime(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) time.Time {
-	now := time.Now().UnixNano()
 	v, err := do(ctx, "TIME")
 	if err == nil && len(v.Array) == 2 {
 		sec, err1 := strconv.ParseInt(v.Array[0].Str, 10, 64)
 		usec, err2 := strconv.ParseInt(v.Array[1].Str, 10, 64)
 		if err1 == nil && err2 == nil {
-			now = sec*1e9 + usec*1e3
+			return time.Unix(sec, usec*1000)
 		}
 	}
-	for {
-		last := lastLoad.Load()
-		t := max(now, last+1)
-		if lastLoad.CompareAndSwap(last, t) {
-			return time.Unix(0, t)
-		}
-	}
+	return time.Now()
 }
 
-// lastLoad is the time this process's last load recorded, Unix ns.
-var lastLoad atomic.Int64
+// loadSeq numbers this process's loads; a load records its number after
+// its time, which orders one process's loads that the node's clock puts
+// in the same microsecond (luatest's virtual clock stands still).
+var loadSeq atomic.Int64
 
 // LoadOn loads the library on one node (see [Library]). do sends one
 // command to that node and returns its reply as an [Executor] would (error
@@ -485,7 +503,7 @@ var lastLoad atomic.Int64
 // [FunctionExecutor] implementations call it from LoadLibrary for every
 // primary.
 func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args ...string) (Value, error)) error {
-	v, err := do(ctx, "FUNCTION", "LOAD", l.Code(loadTime(ctx, do)))
+	v, err := do(ctx, "FUNCTION", "LOAD", l.code+l.versionCode(loadTime(ctx, do), loadSeq.Add(1)))
 	var re *ReplyError
 	switch {
 	case errors.As(err, &re) && strings.HasPrefix(strings.TrimPrefix(re.Msg, "ERR "), "Library '") &&
@@ -521,19 +539,19 @@ func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args .
 		return fmt.Errorf("%w: FUNCTION LIST: %w", ErrLibraryPrune, err)
 	}
 	type version struct {
-		name   string
-		loaded int64
+		name        string
+		loaded, seq int64
 	}
 	var others []version
 	for _, lib := range v.Array {
-		name, loaded, ok := l.sibling(lib)
+		name, loaded, seq, ok := l.sibling(lib)
 		if ok && name != l.name {
-			others = append(others, version{name, loaded})
+			others = append(others, version{name, loaded, seq})
 		}
 	}
 	// Newest first; the ones past the kept count go.
 	slices.SortFunc(others, func(a, b version) int {
-		return cmp.Or(cmp.Compare(b.loaded, a.loaded), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(b.loaded, a.loaded), cmp.Compare(b.seq, a.seq), strings.Compare(a.name, b.name))
 	})
 	var errs []error
 	for _, o := range others[min(len(others), LibraryVersionsKept-1):] {
@@ -549,23 +567,29 @@ func (l *Library) prune(ctx context.Context, do func(ctx context.Context, args .
 // sibling reads one entry of FUNCTION LIST (a map, or a flat array in
 // RESP2): whether it is a luagen library of l's package, "<pkg>_<16 hex
 // digits>" with a version function whose description records its load
-// time, and that time.
-func (l *Library) sibling(lib Value) (name string, loaded int64, ok bool) {
+// (see [Library.loadedDescription]), and that load's time and number.
+func (l *Library) sibling(lib Value) (name string, loaded, seq int64, ok bool) {
 	name = field(lib, "library_name").Str
 	hash, found := strings.CutPrefix(name, l.pkg+"_")
 	if !found || len(hash) != len(l.hash) || strings.Trim(hash, "0123456789abcdef") != "" {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	for _, fn := range field(lib, "functions").Array {
 		if field(fn, "name").Str != name+"_version" {
 			continue
 		}
 		rest, found := strings.CutPrefix(field(fn, "description").Str, l.loadedPrefix())
-		digits, _, _ := strings.Cut(rest, " ")
+		digits, rest, _ := strings.Cut(rest, " ")
 		n, err := strconv.ParseInt(digits, 10, 64)
-		return name, n, found && err == nil
+		if !found || err != nil {
+			return "", 0, 0, false
+		}
+		_, rest, _ = strings.Cut(rest, ", load ")
+		digits, _, _ = strings.Cut(rest, " ")
+		seq, _ = strconv.ParseInt(digits, 10, 64) // 0 when missing
+		return name, n, seq, true
 	}
-	return "", 0, false
+	return "", 0, 0, false
 }
 
 // field returns the value under key in a map reply (or a flat key-value

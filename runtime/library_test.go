@@ -55,7 +55,7 @@ func TestLibraryCode(t *testing.T) {
 	assert.Contains(t, lines[boom.FunctionLine()-1], `flags={}, callback=function(KEYS, ARGV) local r = (function() local x = 1`)
 	// The version function comes last and records the load time.
 	assert.Equal(t, "redis.register_function{function_name='my_lib_"+lib.Hash()+"_version', "+
-		"description='luagen library my_lib, loaded at 1700000000000000005 (Unix ns)', "+
+		"description='luagen library my_lib, loaded at 1700000000000000005 (Unix ns), load 0 of its process', "+
 		"flags={'no-writes', 'allow-stale'}, callback=function() return '"+lib.Hash()+"' end}", lines[len(lines)-2])
 	assert.Equal(t, "", lines[len(lines)-1])
 

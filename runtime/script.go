@@ -219,7 +219,7 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 //
 // A script that belongs to a [Library], run on a [FunctionExecutor], takes
 // FCALL (FCALL_RO) of its function for step 2; on the server's "Function
-// not found" the library is loaded (on every primary; see [Library]) and
+// not found" the library is loaded on the call's node ([Library]) and
 // the call sent again, which is safe because the function did not run. A
 // library that keeps vanishing (at most three loads per try) or cannot be
 // loaded runs the script with EVALSHA/EVAL instead, so no call fails for
