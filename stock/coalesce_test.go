@@ -28,8 +28,15 @@ func coalesced(e runtime.Executor) runtime.Executor {
 	return runtime.Coalesce(&mergeCounting{Executor: e})
 }
 
-// mergedRuns counts the merged runs sent by every coalesced executor.
-var mergedRuns atomic.Int64
+// mergedRuns counts the merged runs sent by every coalesced executor, and
+// mergedCalls the calls they carried (the companion's ARGV[1]).
+var mergedRuns, mergedCalls atomic.Int64
+
+// callsMerged is runsMerged for the calls the runs carried.
+func callsMerged() func() int64 {
+	start := mergedCalls.Load()
+	return func() int64 { return mergedCalls.Load() - start }
+}
 
 // runsMerged returns a function telling how many merged runs were sent
 // since runsMerged was called (by any test of the package; the fault tests
@@ -44,6 +51,9 @@ type mergeCounting struct{ runtime.Executor }
 func (m *mergeCounting) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	if s == stock.DeductScript().Companion() {
 		mergedRuns.Add(1)
+		if n, err := strconv.ParseInt(args[0], 10, 64); err == nil {
+			mergedCalls.Add(n)
+		}
 	}
 	return m.Executor.EvalSha(ctx, s, keys, args)
 }
