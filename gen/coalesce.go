@@ -1,8 +1,10 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -151,6 +153,9 @@ func (l *linter) checkCoalesce() {
 	for _, u := range l.coalesceUses {
 		l.r.errorf(l.loc.find(u.line, u.re), "---@coalesce cannot merge this script: %s", u.msg)
 	}
+	if name, line, ok := l.recursion(); ok {
+		l.r.errorf(l.loc.find(line, l.wordRe(regexp.QuoteMeta(name))), "---@coalesce cannot merge this script: function %s calls itself (directly or through other functions), and a merged run adds stack frames under every call, so a recursion that just fits alone (Lua 5.1 allows 200 nested C calls, pcall included, and 20,000 Lua calls) would overflow the stack merged and fail a call that succeeds alone", name)
+	}
 	for _, c := range l.calls {
 		at := c.argPos(0)
 		name, _, _ := commandOf(c.call.Args)
@@ -162,6 +167,77 @@ func (l *linter) checkCoalesce() {
 			l.r.errorf(at, "---@coalesce cannot merge this script: SELECT changes the database for the rest of the run, so later calls of a merged run would use it")
 		}
 	}
+}
+
+// recursion reports a local function that can call itself: one whose
+// body (or a function nested in it) reads, as an upvalue, a local holding
+// a function that reads it back, directly or through others. It names the
+// first such local and the line of its function. Reading is taken for
+// calling: a function that only passes itself on is reported too.
+func (l *linter) recursion() (name string, line int, ok bool) {
+	byExpr := map[*ast.FunctionExpr]*fnState{}
+	for _, f := range l.fns {
+		if f.expr != nil {
+			byExpr[f.expr] = f
+		}
+	}
+	// calls: the function-holding locals each one reads as upvalues.
+	funcs := func(b *binding) []*fnState {
+		var out []*fnState
+		for _, v := range b.values {
+			if fe, ok := v.(*ast.FunctionExpr); ok && byExpr[fe] != nil {
+				out = append(out, byExpr[fe])
+			}
+		}
+		return out
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[*binding]int{}
+	// visit returns a local on a cycle reachable from b, or nil.
+	var visit func(b *binding) *binding
+	visit = func(b *binding) *binding {
+		switch state[b] {
+		case onPath:
+			return b
+		case done:
+			return nil
+		}
+		state[b] = onPath
+		for _, f := range funcs(b) {
+			for c := range f.upvals {
+				if len(funcs(c)) == 0 {
+					continue
+				}
+				if on := visit(c); on != nil {
+					return on
+				}
+			}
+		}
+		state[b] = done
+		return nil
+	}
+	// Visit in line order, so the report is stable.
+	var all []*binding
+	for _, f := range l.fns {
+		for b := range f.upvals {
+			if len(funcs(b)) > 0 && !slices.Contains(all, b) {
+				all = append(all, b)
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b *binding) int {
+		return cmp.Or(cmp.Compare(funcs(a)[0].line, funcs(b)[0].line), strings.Compare(a.name, b.name))
+	})
+	for _, b := range all {
+		if on := visit(b); on != nil {
+			return on.name, funcs(on)[0].line, true
+		}
+	}
+	return "", 0, false
 }
 
 // wordRe returns (and caches) the pattern of name as a whole word.

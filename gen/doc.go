@@ -123,7 +123,9 @@
 // alias such as local c = redis.call, pcall(redis.call, ...), rawget(redis,
 // ...) or redis[computed] could reach the above unseen), and _G, getfenv,
 // setfenv and loadstring (they reach the global KEYS and ARGV, which hold
-// the whole run's). math.random is allowed: Redis 7.0 keeps one generator
+// the whole run's), and a local function that calls itself, directly or
+// through others (the run adds stack frames under every call, so a
+// recursion that just fits alone would overflow merged). math.random is allowed: Redis 7.0 keeps one generator
 // per server, not reseeded per run, so merged calls draw consecutive
 // numbers of it as separate runs would. What stays
 // different is allowed: TIME advances between calls as between separate

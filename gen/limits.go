@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Lua 5.1's compile limits (luaconf.h), which Redis 7.0 keeps: a function
@@ -22,6 +24,7 @@ const (
 // main chunk is the root) for the compile limits.
 type fnState struct {
 	parent *fnState
+	expr   *ast.FunctionExpr // nil for the main chunk
 	line   int
 	active int // locals in scope now
 	max    int // the most locals in scope at once

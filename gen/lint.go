@@ -345,6 +345,7 @@ func (l *linter) exprs(es []ast.Expr) {
 func (l *linter) function(f *ast.FunctionExpr, method bool) {
 	outer, line := l.fn, l.line
 	l.enter(f.Line())
+	l.fn.expr = f
 	l.line = f.Line()
 	defer func() { l.fn, l.line = outer, line }()
 	l.block(f.Stmts, func() {
