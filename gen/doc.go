@@ -245,6 +245,14 @@
 //     fields when they cannot decode: bulk strings (LRANGE, HGETALL,
 //     SMEMBERS, TIME, ZRANGE ... WITHSCORES, ...) under an integer, time or
 //     bool type, integers (SMISMEMBER) under string types;
+//   - under an integer or time type, a number that may not arrive as the
+//     integer it is: a Lua number is a double, exact only below 2^53, and
+//     Redis sends one beyond int64, or NaN, as -9223372036854775808 (a
+//     literal from 2^53 on, folded arithmetic that overflows or is NaN,
+//     any power ^, and tonumber(ARGV[n]), the caller's number, through
+//     any arithmetic); numbers read from the server or stored by the
+//     script are trusted. Messages suggest string.format('%.17g', x) for
+//     a float (tostring keeps 14 digits);
 //   - a string under an integer or time type; an integer literal that
 //     neither the return type nor an ---@error covers (under status, []T,
 //     a tuple, string, or a bool other than 0 and 1; under int64 every

@@ -231,9 +231,14 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 		hint := "return a string instead"
 		switch {
 		case e == Float64:
-			hint = "return it as a string, tostring(x): float64 decodes from a string reply"
+			hint = "return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"
+		case isIntType(e) && v.inexact:
+			hint = "keep integers within ±2^53, e.g. check the caller's number before using it, and return a count the server computed (INCRBY's reply) or the caller's text itself"
 		case isIntType(e):
-			hint = "round it yourself (math.floor), or return tostring(x) and declare float64"
+			hint = "round it yourself (math.floor), or return string.format('%.17g', x) and declare float64"
+		}
+		if v.inexact && isIntType(e) {
+			return []string{fmt.Sprintf("%s may not reach the caller as the integer it is: a Lua number holds integers exactly only up to 2^53 (9007199254740992), and Redis sends one beyond int64, or NaN, as -9223372036854775808, and truncates a fraction: %s", v.what, hint)}
 		}
 		if v.kind == vFrac {
 			return []string{fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3): %s", v.what, hint)}

@@ -78,6 +78,11 @@ type lval struct {
 	// order of statements), so it is never reported, only counted
 	reassigned bool
 	line       int // the line that made it
+	// inexact marks a number (vMaybeFrac) that Redis may not send as the
+	// integer the script means: beyond 2^53, where a Lua number (a
+	// double) stops holding every integer, beyond int64 or NaN (sent as
+	// -9223372036854775808), or the caller's number through tonumber.
+	inexact bool
 
 	// vArray: elems are its positional elements when the constructor is
 	// in sight; more is set when a last element expands to values the
@@ -288,6 +293,11 @@ func (sh *shaper) eval(e ast.Expr) lset {
 	return unknown(line)
 }
 
+// maxExact is 2^53: every integer below it is a Lua 5.1 number (a double)
+// exactly, and from it on a literal may already have been rounded
+// (9007199254740993 is read as ...992).
+const maxExact = 1 << 53
+
 // number reads a number literal as Redis would send it.
 func number(text string, line int) lval {
 	f, ok := luaNumber(strings.TrimPrefix(text, "-"))
@@ -297,13 +307,13 @@ func number(text string, line int) lval {
 	switch {
 	case !ok:
 		return lval{kind: vNum, line: line}
+	case math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= maxExact:
+		return lval{kind: vMaybeFrac, inexact: true, what: text, line: line}
 	case f != math.Trunc(f):
 		return lval{kind: vFrac, lit: text, known: true, what: text, line: line}
-	case math.Abs(f) < 1<<63:
-		n := strconv.FormatInt(int64(f), 10)
-		return lval{kind: vInt, lit: n, known: true, what: n, line: line}
 	}
-	return lval{kind: vNum, what: text, line: line} // beyond int64: Redis sends the minimum
+	n := strconv.FormatInt(int64(f), 10)
+	return lval{kind: vInt, lit: n, known: true, what: n, line: line}
 }
 
 // arith is the value of an arithmetic operation. Lua arithmetic yields a
@@ -330,26 +340,30 @@ func (sh *shaper) arith(op string, a, b lset, line int) lset {
 		case "^":
 			r = math.Pow(x, y)
 		}
-		if !math.IsInf(r, 0) && !math.IsNaN(r) {
-			v := number(strconv.FormatFloat(r, 'g', -1, 64), line)
-			if v.kind == vFrac {
-				v.what = strconv.FormatFloat(r, 'g', -1, 64) + " (" + what + " of literals)"
-			}
-			return one(v)
+		text := strconv.FormatFloat(r, 'g', -1, 64)
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return one(lval{kind: vMaybeFrac, inexact: true, what: text + " (" + what + " of literals)", line: line})
 		}
-		return one(lval{kind: vNum, what: what, line: line})
+		v := number(text, line)
+		if v.kind == vFrac || v.inexact {
+			v.what = text + " (" + what + " of literals)"
+		}
+		return one(v)
 	}
-	allInt, frac := true, false
+	allInt, frac, inexact := true, false, op == "^"
 	for _, v := range append(slices.Clone(a), b...) {
 		switch v.kind {
 		case vInt:
 		case vFrac, vMaybeFrac:
 			frac, allInt = true, false
+			inexact = inexact || v.inexact
 		default:
 			allInt = false
 		}
 	}
 	switch {
+	case inexact:
+		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line})
 	case op == "/" || frac:
 		return one(lval{kind: vMaybeFrac, what: what, line: line})
 	case allInt && op != "^":
@@ -563,7 +577,22 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 	switch {
 	case sh.global(e.Func, "tonumber"):
 		// nil when the text is not a number; assumed checked, since
-		// scripts convert what they validated or stored themselves.
+		// scripts convert what they validated or stored themselves. The
+		// caller's own text, ARGV[n] converted and sent back, can be any
+		// number: 1.5, or an int64 beyond what a Lua number holds.
+		if len(e.Args) == 1 {
+			switch a := e.Args[0].(type) {
+			case *ast.AttrGetExpr:
+				if sh.global(a.Object, "ARGV") {
+					return one(lval{kind: vMaybeFrac, inexact: true, what: "tonumber(ARGV[...]), the caller's number,", line: line})
+				}
+			case *ast.StringExpr:
+				if v := number(strings.TrimSpace(a.Value), line); v.kind != vNum {
+					v.what = "tonumber('" + a.Value + "')"
+					return one(v)
+				}
+			}
+		}
 		return one(lval{kind: vNum, what: "tonumber(...)", line: line})
 	case sh.global(e.Func, "tostring"):
 		return one(lval{kind: vStr, what: "tostring(...)", line: line})
