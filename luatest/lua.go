@@ -330,18 +330,55 @@ var forMessages = strings.NewReplacer(
 
 // errorHandler is Redis' __redis__err__handler: it turns the error value
 // into a table {err=..., source=..., line=...}, where a non-table error
-// becomes "ERR " .. tostring(err) and line is the script line that raised
-// it (the first Lua frame from the top of the stack).
+// becomes "ERR " .. tostring(err), and source and line are those of the
+// function that raised it (debug.getinfo(2)), or of its caller when that
+// is a C function such as error (debug.getinfo(3)): a C function there
+// too, as when string.gsub calls error, gives "=[C]" and -1, and the
+// reply ends "on =[C]:-1." as on the server.
 func (vm *luaVM) errorHandler(L *lua.LState) int {
 	t := errorTable(L, vm.error51(L, L.Get(1)))
-	if source, line := currentPos(L); line > 0 {
+	if source, line, ok := raisePos(L); ok {
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
-		L.SetField(t, "source", lua.LString("@"+source))
+		L.SetField(t, "source", lua.LString(source))
 		L.SetField(t, "line", lua.LNumber(line))
 	}
 	L.Push(t)
 	return 1
+}
+
+// raisePos is debug.getinfo(2, 'Sl') in Redis' error handler, and
+// getinfo(3) when that is a C function: level 1 here is the function that
+// raised (the handler itself is level 0).
+func raisePos(L *lua.LState) (source string, line int, ok bool) {
+	info := func(level int) (*lua.Debug, bool) {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return nil, false
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			return nil, false
+		}
+		return dbg, true
+	}
+	dbg, ok := info(1)
+	if ok && dbg.What == "G" {
+		dbg, ok = info(2)
+	}
+	switch {
+	case !ok:
+		return "", 0, false
+	case dbg.What == "G":
+		return "=[C]", -1, true
+	case dbg.CurrentLine <= 0:
+		// A frame gopher-lua keeps without a line (the main chunk
+		// before its first instruction): the first Lua line below.
+		if src, l := currentPos(L); l > 0 {
+			return "@" + src, l, true
+		}
+		return "", 0, false
+	}
+	return "@" + dbg.Source, dbg.CurrentLine, true
 }
 
 // error51 returns an error value with a string error put in Lua 5.1's
