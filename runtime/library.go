@@ -74,8 +74,10 @@ type FunctionExecutor interface {
 // # Bounded server state
 //
 // A loaded library also registers a read-only function "<library>_version"
-// whose description records when it was loaded ("luagen library stock,
-// loaded at <Unix ns> (Unix ns)"). Right after a FUNCTION LOAD that added a
+// whose description records when it was loaded, by the node's clock
+// (TIME), and the load's number in its process, which orders one process's
+// loads within a microsecond ("luagen library stock, loaded at <Unix ns>
+// (Unix ns), load <n> of its process"). Right after a FUNCTION LOAD that added a
 // library, the loader lists the package's luagen libraries on that node
 // (FUNCTION LIST LIBRARYNAME stock_<16 characters>) and deletes all but
 // the [LibraryVersionsKept] most recently loaded, never its own. So after
@@ -91,6 +93,30 @@ type FunctionExecutor interface {
 // a node down during the load), the call runs the binary's own script with
 // EVALSHA/EVAL instead, after at most [functionLoads] loads: no call ever
 // fails because of what the server's function libraries hold.
+//
+// # Costs and edge cases
+//
+//   - The first call after a deploy takes 6 round trips on its node
+//     (FCALL, TIME, FUNCTION LOAD, FUNCTION LIST, FUNCTION DELETE once the
+//     package has [LibraryVersionsKept] versions there, FCALL); later calls
+//     one. Concurrent calls on one executor and hash slot share the load in
+//     flight; calls on other slots load for themselves ("already exists").
+//   - A batch loads once per library for all its calls, on every node
+//     ([FunctionExecutor.LoadLibrary]), so a stalled node holds a batch's
+//     first calls after a deploy until ctx ends: Preload at start-up.
+//   - Right after a slot moved or a failover, a client whose slot map is
+//     stale loads on the old owner ("already exists", or READONLY) and the
+//     call runs with EVALSHA/EVAL until the map is refreshed.
+//   - Two different Go packages of one name on one server count as versions
+//     of one package: they run side by side but share the kept count
+//     (give one another name with luagen's -pkg).
+//   - ACLs that refuse FUNCTION LIST or FUNCTION DELETE leave old versions
+//     in place: [Library.Load] (and Preload) returns [ErrLibraryPrune];
+//     calls are not affected. ACLs that refuse FCALL itself fail calls.
+//   - A body given to [NewScript] without luagen's check can raise an error
+//     table that passes for "Function not found" (see wire.go); it then runs
+//     again after each load and each wait for another call's load, a
+//     bounded number of times. luagen check refuses such scripts.
 type Library struct {
 	pkg     string // the package part of the name, "stock"
 	name    string // pkg + "_" + hash
