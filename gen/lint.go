@@ -83,9 +83,13 @@ type linter struct {
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
-	fn           *fnState   // the function being walked (limits.go)
-	fns          []*fnState // every function, the main chunk first
-	line         int        // line of the statement being walked
+	// bounds records, per local, the sides on which the script compares
+	// it with a number literal within ±2^53 (replyshape.go: a checked
+	// caller's number).
+	bounds map[*binding]bound
+	fn     *fnState   // the function being walked (limits.go)
+	fns    []*fnState // every function, the main chunk first
+	line   int        // line of the statement being walked
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -250,7 +254,7 @@ func (l *linter) stmt(st ast.Stmt) {
 		l.exprs(st.Exprs)
 		for i, name := range st.Names {
 			switch {
-			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i])):
+			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i]) || l.singleValue(st.Exprs[i])):
 				l.declare(name, nil, st.Exprs[i])
 			case len(st.Exprs) > 0 && i >= len(st.Exprs)-1 && multi(st.Exprs[len(st.Exprs)-1]):
 				last := st.Exprs[len(st.Exprs)-1]
@@ -385,6 +389,54 @@ func (l *linter) globalAssign(id *ast.IdentExpr, how string) {
 	l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"); declare it local", how, id.Value)
 }
 
+// bound is which sides a local is compared against a number literal.
+type bound struct{ lo, hi bool }
+
+// noteBound records x < lit, x <= lit, lit > x, ... (an upper bound) and
+// x > lit, lit < x, ... (a lower bound) for a local x and a literal within
+// ±2^53: a script that checks the caller's number on both sides keeps it
+// where a Lua number is exact. Where the comparison stands is not
+// followed (the reply checks are flow-insensitive).
+func (l *linter) noteBound(e *ast.RelationalOpExpr) {
+	lit := func(x ast.Expr) bool {
+		if u, ok := x.(*ast.UnaryMinusOpExpr); ok {
+			x = u.Expr
+		}
+		n, ok := x.(*ast.NumberExpr)
+		if !ok {
+			return false
+		}
+		f, ok := luaNumber(n.Value)
+		return ok && f < maxExact
+	}
+	local := func(x ast.Expr) *binding {
+		if id, ok := x.(*ast.IdentExpr); ok {
+			return l.scope.lookup(id.Value)
+		}
+		return nil
+	}
+	b, upper := local(e.Lhs), e.Operator == "<" || e.Operator == "<="
+	if b == nil || !lit(e.Rhs) {
+		b, upper = local(e.Rhs), e.Operator == ">" || e.Operator == ">="
+		if b == nil || !lit(e.Lhs) {
+			return
+		}
+	}
+	if e.Operator != "<" && e.Operator != "<=" && e.Operator != ">" && e.Operator != ">=" {
+		return
+	}
+	if l.bounds == nil {
+		l.bounds = map[*binding]bound{}
+	}
+	bd := l.bounds[b]
+	if upper {
+		bd.hi = true
+	} else {
+		bd.lo = true
+	}
+	l.bounds[b] = bd
+}
+
 // isGlobal reports whether e names the global variable name (not shadowed
 // by a local).
 func (l *linter) isGlobal(e ast.Expr, name string) bool {
@@ -438,6 +490,9 @@ func (l *linter) expr(e ast.Expr) {
 			l.expr(e.Object)
 		}
 		l.expr(e.Key)
+	case *ast.RelationalOpExpr:
+		l.noteBound(e)
+		l.exprs(operands(e))
 	case *ast.FuncCallExpr:
 		fn := l.redisCall(e)
 		if fn != "" {
@@ -583,6 +638,14 @@ func (l *linter) redisCall(e *ast.FuncCallExpr) string {
 
 // multi reports whether e expands to several values as the last
 // expression of a list: a call or "...".
+// singleValue reports a call of a global Lua function that returns exactly
+// one value (tonumber, tostring), so a local assigned from it holds that
+// value and the reply checks can follow it (local n = tonumber(ARGV[1])).
+func (l *linter) singleValue(e ast.Expr) bool {
+	c, ok := e.(*ast.FuncCallExpr)
+	return ok && (l.isGlobal(c.Func, "tonumber") || l.isGlobal(c.Func, "tostring"))
+}
+
 func multi(e ast.Expr) bool {
 	switch e.(type) {
 	case *ast.FuncCallExpr, *ast.Comma3Expr:

@@ -272,9 +272,16 @@ func (sh *shaper) eval(e ast.Expr) lset {
 			return unknown(line) // a global
 		}
 		var out lset
+		bd := sh.l.bounds[b]
 		for _, v := range sh.binding(b) {
 			if v.kind == vArray { // a table in a variable may be changed before it is sent
 				v = lval{kind: vUnknown, line: v.line}
+			}
+			if v.inexact && bd.lo && bd.hi {
+				// The script checks it against literals on both sides:
+				// taken for an integer within them (a fraction is the
+				// script's to round, as for any tonumber).
+				v = lval{kind: vNum, what: v.what, line: v.line}
 			}
 			out = append(out, v)
 		}
