@@ -29,6 +29,10 @@ type luaVM struct {
 	// has the metatable that raises on unknown names.
 	globalsMeta *lua.LTable
 	handler     *lua.LFunction // the error handler every script runs under
+	// xpHandlers are the Go handlers xpcall puts between an error and the
+	// script's own handler: frames Lua 5.1 does not have, which the error
+	// handler's position skips.
+	xpHandlers map[*lua.LFunction]bool
 	renamer     *lua.LFunction // pcall's error handler: Lua 5.1 texts
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
@@ -337,7 +341,7 @@ var forMessages = strings.NewReplacer(
 // reply ends "on =[C]:-1." as on the server.
 func (vm *luaVM) errorHandler(L *lua.LState) int {
 	t := errorTable(L, vm.error51(L, L.Get(1)))
-	if source, line, ok := raisePos(L); ok {
+	if source, line, ok := vm.raisePos(L); ok {
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
 		L.SetField(t, "source", lua.LString(source))
@@ -348,22 +352,29 @@ func (vm *luaVM) errorHandler(L *lua.LState) int {
 }
 
 // raisePos is debug.getinfo(2, 'Sl') in Redis' error handler, and
-// getinfo(3) when that is a C function: level 1 here is the function that
-// raised (the handler itself is level 0).
-func raisePos(L *lua.LState) (source string, line int, ok bool) {
-	info := func(level int) (*lua.Debug, bool) {
-		dbg, ok := L.GetStack(level)
-		if !ok {
-			return nil, false
+// getinfo(3) when that is a C function: the first frame below the handler
+// is the function that raised (xpcall's Go handlers, which Lua 5.1 does
+// not have, are skipped).
+func (vm *luaVM) raisePos(L *lua.LState) (source string, line int, ok bool) {
+	level := 0
+	next := func() (*lua.Debug, bool) {
+		for {
+			level++
+			dbg, ok := L.GetStack(level)
+			if !ok {
+				return nil, false
+			}
+			if fn, err := L.GetInfo("Slf", dbg, lua.LNil); err != nil {
+				return nil, false
+			} else if f, isFn := fn.(*lua.LFunction); isFn && vm.xpHandlers[f] {
+				continue
+			}
+			return dbg, true
 		}
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
-			return nil, false
-		}
-		return dbg, true
 	}
-	dbg, ok := info(1)
+	dbg, ok := next()
 	if ok && dbg.What == "G" {
-		dbg, ok = info(2)
+		dbg, ok = next()
 	}
 	switch {
 	case !ok:
@@ -445,6 +456,11 @@ func (vm *luaVM) xpcall(L *lua.LState) int {
 		L.Call(1, 1)
 		return 1
 	})
+	if vm.xpHandlers == nil {
+		vm.xpHandlers = map[*lua.LFunction]bool{}
+	}
+	vm.xpHandlers[handler] = true
+	defer delete(vm.xpHandlers, handler)
 	L.Push(fn)
 	if err := L.PCall(0, lua.MultRet, handler); err != nil {
 		L.Push(lua.LFalse)
