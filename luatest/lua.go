@@ -33,7 +33,7 @@ type luaVM struct {
 	// script's own handler: frames Lua 5.1 does not have, which the error
 	// handler's position skips.
 	xpHandlers map[*lua.LFunction]bool
-	renamer     *lua.LFunction // pcall's error handler: Lua 5.1 texts
+	renamer    *lua.LFunction // pcall's error handler: Lua 5.1 texts
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
 	chunks map[*lua.FunctionProto]*chunkInfo
