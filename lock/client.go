@@ -83,7 +83,8 @@ func (c *Client) executor(cfg *config) runtime.Executor {
 // Close stops the Client: waiters return ErrClosed, watchdogs stop (held
 // contexts are cancelled with cause ErrClosed; the locks themselves are not
 // released and expire when their lease runs out), later calls of its
-// Mutexes, Unlock included, return ErrClosed, and every wake subscription
+// Mutexes (Lock, TryLock, Unlock, HoldCount, IsHeld, IsLocked, TTL and
+// ForceUnlock) return ErrClosed and send nothing, and every wake subscription
 // is unsubscribed. Close waits for the Client's goroutines to finish (a
 // rollback in flight is cut short) and is idempotent. It does not close
 // the rueidis client. Close on a nil *Client does nothing.

@@ -6,6 +6,7 @@ package lock_test
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -236,9 +237,49 @@ func TestMisuseIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	c.Close()
 	assert.ErrorIs(t, context.Cause(held), lock.ErrClosed)
+	// Every method of a closed Client's Mutex is refused and sends
+	// nothing: ForceUnlock used to answer (true, nil) and delete the lock.
+	sent := srv.CommandCalls(t, "evalsha") + srv.CommandCalls(t, "eval")
 	assert.ErrorIs(t, m.Unlock(ctx), lock.ErrClosed, "Unlock after Close is refused")
 	_, err = m.Lock(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)
+	_, _, err = m.TryLock(ctx, time.Second)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	_, err = m.HoldCount(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	_, err = m.IsHeld(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	_, err = m.IsLocked(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	_, err = m.TTL(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	deleted, err := m.ForceUnlock(ctx)
+	assert.ErrorIs(t, err, lock.ErrClosed)
+	assert.False(t, deleted)
+	assert.Equal(t, sent, srv.CommandCalls(t, "evalsha")+srv.CommandCalls(t, "eval"), "nothing was sent")
+	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()), "the lock is still there, left to expire")
+}
+
+// Any wait up to MaxInt64 means "wait that long": wait plus the grace
+// overflowed into a deadline in the past, and TryLock(ctx, MaxInt64) on a
+// free lock answered false at once.
+func TestTryLockLongestWait(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t))
+	ctx := context.Background()
+	for _, wait := range []time.Duration{math.MaxInt64, math.MaxInt64 - lock.WaitGrace + 1, 1 << 62} {
+		m := newMutex(t, c, "longest")
+		_, ok, err := m.TryLock(ctx, wait)
+		require.NoError(t, err, wait)
+		require.True(t, ok, "a free lock is taken, wait %v", wait)
+		other := newMutex(t, c, "longest")
+		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, ok, err = other.TryLock(cctx, wait)
+		cancel()
+		assert.False(t, ok)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "a held lock is waited for until ctx ends, wait %v", wait)
+		require.NoError(t, m.Unlock(ctx))
+	}
 }
 
 // TryLock on a Mutex whose earlier TryLock was abandoned while the server

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -147,6 +148,9 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return notHeld, false, ErrNilContext
 	}
 	start := time.Now()
+	// A wait up to MaxInt64 means "that long": wait + WaitGrace must not
+	// overflow into a deadline in the past.
+	wait = min(wait, math.MaxInt64-WaitGrace)
 	actx := ctx // the context of attempts: TryLock's ends after wait + WaitGrace
 	if bounded {
 		var cancel context.CancelFunc
@@ -553,8 +557,11 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 }
 
 func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
-	if ctx == nil {
+	switch {
+	case ctx == nil:
 		return scripts.Inspection{}, ErrNilContext
+	case m.c.isClosed():
+		return scripts.Inspection{}, ErrClosed
 	}
 	var in scripts.Inspection
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
@@ -570,8 +577,11 @@ func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
 // crashed deployment. The holder learns of it at its next renewal (its
 // held context is cancelled with ErrLost). Redisson: forceUnlock.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	if ctx == nil {
+	switch {
+	case ctx == nil:
 		return false, ErrNilContext
+	case m.c.isClosed():
+		return false, ErrClosed
 	}
 	var deleted bool
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
