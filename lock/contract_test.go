@@ -66,8 +66,10 @@ func TestSharedMutexIsOneHold(t *testing.T) {
 
 // A server stalled by SIGSTOP does not stretch TryLock's wait by more
 // than WaitGrace (plus slack for a busy machine): the attempt in flight is
-// abandoned, and once the server runs again the abandoned attempts are
-// rolled back, so the lock is not held by a waiter that gave up.
+// abandoned, TryLock says the server never answered (ErrNoAnswer, not a
+// busy lock's false with a nil error), and once the server runs again the
+// abandoned attempts are rolled back, so the lock is not held by a waiter
+// that gave up.
 func TestTryLockBoundedWhileServerStalled(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -96,7 +98,8 @@ func TestTryLockBoundedWhileServerStalled(t *testing.T) {
 			start := time.Now()
 			_, ok, err := m.TryLock(ctx, wait)
 			took[i] = time.Since(start)
-			assert.NoError(t, err)
+			assert.ErrorIs(t, err, lock.ErrNoAnswer)
+			assert.NotErrorIs(t, err, context.DeadlineExceeded, "the caller's ctx is live")
 			assert.False(t, ok)
 		})
 	}
@@ -260,6 +263,27 @@ func TestMisuseIsRefused(t *testing.T) {
 	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()), "the lock is still there, left to expire")
 }
 
+// TryLock against a dead server (connection refused) is ErrNoAnswer
+// wrapping the connection error, whatever the wait and whatever the
+// caller's ctx; it used to answer (false, nil) as for a busy lock with
+// one ctx and the bare connection error with another.
+func TestTryLockDeadServerIsNoAnswer(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t), lock.WithRetryWindow(time.Second))
+	m := newMutex(t, c, "dead")
+	srv.Stop()
+	for _, wait := range []time.Duration{0, 500 * time.Millisecond} {
+		for _, within := range []time.Duration{10 * time.Second, 40 * time.Second} {
+			ctx, cancel := context.WithTimeout(context.Background(), within)
+			_, ok, err := m.TryLock(ctx, wait)
+			cancel()
+			assert.False(t, ok)
+			assert.ErrorIs(t, err, lock.ErrNoAnswer, "wait %v, ctx %v", wait, within)
+			assert.NotErrorIs(t, err, context.DeadlineExceeded, "wait %v, ctx %v", wait, within)
+		}
+	}
+}
+
 // Any wait up to MaxInt64 means "wait that long": wait plus the grace
 // overflowed into a deadline in the past, and TryLock(ctx, MaxInt64) on a
 // free lock answered false at once.
@@ -283,10 +307,11 @@ func TestTryLockLongestWait(t *testing.T) {
 }
 
 // TryLock on a Mutex whose earlier TryLock was abandoned while the server
-// was stalled reports false with a nil error, as every TryLock whose wait
-// ends does: its own deadline (wait + WaitGrace), spent waiting for the
-// rollback still in flight, is not an error of the caller's ctx.
-func TestTryLockAfterStalledAttemptIsNotAnError(t *testing.T) {
+// was stalled reports ErrNoAnswer, as every TryLock whose wait ends with
+// no answer does: its own deadline (wait + WaitGrace), spent waiting for
+// the rollback still in flight, is not an error of the caller's ctx, and
+// not a busy lock's (false, nil) either.
+func TestTryLockAfterStalledAttemptIsNoAnswer(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	m := newMutex(t, newClient(t, srv.Client(t)), "stalled-again")
@@ -299,7 +324,8 @@ func TestTryLockAfterStalledAttemptIsNotAnError(t *testing.T) {
 	}()
 	for i := range 3 {
 		_, ok, err := m.TryLock(ctx, 300*time.Millisecond)
-		require.NoError(t, err, "TryLock %d while the server is stopped", i)
+		require.ErrorIs(t, err, lock.ErrNoAnswer, "TryLock %d while the server is stopped", i)
+		require.NotErrorIs(t, err, context.DeadlineExceeded)
 		require.False(t, ok, "TryLock %d", i)
 		require.NoError(t, ctx.Err())
 	}

@@ -37,7 +37,9 @@
 // soon as it runs again.
 //
 // Lock waits without a bound (ctx ends it), TryLock at most a given wait
-// plus WaitGrace, even when the server is stalled or gone.
+// plus WaitGrace, even when the server is stalled or gone. TryLock reports
+// (false, nil) only when another owner holds the lock; a wait that ended
+// with no answer from the server is ErrNoAnswer.
 //
 // # Waiting and handoff
 //

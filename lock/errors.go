@@ -35,6 +35,12 @@ var (
 	// ErrClosed is returned by calls on a closed Client and is the cause
 	// of held contexts cancelled by Client.Close.
 	ErrClosed = errors.New("lock: client closed")
+	// ErrNoAnswer is matched by the error TryLock returns when its wait
+	// ended before any attempt got an answer from the server (stalled,
+	// unreachable, or this Mutex's earlier rollback still in flight): it
+	// says nothing about the lock, where (false, nil) means another owner
+	// holds it. It wraps the last transport error when there was one.
+	ErrNoAnswer = errors.New("lock: the wait ended without an answer from the server")
 	// ErrBadOption is matched by every error that New and NewClient return
 	// for an invalid option or lock name.
 	ErrBadOption = errors.New("lock: invalid option")

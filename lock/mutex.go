@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -135,10 +136,13 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 
 // TryLock is Lock with a bounded wait: it waits at most wait for the lock
 // (0 or less: one attempt, no queueing) and reports false, with a nil
-// error, when it did not get it by then. It returns within wait plus
+// error, when it did not get it by then because another owner holds it
+// (an attempt got the server's answer). It returns within wait plus
 // WaitGrace even when the server is stalled or unreachable: an attempt
 // still in flight then is abandoned and rolled back as for a cancelled
-// Lock. ctx bounds the hold as for Lock.
+// Lock, and when no attempt got an answer the error matches ErrNoAnswer
+// (wrapping the last transport error, if any), so a dead server is never
+// taken for a busy lock. ctx bounds the hold as for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -158,14 +162,14 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		defer cancel()
 	}
 	if err := m.begin(actx); err != nil {
-		return m.stopped(ctx, actx, start, 0, err)
+		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	defer m.end()
 	if m.c.isClosed() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
 	if err := m.waitUndo(actx); err != nil {
-		return m.stopped(ctx, actx, start, 0, err)
+		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	if m.holding() {
 		if held, err, done := m.reenter(ctx, actx, start); done {
@@ -196,6 +200,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		}
 	}()
 	var refused time.Time // when the last refused attempt was sent: a handoff came later
+	answered := false     // an attempt got the server's answer: another owner holds it
 	trigger := TriggerFirst
 	for n := 1; ; n++ {
 		m.emit(Event{Kind: EventAttempt, Attempt: n, Trigger: trigger, Wait: time.Since(start)})
@@ -206,9 +211,12 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
 			// TryLock's wait and grace are over (rueidis may report it a
 			// moment before actx does); the attempt was abandoned.
+			if !answered {
+				return m.noAnswer(start, n, err)
+			}
 			return m.timedOut(start, n)
 		case err != nil:
-			return m.stopped(ctx, actx, start, n, err)
+			return m.stopped(ctx, actx, start, n, err, answered)
 		case res.Acquired:
 			validUntil := sent.Add(m.cfg.leaseFor())
 			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
@@ -218,7 +226,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 			}
 			return m.timedOut(start, n)
 		}
-		refused = sent
+		refused, answered = sent, true
 
 		if sub == nil && m.notifies() {
 			if sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
@@ -283,7 +291,7 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 	sent := time.Now()
 	res, err := m.acquireAgain(actx)
 	if err != nil {
-		held, _, err = m.stopped(ctx, actx, start, 1, err)
+		held, _, err = m.stopped(ctx, actx, start, 1, err, false)
 		return held, err, true
 	}
 	if !res.Acquired {
@@ -331,15 +339,35 @@ func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (
 	return notHeld, false, m.wrap(err)
 }
 
-// stopped is failed for an error of a step run under actx: when that error
-// is actx's own expiry (TryLock's wait and WaitGrace are over, the
-// caller's ctx is live), the wait ended and TryLock reports false with a
-// nil error, as documented; only the caller's ctx errors reach the caller.
-func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error) (context.Context, bool, error) {
-	if ctx.Err() == nil && actx != ctx && actx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+// stopped is failed for an error of a step run under actx. When actx's
+// own deadline is over (TryLock's wait and WaitGrace, the caller's ctx
+// live), the wait ended: TryLock reports false with a nil error when an
+// attempt got the server's answer (another owner holds the lock), and
+// ErrNoAnswer, wrapping err, when none did (a stalled or unreachable
+// server, an earlier rollback still in flight), whatever err was (the
+// last transport error, or the deadline itself) and whatever the caller's
+// ctx. Only the caller's ctx errors are reported as ctx errors.
+func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error, answered bool) (context.Context, bool, error) {
+	if ctx.Err() == nil && actx != ctx && actx.Err() != nil {
+		if !answered {
+			return m.noAnswer(start, n, err)
+		}
 		return m.timedOut(start, n)
 	}
 	return m.failed(ctx, start, n, err)
+}
+
+// noAnswer is TryLock's failure when its wait ended before any attempt of
+// it got an answer from the server: ErrNoAnswer, with the last transport
+// error when there was one (a deadline is not: the caller's ctx is live).
+func (m *Mutex) noAnswer(start time.Time, n int, last error) (context.Context, bool, error) {
+	took := time.Since(start)
+	err := fmt.Errorf("%w in %v", ErrNoAnswer, took.Round(time.Millisecond))
+	if last != nil && !errors.Is(last, context.DeadlineExceeded) && !errors.Is(last, context.Canceled) {
+		err = fmt.Errorf("%w in %v: %w", ErrNoAnswer, took.Round(time.Millisecond), last)
+	}
+	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: took, Err: err})
+	return notHeld, false, m.wrap(err)
 }
 
 func (m *Mutex) timedOut(start time.Time, n int) (context.Context, bool, error) {
