@@ -542,7 +542,7 @@ func TestLibraryLoadStuckOnOtherShard(t *testing.T) {
 				keyB = key
 			}
 		}
-		paused.Do(t, "CLIENT", "PAUSE", "3000", "WRITE")
+		paused.Do(t, "CLIENT", "PAUSE", "20000", "WRITE") // unpaused as soon as the other shard's call is back
 		t.Cleanup(func() { paused.Do(t, "CLIENT", "UNPAUSE") })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

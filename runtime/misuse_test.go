@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -59,7 +61,9 @@ func TestMisuseNeitherHangsNorPanics(t *testing.T) {
 			ctx := context.Background()
 			e := r.open(t)
 			plain, merged := misuseScripts()
-			key := "{misuse-" + r.name + "}n"
+			// A key of its own per run: the cluster is shared (and kept
+			// across -count runs).
+			key := "{misuse-" + r.name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "}n"
 
 			// A batch on an executor that is not comparable, beside one
 			// that is and a nil one.
