@@ -181,13 +181,18 @@ func (l *linter) recursion() (name string, line int, ok bool) {
 			byExpr[f.expr] = f
 		}
 	}
-	// calls: the function-holding locals each one reads as upvalues.
+	// funcs: the functions each local holding one was assigned, found
+	// once per local.
+	held := map[*binding][]*fnState{}
 	funcs := func(b *binding) []*fnState {
-		var out []*fnState
-		for _, v := range b.values {
-			if fe, ok := v.(*ast.FunctionExpr); ok && byExpr[fe] != nil {
-				out = append(out, byExpr[fe])
+		out, seen := held[b]
+		if !seen {
+			for _, v := range b.values {
+				if fe, ok := v.(*ast.FunctionExpr); ok && byExpr[fe] != nil {
+					out = append(out, byExpr[fe])
+				}
 			}
+			held[b] = out
 		}
 		return out
 	}
