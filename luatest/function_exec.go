@@ -40,12 +40,9 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 }
 
 // LoadLibraryFor implements [runtime.FunctionExecutor]: there is one
-// node, so it is [Redis.LoadLibrary] of s's library.
-func (r *Redis) LoadLibraryFor(ctx context.Context, s *runtime.Script, _ []string) error {
-	if s.Library() == nil {
-		return nil
-	}
-	return r.LoadLibrary(ctx, s.Library())
+// node, so it is [Redis.LoadLibrary].
+func (r *Redis) LoadLibraryFor(ctx context.Context, l *runtime.Library, _ string) error {
+	return r.LoadLibrary(ctx, l)
 }
 
 // LoadLibrary implements [runtime.FunctionExecutor] with

@@ -174,8 +174,8 @@ func (n *noLoad) LoadLibrary(context.Context, *runtime.Library) error {
 	return errors.New("NOPERM this user has no permissions to run the 'function|load' command")
 }
 
-func (n *noLoad) LoadLibraryFor(ctx context.Context, s *runtime.Script, _ []string) error {
-	return n.LoadLibrary(ctx, s.Library())
+func (n *noLoad) LoadLibraryFor(ctx context.Context, l *runtime.Library, _ string) error {
+	return n.LoadLibrary(ctx, l)
 }
 
 // A library that cannot be loaded does not fail calls: each runs the
@@ -334,9 +334,9 @@ func (c *loadCounting) LoadLibrary(ctx context.Context, l *runtime.Library) erro
 	return c.FunctionExecutor.LoadLibrary(ctx, l)
 }
 
-func (c *loadCounting) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+func (c *loadCounting) LoadLibraryFor(ctx context.Context, l *runtime.Library, key string) error {
 	c.loads.Add(1)
-	return c.FunctionExecutor.LoadLibraryFor(ctx, s, keys)
+	return c.FunctionExecutor.LoadLibraryFor(ctx, l, key)
 }
 
 // FUNCTION FLUSH every 5 ms and every 1 ms while 16 goroutines call, singly

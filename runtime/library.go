@@ -38,13 +38,13 @@ type FunctionExecutor interface {
 	// package's older versions pruned (see [Library]). Every primary is
 	// tried and the errors joined.
 	LoadLibrary(ctx context.Context, l *Library) error
-	// LoadLibraryFor runs [Library.LoadOn] for s's library on the one
-	// node a call of s with keys goes to: the primary of keys[0]'s hash
-	// slot, or of s.FunctionName()'s slot for a call without keys (as
-	// FCall routes it); on a single server, that server. A call that met
-	// "Function not found" loads with it, so its load waits on no other
-	// node (a stalled primary of another shard would hold it otherwise).
-	LoadLibraryFor(ctx context.Context, s *Script, keys []string) error
+	// LoadLibraryFor runs [Library.LoadOn] for l on the one node that
+	// serves key's hash slot (its primary; on a single server, that
+	// server). key is what the call that met "Function not found" is
+	// routed by: its first key, or its function name for a call without
+	// keys (as FCall routes it). So a call's load waits on no other node
+	// (a stalled primary of another shard would hold it otherwise).
+	LoadLibraryFor(ctx context.Context, l *Library, key string) error
 }
 
 // Library is a package's scripts compiled into one Redis function library,
@@ -439,7 +439,7 @@ func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, ke
 	// An executor that is not comparable, or not equal to itself (a NaN
 	// field), cannot be a map key that finds its entry again.
 	if !reflect.ValueOf(e).Comparable() || any(k) != any(k) {
-		return true, e.LoadLibraryFor(ctx, s, keys)
+		return true, e.LoadLibraryFor(ctx, l, route)
 	}
 	l.mu.Lock()
 	if f := l.flights[k]; f != nil {
@@ -463,7 +463,7 @@ func (l *Library) loadFor(ctx context.Context, e FunctionExecutor, s *Script, ke
 		l.mu.Unlock()
 		close(f.done)
 	}()
-	return true, e.LoadLibraryFor(ctx, s, keys)
+	return true, e.LoadLibraryFor(ctx, l, route)
 }
 
 // functionLoads is how many times one call loads the library (and, apart,

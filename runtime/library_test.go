@@ -90,9 +90,9 @@ func (c *fcallCounting) LoadLibrary(ctx context.Context, l *runtime.Library) err
 	return c.FunctionExecutor.LoadLibrary(ctx, l)
 }
 
-func (c *fcallCounting) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
+func (c *fcallCounting) LoadLibraryFor(ctx context.Context, l *runtime.Library, key string) error {
 	c.loads++
-	return c.FunctionExecutor.LoadLibraryFor(ctx, s, keys)
+	return c.FunctionExecutor.LoadLibraryFor(ctx, l, key)
 }
 
 func TestLibraryExec(t *testing.T) {

@@ -37,17 +37,10 @@ func (r *RueidisExecutor) fcallCommand(s *Script, keys, args []string) rueidis.C
 }
 
 // LoadLibraryFor implements [FunctionExecutor]: [Library.LoadOn] on the
-// primary of keys[0]'s slot (s.FunctionName()'s without keys), each
-// command routed to it by that slot on a cluster client.
-func (r *RueidisExecutor) LoadLibraryFor(ctx context.Context, s *Script, keys []string) error {
-	if s.lib == nil {
-		return nil
-	}
-	key := s.fn
-	if len(keys) > 0 {
-		key = keys[0]
-	}
-	return s.lib.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
+// primary of key's slot, each command routed to it by that slot on a
+// cluster client.
+func (r *RueidisExecutor) LoadLibraryFor(ctx context.Context, l *Library, key string) error {
+	return l.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
 		cmd := r.c.B().Arbitrary(args...).Build()
 		if r.cluster {
 			cmd = cmd.SetSlot(key)

@@ -362,8 +362,8 @@ func (c *countingExecutor) LoadLibrary(ctx context.Context, l *runtime.Library) 
 }
 
 // LoadLibraryFor passes the load on.
-func (c *countingExecutor) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
-	return c.Executor.(runtime.FunctionExecutor).LoadLibraryFor(ctx, s, keys)
+func (c *countingExecutor) LoadLibraryFor(ctx context.Context, l *runtime.Library, key string) error {
+	return c.Executor.(runtime.FunctionExecutor).LoadLibraryFor(ctx, l, key)
 }
 
 // lossyExecutor runs every call but loses the reply of the first lose

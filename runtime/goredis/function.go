@@ -34,20 +34,12 @@ func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, ar
 }
 
 // LoadLibraryFor implements [runtime.FunctionExecutor]:
-// [runtime.Library.LoadOn] on the primary of keys[0]'s slot
-// (s.FunctionName()'s without keys) of a *redis.ClusterClient
-// (MasterForKey), or on the one server of a *redis.Client.
-func (e *Executor) LoadLibraryFor(ctx context.Context, s *runtime.Script, keys []string) error {
-	l := s.Library()
-	if l == nil {
-		return nil
-	}
+// [runtime.Library.LoadOn] on the primary of key's slot of a
+// *redis.ClusterClient (MasterForKey), or on the one server of a
+// *redis.Client.
+func (e *Executor) LoadLibraryFor(ctx context.Context, l *runtime.Library, key string) error {
 	var c redis.UniversalClient = e.c
 	if e.cluster != nil {
-		key := s.FunctionName()
-		if len(keys) > 0 {
-			key = keys[0]
-		}
 		node, err := e.cluster.MasterForKey(ctx, key)
 		if err != nil {
 			return fmt.Errorf("FUNCTION LOAD %s: finding the primary of %q: %w", l.Name(), key, convertErr(err))
