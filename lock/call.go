@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/luagen/luagen/lock/internal/scripts"
@@ -19,26 +20,30 @@ var retryPolicy = runtime.RetryPolicy{
 // tryAcquire runs attempt seq of a first acquire, retried after a lost
 // reply: a retry that finds the owner holding the lock takes that hold as
 // it is (the script's "held" branch), so it never counts a second one.
-// queue puts the owner in the queue when refused. An attempt whose outcome
-// is unknown is rolled back (abandon).
-func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool) (scripts.AcquireResult, error) {
+// queue puts the owner in the queue when refused. sent is when the try
+// that got the reply was sent. An attempt whose outcome is unknown is
+// rolled back (abandon).
+//
+// The retry window counts from from (the first attempt of a Lock counts
+// from the call, so that a wait for an earlier rollback is part of it).
+func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool, from time.Time) (res scripts.AcquireResult, sent time.Time, err error) {
 	keys, args := m.acquireCall(seq)
 	if queue {
 		args.QueueTTL = m.cfg.queueTTL()
 	}
-	res, err := m.runAcquire(ctx, keys, args)
+	res, sent, err = m.runAcquire(ctx, keys, args, max(m.cfg.retryWindow-time.Since(from), time.Millisecond))
 	if err != nil && mayHaveRun(err) {
 		m.abandon(seq)
 	}
-	return res, err
+	return res, sent, err
 }
 
 // acquireAgain is a reentrant acquire: it raises the hold count under a
 // latch, so that a retry after a lost reply returns the first answer.
-func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, error) {
+func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, time.Time, error) {
 	keys, args := m.acquireCall(1)
 	keys.Latch = []string{m.newLatch()}
-	return m.runAcquire(ctx, keys, args)
+	return m.runAcquire(ctx, keys, args, m.cfg.retryWindow)
 }
 
 // acquireCall returns the keys and arguments of acquire attempt seq, with
@@ -50,14 +55,44 @@ func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs
 	return keys, args
 }
 
-// runAcquire runs the acquire script, retried after a lost reply.
-func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs) (scripts.AcquireResult, error) {
-	var res scripts.AcquireResult
-	err := m.retry(ctx, func(ctx context.Context) (err error) {
-		res, err = m.scripts.Acquire(ctx, keys, args)
-		return err
-	})
-	return res, err
+// runAcquire runs the acquire script, retried after a lost reply within
+// window, and returns when the try that got the reply was sent: the lease
+// the reply reports began after that, so sent + its TTL is a safe end of
+// the hold even when the reply came late (a retry, a stalled server).
+//
+// When ctx has a deadline (TryLock's wait, the caller's), runAcquire
+// returns when it passes even if the executor does not: rueidis, for one,
+// holds a call while it reconnects (up to its dial timeout, 5 s by
+// default), whatever the call's ctx. The call then ends in the background,
+// and the caller rolls the attempt back as for any unknown outcome.
+func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (scripts.AcquireResult, time.Time, error) {
+	run := func() (r acquireReply) {
+		r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
+			r.sent = time.Now()
+			r.res, err = m.scripts.Acquire(ctx, keys, args)
+			return err
+		})
+		return r
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		r := run()
+		return r.res, r.sent, r.err
+	}
+	ch := make(chan acquireReply, 1)
+	go func() { ch <- run() }()
+	select {
+	case r := <-ch:
+		return r.res, r.sent, r.err
+	case <-ctx.Done():
+		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
+	}
+}
+
+// acquireReply is the outcome of runAcquire's call.
+type acquireReply struct {
+	res  scripts.AcquireResult
+	sent time.Time
+	err  error
 }
 
 // release gives back one hold and returns the holds left. A release that
@@ -92,16 +127,24 @@ func (m *Mutex) release(ctx context.Context, last bool) (int64, error) {
 // the Mutex's next Lock waits, so that it cannot count a hold that is
 // about to be given back. It runs for at most the retry window, also when
 // the Client is closing (Close waits for it).
-func (m *Mutex) abandon(seq int64) {
+func (m *Mutex) abandon(seq int64) { m.rollback(seq, nil) }
+
+// rollback is abandon that tells report, when it is done, whether it gave
+// back a hold the server counted, or why it did not get through.
+func (m *Mutex) rollback(seq int64, report func(released bool, err error)) {
 	m.beginUndo()
 	undo := func() {
 		defer m.endUndo()
-		_ = m.retry(context.Background(), func(ctx context.Context) error {
-			_, err := m.scripts.Abandon(ctx,
+		var released bool
+		err := m.retry(context.Background(), func(ctx context.Context) (err error) {
+			released, err = m.scripts.Abandon(ctx,
 				scripts.AbandonKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Wake: m.keys.Wake, Tomb: m.tomb},
 				scripts.AbandonArgs{Owner: m.owner, Attempt: seq, TombTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})
 			return err
 		})
+		if report != nil {
+			report(released, err)
+		}
 	}
 	if !m.c.track() {
 		undo() // closed: do it now rather than not at all
@@ -119,8 +162,13 @@ func (m *Mutex) abandon(seq int64) {
 // server that does not answer cannot hold a call longer. Only scripts that
 // are safe to repeat go through it.
 func (m *Mutex) retry(ctx context.Context, call func(context.Context) error) error {
+	return m.retryWithin(ctx, m.cfg.retryWindow, call)
+}
+
+// retryWithin is retry with a window of its own.
+func (m *Mutex) retryWithin(ctx context.Context, window time.Duration, call func(context.Context) error) error {
 	p := retryPolicy
-	p.Window = m.cfg.retryWindow
+	p.Window = window
 	return runtime.Retry(ctx, p, call)
 }
 
@@ -133,6 +181,15 @@ func retryable(err error) bool {
 	// script that ran and raised an error would raise it again.
 	var se *runtime.ScriptError
 	return runtime.Transient(err) && !errors.As(err, &se)
+}
+
+// unanswered reports whether err means the server gave no answer in time
+// (a connection error, or a try cut off by the retry window or a bounded
+// wait) rather than an answer (an error reply, a declared reply) or a
+// verdict of the client.
+func unanswered(err error) bool {
+	var re *runtime.ReplyError
+	return errors.Is(err, context.DeadlineExceeded) || (retryable(err) && !errors.As(err, &re))
 }
 
 // mayHaveRun reports whether a failed call may have run on the server:
@@ -163,17 +220,23 @@ func (m *Mutex) endUndo() {
 	}
 }
 
-// waitUndo waits for the rollbacks in flight.
-func (m *Mutex) waitUndo(ctx context.Context) error {
+// waitUndo waits for the rollbacks in flight, at most the retry window
+// from from: a rollback that gets no answer in that time means the server
+// is not answering (ErrNoAnswer).
+func (m *Mutex) waitUndo(ctx context.Context, from time.Time) error {
 	m.mu.Lock()
 	n, done := m.undo, m.undone
 	m.mu.Unlock()
 	if n == 0 {
 		return nil
 	}
+	t := time.NewTimer(m.cfg.retryWindow - time.Since(from))
+	defer t.Stop()
 	select {
 	case <-done:
 		return nil
+	case <-t.C:
+		return fmt.Errorf("%w: the rollback of an earlier attempt is still in flight", ErrNoAnswer)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -36,10 +36,22 @@
 // holder that was paused (GC, SIGSTOP, a VM migration) learns of the loss as
 // soon as it runs again.
 //
-// Lock waits without a bound (ctx ends it), TryLock at most a given wait
-// plus WaitGrace, even when the server is stalled or gone. TryLock reports
-// (false, nil) only when another owner holds the lock; a wait that ended
-// with no answer from the server is ErrNoAnswer.
+// The holder's validity never outlasts the server's lease, nor falls far
+// short of it: a reply that came late (a retry through an outage, a
+// stalled server) counts from the send of the try that got it, and when
+// that leaves less than half the lease Lock asks the server for the
+// hold's PTTL once more. A
+// hold the holder gave up on its own clock is given back on the server at
+// once (the server may still count it: a renewal that ran but answered
+// too late), so nobody waits out its lease, and the next Lock of the Mutex
+// waits for that, so it never takes the same hold, and its fencing token,
+// up again. No two sections report one token.
+//
+// Lock waits without a bound (ctx ends it); against a server that does
+// not answer it fails within the retry window with ErrNoAnswer. TryLock
+// waits at most a given wait plus WaitGrace (25 ms), whatever the server
+// does. TryLock reports (false, nil) only when another owner holds the
+// lock; a wait that ended with no answer from the server is ErrNoAnswer.
 //
 // # Waiting and handoff
 //

@@ -12,7 +12,9 @@ import (
 var (
 	// ErrNotHeld is returned by Unlock when this Mutex does not hold the
 	// lock: never acquired, already released, expired, or taken over by
-	// another owner. Nothing was changed.
+	// another owner. Nothing was changed, except after a hold this
+	// process gave up on its own clock: then the error says whether the
+	// server still counted it (it was released) or not.
 	ErrNotHeld = errors.New("lock: not held")
 	// ErrNotAcquired is the cause of the context that Lock and TryLock
 	// return when they do not acquire the lock: it is cancelled from the
@@ -37,9 +39,11 @@ var (
 	ErrClosed = errors.New("lock: client closed")
 	// ErrNoAnswer is matched by the error TryLock returns when its wait
 	// ended before any attempt got an answer from the server (stalled,
-	// unreachable, or this Mutex's earlier rollback still in flight): it
-	// says nothing about the lock, where (false, nil) means another owner
-	// holds it. It wraps the last transport error when there was one.
+	// unreachable, or this Mutex's earlier rollback still in flight), and
+	// by the error Lock returns when no try got an answer within the retry
+	// window: it says nothing about the lock, where TryLock's (false, nil)
+	// means another owner holds it. It wraps the last transport error when
+	// there was one (errors.Is(err, syscall.ECONNREFUSED) works).
 	ErrNoAnswer = errors.New("lock: the wait ended without an answer from the server")
 	// ErrBadOption is matched by every error that New and NewClient return
 	// for an invalid option or lock name.

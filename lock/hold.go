@@ -154,12 +154,12 @@ func (h *hold) end(cause error) {
 // over ends the hold from a timer or context callback: the lock was lost
 // (lost true), or the caller's context or the Client ended. It does nothing
 // when the hold was stopped already.
-func (h *hold) over(cause error, lost bool) {
+func (h *hold) over(cause error, lost bool) bool {
 	h.mu.Lock()
 	first := h.stop()
 	h.mu.Unlock()
 	if !first {
-		return
+		return false
 	}
 	m := h.m
 	m.mu.Lock()
@@ -174,6 +174,7 @@ func (h *hold) over(cause error, lost bool) {
 	if lost {
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
+	return true
 }
 
 // expire runs when the validity may have run out.
@@ -189,10 +190,14 @@ func (h *hold) expire() {
 		return
 	}
 	h.mu.Unlock()
+	cause := ErrLost
 	if h.m.cfg.leaseSet {
-		h.over(ErrLeaseExpired, true)
-	} else {
-		h.over(ErrLost, true)
+		cause = ErrLeaseExpired
+	}
+	// The server's lease may outlast this one (a renewal that ran but
+	// answered too late): what it still counts is given back.
+	if h.over(cause, true) {
+		h.m.giveBack(cause)
 	}
 }
 

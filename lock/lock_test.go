@@ -31,6 +31,11 @@ import (
 // slack is what a time bound may be exceeded by on a loaded CI machine.
 const slack = 750 * time.Millisecond
 
+// tight is what a bound on a return path with no round trip in it (a
+// deadline passes, the caller returns) may be exceeded by on a loaded CI
+// machine: scheduling delay only.
+const tight = 200 * time.Millisecond
+
 // 1. Mutual exclusion: 32 goroutines on each of 3 clients (separate
 // connections), 80 critical sections each, on one lock. Inside, a
 // non-atomic GET/SET increment of a Redis counter and an in-process

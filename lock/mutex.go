@@ -14,10 +14,16 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// WaitGrace bounds how far TryLock may overrun its wait: an attempt still
-// in flight then (a slow or stalled server) is abandoned and rolled back
-// in the background, and TryLock reports false.
-const WaitGrace = 250 * time.Millisecond
+// WaitGrace is how long after its wait TryLock's attempts may still get
+// the server's answer: an attempt in flight then (a slow, stalled or
+// unreachable server) is abandoned and rolled back in the background, and
+// TryLock returns. So TryLock(ctx, wait) returns within wait + WaitGrace,
+// whatever the server does; the only time beyond that is the caller's
+// goroutine being scheduled. 25 ms is several loopback or data-centre
+// round trips (tens to hundreds of µs each) and a GC pause, so an attempt
+// that fails to finish in it got no answer in time, which TryLock reports
+// as ErrNoAnswer rather than as a busy lock.
+const WaitGrace = 25 * time.Millisecond
 
 // Mutex is one owner of one named lock: a reentrant Redis lock with
 // Redisson's RLock semantics. The owner is a token drawn by New (the
@@ -49,9 +55,20 @@ type Mutex struct {
 	holds  int64 // the owner's hold count as the server last reported it
 	token  int64 // fencing token of the current hold
 	newest int64 // the largest token of any hold so far: a handoff message with no larger one is stale
-	hold   *hold // the current hold's context and watchdog; nil when none runs
-	undo   int   // rollbacks (Abandon) in flight
+	hold   *hold    // the current hold's context and watchdog; nil when none runs
+	gaveUp *givenUp // the last hold given up as lost on this process' clock, until Unlock reports it
+	undo   int      // rollbacks (Abandon) in flight
 	undone chan struct{}
+}
+
+// givenUp is a hold this process gave up as lost when its lease ran out on
+// the process' clock, and what the rollback that followed found on the
+// server (set when done is closed).
+type givenUp struct {
+	cause    error // ErrLost or ErrLeaseExpired
+	done     chan struct{}
+	released bool  // the server still counted the hold, and it was given back
+	err      error // the rollback did not get through
 }
 
 // New returns a Mutex for the lock called name, with a new owner token.
@@ -123,26 +140,39 @@ var notHeld = func() context.Context {
 // waiters already there (FIFO, across processes) and sleeps until a
 // release hands it the lock (see WaitStrategy).
 //
-// On failure it returns an already cancelled context and ctx's error, a
-// Redis error (after the retry window, WithRetryWindow, when the server
-// does not answer), ErrClosed, or ErrNilContext. When ctx ends while an
-// attempt is in flight, or after a release handed the lock over, the
-// attempt is rolled back in the background (Abandon) and never renewed;
-// until the rollback is done this Mutex's next Lock waits for it.
+// The hold counts from the server's lease: a reply that comes late (a
+// retry through an outage, a stalled server) is counted from when the try
+// that got it was sent, and when that leaves less than half the lease the
+// server is asked for the hold's PTTL once more, so a Lock that returns
+// holds a live lease on both sides.
+//
+// On failure it returns an already cancelled context and ctx's error, an
+// error matching ErrNoAnswer when no try got an answer within the retry
+// window (WithRetryWindow; a dead or stalled server; it wraps the last
+// connection error), another Redis error, ErrClosed, or ErrNilContext.
+// Against a server that refuses connections Lock returns within the
+// window, also when it first waits for an earlier rollback. When ctx
+// ends while an attempt is in flight, or after a release handed the lock
+// over, the attempt is rolled back in the background (Abandon) and never
+// renewed; until the rollback is done this Mutex's next Lock waits for
+// it. When ctx has a deadline Lock returns at it even if the Redis client
+// holds the call (rueidis does while it redials, up to its dial timeout).
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	held, _, err := m.acquire(ctx, 0, false)
 	return held, err
 }
 
 // TryLock is Lock with a bounded wait: it waits at most wait for the lock
-// (0 or less: one attempt, no queueing) and reports false, with a nil
-// error, when it did not get it by then because another owner holds it
-// (an attempt got the server's answer). It returns within wait plus
-// WaitGrace even when the server is stalled or unreachable: an attempt
-// still in flight then is abandoned and rolled back as for a cancelled
+// (0 or less: one attempt, no queueing; any wait up to math.MaxInt64
+// means that long) and reports false, with a nil error, only when it did
+// not get it by then because another owner holds it (an attempt got the
+// server's answer). It returns within wait plus WaitGrace (25 ms;
+// WaitStrategy.Grace) whatever the server does, stalled, unreachable or
+// slow, and whatever the Redis client does: an attempt still in flight
+// then is abandoned and rolled back in the background as for a cancelled
 // Lock, and when no attempt got an answer the error matches ErrNoAnswer
-// (wrapping the last transport error, if any), so a dead server is never
-// taken for a busy lock. ctx bounds the hold as for Lock.
+// (wrapping the last transport error, if any), whatever ctx, so a dead
+// server is never taken for a busy lock. ctx bounds the hold as for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -152,13 +182,14 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return notHeld, false, ErrNilContext
 	}
 	start := time.Now()
-	// A wait up to MaxInt64 means "that long": wait + WaitGrace must not
+	// A wait up to MaxInt64 means "that long": wait + grace must not
 	// overflow into a deadline in the past.
-	wait = min(wait, math.MaxInt64-WaitGrace)
-	actx := ctx // the context of attempts: TryLock's ends after wait + WaitGrace
+	grace := m.cfg.grace()
+	wait = min(wait, math.MaxInt64-grace)
+	actx := ctx // the context of attempts: TryLock's ends after wait + grace
 	if bounded {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithDeadline(ctx, start.Add(wait+WaitGrace))
+		actx, cancel = context.WithDeadline(ctx, start.Add(wait+grace))
 		defer cancel()
 	}
 	if err := m.begin(actx); err != nil {
@@ -168,12 +199,15 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	if m.c.isClosed() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
-	if err := m.waitUndo(actx); err != nil {
+	if err := m.waitUndo(actx, start); err != nil {
 		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	if m.holding() {
 		if held, err, done := m.reenter(ctx, actx, start); done {
 			return held, err == nil, err
+		}
+		if err := m.waitUndo(actx, time.Now()); err != nil { // reenter gave a hold back
+			return m.stopped(ctx, actx, start, 1, err, false)
 		}
 	}
 	return m.await(ctx, actx, start, wait, bounded)
@@ -205,8 +239,11 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 	for n := 1; ; n++ {
 		m.emit(Event{Kind: EventAttempt, Attempt: n, Trigger: trigger, Wait: time.Since(start)})
 		seq := int64(m.seq.Add(1))
-		sent := time.Now()
-		res, err := m.tryAcquire(actx, seq, queue)
+		from := time.Now()
+		if n == 1 {
+			from = start
+		}
+		res, sent, err := m.tryAcquire(actx, seq, queue, from)
 		switch {
 		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
 			// TryLock's wait and grace are over (rueidis may report it a
@@ -218,7 +255,21 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		case err != nil:
 			return m.stopped(ctx, actx, start, n, err, answered)
 		case res.Acquired:
-			validUntil := sent.Add(m.cfg.leaseFor())
+			validUntil, err := m.validity(actx, sent, res.TTL, m.cfg.leaseFor())
+			if err == nil && validUntil.IsZero() {
+				// Held, but its lease ran out before this process heard of
+				// it (a stalled server): give it back, try again.
+				m.abandon(seq)
+				err = m.waitUndo(actx, time.Now())
+				trigger = TriggerFirst
+				if err == nil {
+					continue
+				}
+			}
+			if err != nil {
+				m.abandon(seq)
+				return m.stopped(ctx, actx, start, n, err, answered)
+			}
 			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
 		case !queue || (bounded && !time.Now().Before(deadline)):
 			if queue {
@@ -266,7 +317,19 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 				return m.failed(ctx, start, n, err)
 			}
 			// The grant's lease began after the refused attempt was sent.
-			validUntil := refused.Add(m.cfg.grantLease())
+			validUntil, err := m.validity(actx, refused, m.cfg.grantLease(), m.cfg.grantLease())
+			if err == nil && validUntil.IsZero() {
+				m.abandon(seq) // handed over too long ago: give it back, try again
+				err = m.waitUndo(actx, time.Now())
+				trigger = TriggerNotified
+				if err == nil {
+					continue
+				}
+			}
+			if err != nil {
+				m.abandon(seq)
+				return m.stopped(ctx, actx, start, n, err, answered)
+			}
 			return m.won(ctx, start, n, TriggerHandoff, 1, token, validUntil)
 		case <-t.C:
 			trigger = next
@@ -288,13 +351,22 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 // is then over (ErrLost) and the caller acquires anew.
 func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held context.Context, err error, done bool) {
 	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
-	sent := time.Now()
-	res, err := m.acquireAgain(actx)
+	res, sent, err := m.acquireAgain(actx)
+	var validUntil time.Time
+	if err == nil && res.Acquired {
+		validUntil, err = m.validity(actx, sent, res.TTL, m.cfg.leaseFor())
+	}
 	if err != nil {
 		held, _, err = m.stopped(ctx, actx, start, 1, err, false)
 		return held, err, true
 	}
-	if !res.Acquired {
+	if res.Acquired && validUntil.IsZero() {
+		// The server counted the hold, but its lease ran out before this
+		// process heard of it: the hold is over, as below, and whatever
+		// the server still counts of it is given back.
+		m.giveBack(ErrLost)
+	}
+	if validUntil.IsZero() {
 		m.mu.Lock()
 		h := m.hold
 		m.holds, m.token, m.hold = 0, 0, nil
@@ -305,15 +377,62 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 		}
 		return nil, nil, false
 	}
-	held, _, err = m.won(ctx, start, 1, TriggerFirst, res.HoldCount, 0, sent.Add(m.cfg.leaseFor()))
+	held, _, err = m.won(ctx, start, 1, TriggerFirst, res.HoldCount, 0, validUntil)
 	return held, err, true
+}
+
+// validity returns until when, on this process' clock, a hold is valid
+// that a call sent at sent reported with ttl left (PTTL; for a handoff,
+// the lease it granted): sent + ttl, since the lease began after sent.
+// When that leaves less than half of granted (the reply came late: a
+// stalled or restarting server, a retry), the server is asked once more
+// for the hold's PTTL, and the answer counts from when that question was
+// sent. The zero Time means the hold is gone or has no time left.
+func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.Duration) (time.Time, error) {
+	if ttl <= 0 {
+		return time.Time{}, nil
+	}
+	until := sent.Add(ttl)
+	if time.Until(until) >= granted/2 {
+		return until, nil
+	}
+	sent = time.Now()
+	in, err := m.inspect(ctx)
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case in.HoldCount == 0 || in.TTL <= 0:
+		return time.Time{}, nil
+	}
+	if until = sent.Add(in.TTL); !until.After(time.Now()) {
+		return time.Time{}, nil
+	}
+	return until, nil
+}
+
+// giveBack ends on the server, in the background, a hold this process has
+// given up as lost on its own clock while the server may still count it
+// (a renewal or an acquire that ran, but whose answer came too late): the
+// rollback releases it if this owner still holds it, so that nobody waits
+// out its lease, and the next Lock of this Mutex waits for the rollback,
+// so it cannot take the same hold (and its fencing token) up again.
+// Unlock reports what the rollback found.
+func (m *Mutex) giveBack(cause error) {
+	g := &givenUp{cause: cause, done: make(chan struct{})}
+	m.mu.Lock()
+	m.gaveUp = g
+	m.mu.Unlock()
+	m.rollback(int64(m.seq.Add(1)), func(released bool, err error) {
+		g.released, g.err = released, err
+		close(g.done)
+	})
 }
 
 // won records a successful acquire, valid until validUntil on this
 // process' clock, and returns the caller's context.
 func (m *Mutex) won(ctx context.Context, start time.Time, n int, trigger Trigger, count, token int64, validUntil time.Time) (context.Context, bool, error) {
 	m.mu.Lock()
-	m.holds = count
+	m.holds, m.gaveUp = count, nil
 	if token != 0 {
 		m.token = token
 		m.newest = max(m.newest, token)
@@ -347,12 +466,19 @@ func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (
 // server, an earlier rollback still in flight), whatever err was (the
 // last transport error, or the deadline itself) and whatever the caller's
 // ctx. Only the caller's ctx errors are reported as ctx errors.
+//
+// With the caller's ctx live, Lock's failure to get any answer within the
+// retry window (a dead or stalled server, a rollback that did not get
+// through) is ErrNoAnswer too, wrapping the last transport error.
 func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error, answered bool) (context.Context, bool, error) {
-	if ctx.Err() == nil && actx != ctx && actx.Err() != nil {
-		if !answered {
+	if ctx.Err() == nil {
+		waitOver := actx != ctx && actx.Err() != nil
+		switch {
+		case waitOver && answered:
+			return m.timedOut(start, n)
+		case waitOver, unanswered(err):
 			return m.noAnswer(start, n, err)
 		}
-		return m.timedOut(start, n)
 	}
 	return m.failed(ctx, start, n, err)
 }
@@ -362,9 +488,14 @@ func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err e
 // error when there was one (a deadline is not: the caller's ctx is live).
 func (m *Mutex) noAnswer(start time.Time, n int, last error) (context.Context, bool, error) {
 	took := time.Since(start)
-	err := fmt.Errorf("%w in %v", ErrNoAnswer, took.Round(time.Millisecond))
-	if last != nil && !errors.Is(last, context.DeadlineExceeded) && !errors.Is(last, context.Canceled) {
+	var err error
+	switch {
+	case errors.Is(last, ErrNoAnswer):
+		err = last
+	case last != nil && !errors.Is(last, context.DeadlineExceeded) && !errors.Is(last, context.Canceled):
 		err = fmt.Errorf("%w in %v: %w", ErrNoAnswer, took.Round(time.Millisecond), last)
+	default:
+		err = fmt.Errorf("%w in %v", ErrNoAnswer, took.Round(time.Millisecond))
 	}
 	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: took, Err: err})
 	return notHeld, false, m.wrap(err)
@@ -438,7 +569,14 @@ func (m *Mutex) holding() bool {
 // the same script (see WaitStrategy).
 //
 // Only the owner can release: when this Mutex holds no lock as far as it
-// knows, Unlock returns ErrNotHeld without asking the server; when the
+// knows, Unlock returns ErrNotHeld without asking the server. A hold this
+// process gave up as lost because its lease ran out on the process' clock
+// (ErrLost, ErrLeaseExpired) may still be counted by the server (a renewal
+// that ran but answered too late): it is given back on the server in the
+// background as soon as it is given up, and the next Unlock waits for that
+// (within ctx) and returns ErrNotHeld saying what the server had: "the
+// server still counted it, and it was released", "the server had ended it
+// too", or why giving it back failed. When the
 // server says the hold is gone (expired, or taken over by another owner)
 // Unlock changes nothing, returns an error matching ErrNotHeld, and a held
 // context that was still live is cancelled with cause ErrLost. After
@@ -467,8 +605,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return ErrClosed
 	}
 	m.mu.Lock()
-	h, holds := m.hold, m.holds
+	h, holds, g := m.hold, m.holds, m.gaveUp
 	m.mu.Unlock()
+	if holds == 0 && g != nil {
+		return m.givenUp(ctx, g)
+	}
 	if holds == 0 {
 		return ErrNotHeld
 	}
@@ -524,6 +665,29 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		m.emit(ev)
 	}
 	return err
+}
+
+// givenUp is Unlock after this process gave its hold up as lost on its
+// own clock: it waits for the rollback that followed and says what it
+// found on the server, once.
+func (m *Mutex) givenUp(ctx context.Context, g *givenUp) error {
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		return m.wrap(ctx.Err())
+	}
+	m.mu.Lock()
+	if m.gaveUp == g {
+		m.gaveUp = nil
+	}
+	m.mu.Unlock()
+	switch {
+	case g.err != nil:
+		return fmt.Errorf("%w (%v on this process' clock); giving it back on the server failed, it expires with its lease: %w", ErrNotHeld, g.cause, m.wrap(g.err))
+	case g.released:
+		return fmt.Errorf("%w (%v on this process' clock); the server still counted it, and it was released", ErrNotHeld, g.cause)
+	}
+	return fmt.Errorf("%w (%v on this process' clock); the server had ended it too", ErrNotHeld, g.cause)
 }
 
 // Token returns the fencing token of the current hold: a number drawn by

@@ -134,6 +134,13 @@ type WaitStrategy struct {
 	// a waiter that sleeps longer loses its place in the queue, or learns
 	// of a handoff after the lease it was granted may have run out.
 	MinPoll time.Duration
+	// Grace is how long past its wait TryLock still waits for the answer
+	// to an attempt already sent, default WaitGrace (25 ms); TryLock
+	// returns within wait + Grace whatever the server does. Raise it for
+	// a server whose round trip can approach 25 ms (another region): an
+	// attempt that is not answered in time makes TryLock return
+	// ErrNoAnswer.
+	Grace time.Duration
 }
 
 // DefaultQueueTTL is the default WaitStrategy.QueueTTL.
@@ -193,6 +200,9 @@ func (c *config) validate() error {
 	if w.MinPoll < 0 || w.MinPoll > MaxLease {
 		return optionError("wait strategy MinPoll must be between 0 and %v, got %v", MaxLease, w.MinPoll)
 	}
+	if w.Grace < 0 || w.Grace > MaxLease {
+		return optionError("wait strategy Grace must be between 0 and %v, got %v", MaxLease, w.Grace)
+	}
 	if w.QueueTTL != 0 {
 		if err := checkDuration("wait strategy QueueTTL", w.QueueTTL, 3*time.Millisecond); err != nil {
 			return err
@@ -229,6 +239,14 @@ func (c *config) leaseFor() time.Duration {
 // retry sent at the end of the window still finds the first call's latch
 // even when it reaches the server late.
 func (c *config) latchTTL() time.Duration { return 2 * c.retryWindow }
+
+// grace is the resolved WaitStrategy.Grace.
+func (c *config) grace() time.Duration {
+	if c.wait.Grace == 0 {
+		return WaitGrace
+	}
+	return c.wait.Grace
+}
 
 // queueTTL is the resolved WaitStrategy.QueueTTL.
 func (c *config) queueTTL() time.Duration {

@@ -42,7 +42,7 @@
 ---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
----@field ttl       time.Duration ms  when refused: the holder's remaining lease (-1: none, -2: free but others queue first)
+---@field ttl       time.Duration ms  the lock's remaining lease after the call (PTTL): when acquired, owner's (<= 0: already gone); when refused, the holder's (-1: none, -2: free but others queue first)
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
@@ -63,7 +63,7 @@ local owner = ARGV[1]
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])
   if latched then
-    return {1, tonumber(latched), 0, 0}
+    return {1, tonumber(latched), redis.call('PTTL', KEYS[1]), 0}
   end
   if redis.call('HEXISTS', KEYS[1], owner) == 0 then
     return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- the hold is gone
@@ -71,7 +71,7 @@ if KEYS[6] then
   local count = redis.call('HINCRBY', KEYS[1], owner, 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('SET', KEYS[6], count, 'PX', ARGV[7])
-  return {1, count, 0, 0}
+  return {1, count, redis.call('PTTL', KEYS[1]), 0}
 end
 
 if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
@@ -87,7 +87,7 @@ if ttl ~= -2 then
   local held = redis.call('HGET', KEYS[1], owner)
   if held then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return {1, tonumber(held), 0, tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
+    return {1, tonumber(held), redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
   end
 end
 
@@ -118,7 +118,7 @@ if ttl == -2 then
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return {1, 1, 0, token}
+    return {1, 1, redis.call('PTTL', KEYS[1]), token}
   end
 end
 

@@ -1,0 +1,151 @@
+package lock_test
+
+// Issue 20: the holder's view never diverges from the server's in the
+// unsafe direction, never leaves a stale hold, and never reports one
+// fencing token for two sections: a Lock answered late (an outage with AOF,
+// a stalled server) counts its hold from the server's lease, and a hold the
+// holder gave up on its own clock is given back on the server.
+
+import (
+	"context"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/lock"
+	"github.com/luagen/luagen/redistest"
+)
+
+// pttl returns the lock key's PTTL on the server.
+func pttl(t *testing.T, srv *redistest.Server, m *lock.Mutex) time.Duration {
+	t.Helper()
+	ms, err := strconv.Atoi(srv.Do(t, "PTTL", m.Key()))
+	require.NoError(t, err)
+	return time.Duration(ms) * time.Millisecond
+}
+
+// lockThroughFault runs Lock on m while fault (an outage or a stall that
+// outlasts the lease) is in progress, and checks that the hold it returns
+// is the server's: live on both sides for longer than the lease (the
+// watchdog renews it), a fencing token above every earlier one, and
+// released by Unlock.
+func lockThroughFault(t *testing.T, srv *redistest.Server, lease time.Duration, fault func()) {
+	ctx := context.Background()
+	c := newClient(t, srv.Client(t), lock.WithWatchdogLease(lease))
+	m := newMutex(t, c, "outage")
+	_, err := m.Lock(ctx)
+	require.NoError(t, err)
+	before := m.Token()
+	require.NoError(t, m.Unlock(ctx))
+
+	type result struct {
+		held context.Context
+		err  error
+		at   time.Time
+	}
+	done := make(chan result, 1)
+	faulted := make(chan struct{})
+	go func() {
+		defer close(faulted)
+		fault()
+	}()
+	go func() {
+		time.Sleep(100 * time.Millisecond) // sent during the fault
+		held, err := m.Lock(ctx)
+		done <- result{held, err, time.Now()}
+	}()
+	r := <-done
+	<-faulted
+	require.NoError(t, r.err)
+	t.Logf("Lock returned after the fault; server PTTL %v", pttl(t, srv, m))
+	token := m.Token()
+	assert.Greater(t, token, before, "a new section draws a new fencing token")
+
+	// Live for longer than one lease: renewed by the watchdog, on both
+	// sides.
+	time.Sleep(lease * 3 / 2)
+	assert.NoError(t, context.Cause(r.held), "the hold the server counts is live here")
+	assert.Equal(t, "1", srv.Do(t, "HGET", m.Key(), m.Owner()), "and on the server")
+	assert.Equal(t, token, m.Token())
+
+	require.NoError(t, m.Unlock(ctx))
+	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()), "Unlock released it")
+	_, err = m.Lock(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, m.Token(), token)
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// Lock called while Redis (AOF, appendfsync always) is down for longer
+// than the lease: its retry gets through once the server is back, and the
+// hold counts from that try, not from the first one sent into the outage.
+func TestLockThroughRestart(t *testing.T) {
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	const lease = 2 * time.Second
+	lockThroughFault(t, srv, lease, func() {
+		srv.Stop()
+		time.Sleep(lease * 3 / 2)
+		if err := srv.Restart(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// The same with a server stalled by SIGSTOP for longer than the lease: the
+// one try is sent before the stall and answered after it, so only the
+// server can say how much of the lease is left; Lock asks it.
+func TestLockThroughStall(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 2 * time.Second
+	lockThroughFault(t, srv, lease, func() {
+		assert.NoError(t, srv.Signal(syscall.SIGSTOP))
+		time.Sleep(lease * 5 / 4)
+		assert.NoError(t, srv.Signal(syscall.SIGCONT))
+	})
+}
+
+// A holder whose renewals run on the server but whose answers never come
+// back gives the hold up when the lease runs out on its clock (ErrLost),
+// while the server still counts it with a fresh lease: the hold is then
+// given back on the server at once (nobody waits out that lease), Unlock
+// says so, and the next Lock draws a new fencing token instead of taking
+// the old hold, and its token, up again.
+func TestGivenUpHoldIsReleased(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	fx := newFaultExecutor(rc)
+	const lease = 900 * time.Millisecond
+	c := newClient(t, rc, lock.WithExecutor(fx), lock.WithWatchdogLease(lease))
+	m := newMutex(t, c, "given-up")
+	other := newMutex(t, newClient(t, srv.Client(t)), "given-up")
+	ctx := context.Background()
+
+	fx.inject("scripts.Renew", stall, stall, stall, stall, stall, stall, stall, stall)
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	token := m.Token()
+	<-held.Done()
+	require.ErrorIs(t, context.Cause(held), lock.ErrLost)
+
+	// Without the give-back the server would count this owner's hold for
+	// up to another lease after the last stalled renewal ran.
+	_, ok, err := other.TryLock(ctx, lease/2)
+	require.NoError(t, err)
+	require.True(t, ok, "another owner gets the lock well before the server's lease ends")
+	require.NoError(t, other.Unlock(ctx))
+
+	err = m.Unlock(ctx)
+	require.ErrorIs(t, err, lock.ErrNotHeld)
+	assert.Contains(t, err.Error(), "the server still counted it, and it was released")
+	assert.ErrorIs(t, m.Unlock(ctx), lock.ErrNotHeld, "reported once; then plain ErrNotHeld")
+
+	fx.inject("scripts.Renew", pass)
+	_, err = m.Lock(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, m.Token(), token, "a new section, a new token")
+	require.NoError(t, m.Unlock(ctx))
+}
