@@ -52,9 +52,9 @@ type Mutex struct {
 	wake    chan int64       // handoffs to this Mutex (the token), from the Client
 
 	mu     sync.Mutex
-	holds  int64 // the owner's hold count as the server last reported it
-	token  int64 // fencing token of the current hold
-	newest int64 // the largest token of any hold so far: a handoff message with no larger one is stale
+	holds  int64    // the owner's hold count as the server last reported it
+	token  int64    // fencing token of the current hold
+	newest int64    // the largest token of any hold so far: a handoff message with no larger one is stale
 	hold   *hold    // the current hold's context and watchdog; nil when none runs
 	gaveUp *givenUp // the last hold given up as lost on this process' clock, until Unlock reports it
 	undo   int      // rollbacks (Abandon) in flight
