@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -397,6 +398,39 @@ func TestPollOnly(t *testing.T) {
 	attempts := ev.of(lock.EventAttempt)
 	assert.Equal(t, lock.TriggerPoll, attempts[len(attempts)-1].Trigger)
 	require.NoError(t, w.Unlock(ctx))
+}
+
+// Without wake messages a handed-over lock does not idle until the heir's
+// fallback poll (QueueTTL/3, 10 s here; it used to, so 8 waiters made one
+// section a second): the waiters next in line ask again as soon as their
+// answer is in, those further back after about the time the sections
+// ahead of them take, so each handoff is taken within a few round trips.
+func TestPollOnlyHandoffDoesNotIdle(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const waiters = 4
+	strategy := lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, QueueTTL: 30 * time.Second})
+	holder := newMutex(t, newClient(t, srv.Client(t), strategy), "polled-fast", lock.WithLease(time.Minute))
+	_, err := holder.Lock(ctx)
+	require.NoError(t, err)
+	results := make([]<-chan lockResult, waiters)
+	ms := make([]*lock.Mutex, waiters)
+	for i := range ms {
+		ms[i] = newMutex(t, newClient(t, srv.Client(t), strategy), "polled-fast", lock.WithLease(time.Minute))
+		results[i] = goLock(ctx, ms[i], 0)
+		require.Eventually(t, func() bool { return srv.Do(t, "LLEN", holder.Key()+":queue") == strconv.Itoa(i+1) },
+			5*time.Second, time.Millisecond, "queued in this order")
+	}
+	start := time.Now()
+	require.NoError(t, holder.Unlock(ctx))
+	for i, m := range ms {
+		r := await(t, results[i])
+		require.NoError(t, r.err, "waiter %d", i)
+		require.NoError(t, m.Unlock(ctx)) // hands over to the next
+	}
+	took := time.Since(start)
+	t.Logf("%d handoffs by polling in %v", waiters, took)
+	assert.Less(t, took, 10*time.Second/2, "well before one fallback poll")
 }
 
 // A waiter whose context ends returns at once with its error.

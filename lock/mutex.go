@@ -233,6 +233,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 			sub.leave()
 		}
 	}()
+	var pace queuePace    // without wake messages: how fast the queue moves
 	var refused time.Time // when the last refused attempt was sent: a handoff came later
 	answered := false     // an attempt got the server's answer: another owner holds it
 	trigger := TriggerFirst
@@ -298,6 +299,9 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		}
 
 		sleep, next := m.cfg.poll(res.TTL), TriggerPoll
+		if sub == nil { // no wake messages
+			sleep = pace.sleep(res.Ahead, res.TTL, sleep)
+		}
 		if rem := time.Until(deadline); bounded && rem <= sleep {
 			sleep, next = max(rem, 0), TriggerDeadline
 		}
@@ -343,6 +347,50 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 			return m.failed(ctx, start, n, ErrClosed)
 		}
 	}
+}
+
+// queuePace paces the polls of a waiter that hears of no handoff (no wake
+// messages: PollOnly, or the subscription failed), so that a lock handed
+// over does not idle until a fallback poll: the next waiter (ahead 0) asks
+// again as soon as its answer is in, and a waiter further back after
+// about the time the sections ahead of it take, measured from how fast
+// its place moves (1 ms a section until it has moved).
+type queuePace struct {
+	at      time.Time     // when ahead was last seen to change
+	ahead   int64         // waiters ahead at that time
+	section time.Duration // time per section ahead, once measured
+}
+
+// defaultSection is queuePace's guess of a section's length before it
+// has measured one: the polling interval of bsm/redislock's LinearBackoff
+// as its users configure it most.
+const defaultSection = time.Millisecond
+
+// sleep returns how long to wait before the next attempt, after one that
+// found ahead waiters ahead and the holder's lease at ttl, at most most
+// (the fallback poll).
+func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
+	now := time.Now()
+	switch {
+	case p.at.IsZero() || ahead > p.ahead:
+		p.at, p.ahead = now, ahead
+	case ahead < p.ahead:
+		p.section = now.Sub(p.at) / time.Duration(p.ahead-ahead)
+		p.at, p.ahead = now, ahead
+	}
+	section := p.section
+	if section == 0 {
+		section = defaultSection
+	}
+	// The next two ask again as soon as their answer is in: the first
+	// is the heir of the next release, the second of the one after, and
+	// a release comes a round trip or two after a handoff. The others
+	// wake when about half the sections ahead of them are done.
+	d := section * time.Duration(min(max(ahead-1, 0), 1<<20)) / 2
+	if ttl > 0 {
+		d = min(d, ttl)
+	}
+	return min(d, most)
 }
 
 // reenter raises the hold count of a Mutex that holds the lock, with one

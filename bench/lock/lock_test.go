@@ -399,6 +399,35 @@ func BenchmarkContendedAcrossClients(b *testing.B) {
 	})
 }
 
+// BenchmarkContendedPollOnly: BenchmarkContendedAcrossClients with
+// luagen's waiters polling (WaitStrategy{PollOnly: true}, for proxies
+// without pub/sub) against the peers that only poll, redislock and
+// redsync; rueidislock, which wakes on invalidations, sits it out.
+func BenchmarkContendedPollOnly(b *testing.B) {
+	round(b, "sections/s", func(b *testing.B, lib library) float64 {
+		open := lib.open
+		switch lib.name {
+		case "rueidislock":
+			return 0
+		case "luagen":
+			open = func(b *testing.B) (func(string) mutex, func()) {
+				return openLuagenWith(b, lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true}))
+			}
+		}
+		ms := make([]mutex, contenders)
+		for i := range ms {
+			newMutex, closeLib := open(b)
+			defer closeLib()
+			ms[i] = newMutex("bench:polled:" + lib.name)
+		}
+		r := contend(b, lib.name, ms)
+		record("polling only, 8 clients: sections /s", lib.name, r.perSec)
+		record("polling only, 8 clients: p99 µs to acquire (lower is better)", lib.name, r.p99)
+		record("polling only, 8 clients: fairness, min/max sections per goroutine ×100", lib.name, r.fairness*100)
+		return r.perSec
+	})
+}
+
 const contenders = 8
 
 type contention struct {

@@ -44,6 +44,7 @@
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
 ---@field ttl       time.Duration ms  the lock's remaining lease after the call (PTTL): when acquired, owner's (<= 0: already gone); when refused, the holder's (-1: none, -2: free but others queue first)
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
+---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -63,19 +64,19 @@ local owner = ARGV[1]
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])
   if latched then
-    return {1, tonumber(latched), redis.call('PTTL', KEYS[1]), 0}
+    return {1, tonumber(latched), redis.call('PTTL', KEYS[1]), 0, 0}
   end
   if redis.call('HEXISTS', KEYS[1], owner) == 0 then
-    return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- the hold is gone
+    return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- the hold is gone
   end
   local count = redis.call('HINCRBY', KEYS[1], owner, 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('SET', KEYS[6], count, 'PX', ARGV[7])
-  return {1, count, redis.call('PTTL', KEYS[1]), 0}
+  return {1, count, redis.call('PTTL', KEYS[1]), 0, 0}
 end
 
 if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
-  return {0, 0, redis.call('PTTL', KEYS[1]), 0} -- abandoned
+  return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- abandoned
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
 -- write, so an error reply means nothing was written: PTTL accepts any
@@ -87,7 +88,7 @@ if ttl ~= -2 then
   local held = redis.call('HGET', KEYS[1], owner)
   if held then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return {1, tonumber(held), redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0') or 0}
+    return {1, tonumber(held), redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0') or 0, 0}
   end
 end
 
@@ -118,7 +119,7 @@ if ttl == -2 then
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return {1, 1, redis.call('PTTL', KEYS[1]), token}
+    return {1, 1, redis.call('PTTL', KEYS[1]), token, 0}
   end
 end
 
@@ -128,10 +129,14 @@ if ARGV[5] ~= '0' then
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local entry = string.format('%d %s', now + tonumber(ARGV[5]), ARGV[6])
+  local ahead
   if redis.call('HSET', KEYS[4], owner, entry) == 1 then
-    redis.call('RPUSH', KEYS[3], owner)
+    ahead = redis.call('RPUSH', KEYS[3], owner) - 1
+  else
+    ahead = redis.call('LPOS', KEYS[3], owner) or 0
   end
   redis.call('PEXPIRE', KEYS[3], ARGV[5])
   redis.call('PEXPIRE', KEYS[4], ARGV[5])
+  return {0, 0, ttl, 0, ahead}
 end
-return {0, 0, ttl, 0}
+return {0, 0, ttl, 0, 0}
