@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,60 +110,45 @@ func TestLostRepliesAreRetriedOnce(t *testing.T) {
 
 // A failed renewal is retried while the lease lasts; renewals that keep
 // failing end the hold with ErrLost once the lease has run out on the
-// holder's clock, before the server could have given the lock to anyone.
+// holder's clock, and what the server still counts of the hold is given
+// back at once. (That the holder's clock runs out first is arithmetic:
+// it counts 99% of the lease from before the renewal was sent, the server
+// 100% from when it ran; a test that compares the two on a busy machine
+// measures the scheduler.)
 func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
 	fx := newFaultExecutor(rc)
-	const lease = 600 * time.Millisecond
+	const lease = 1500 * time.Millisecond // a renewal every 500 ms, a retry 250 ms after a failure
 	var ev events
-	var lostAt atomic.Int64 // when the watchdog reported the loss, in ns since the epoch
-	hook := func(e lock.Event) {
-		if e.Kind == lock.EventLost {
-			lostAt.Store(time.Now().UnixNano())
-		}
-		ev.hook(e)
-	}
-	c := newClient(t, rc, lock.WithWatchdogLease(lease), lock.WithExecutor(fx), lock.WithHook(hook))
+	c := newClient(t, rc, lock.WithWatchdogLease(lease), lock.WithExecutor(fx), lock.WithHook(ev.hook))
 	m := newMutex(t, c, "flaky")
 	ctx := context.Background()
 
 	fx.inject("scripts.Renew", unsent)
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
-	time.Sleep(2 * lease)
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventRenewed)) >= 2 }, 2*lease, time.Millisecond)
 	require.NoError(t, held.Err(), "one failed renewal is survived")
 	require.Len(t, ev.of(lock.EventRenewFailed), 1)
-	assert.NotEmpty(t, ev.of(lock.EventRenewed))
 	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()))
 
 	for range 1000 { // the server is unreachable from now on
 		fx.inject("scripts.Renew", unsent)
 	}
-	failing := time.Now()
 	select {
 	case <-held.Done():
 	case <-time.After(lease + slack):
 		t.Fatal("still held a lease after renewals began to fail")
 	}
 	assert.ErrorIs(t, context.Cause(held), lock.ErrLost)
-	// The hold's context is cancelled before EventLost is emitted (hold.over),
-	// so the event may come a moment after Done.
-	require.Eventually(t, func() bool { return lostAt.Load() != 0 }, slack, time.Millisecond)
-	require.Len(t, ev.of(lock.EventLost), 1)
-	// Measured from the watchdog's own report, not from when this goroutine
-	// woke up: on a loaded machine that can be well after the margin.
-	doneAt := time.Unix(0, lostAt.Load())
-	t.Logf("lost %v after renewals began to fail", doneAt.Sub(failing))
-	// The holder gives up a 1% drift margin (6 ms here) before its lease
-	// ends, so the key must still exist then. Ask on the open connection;
-	// an answer that comes after the margin has passed proves nothing either
-	// way (a loaded machine), so only a timely "gone" is a failure.
-	pttl, err := rc.Do(ctx, rc.B().Pttl().Key(m.Key()).Build()).AsInt64()
-	require.NoError(t, err)
-	if pttl == -2 && time.Since(doneAt) < lease/100 {
-		t.Errorf("the server had dropped the lock before the holder gave up")
-	}
+	// The hold's context is cancelled before EventLost is emitted (hold.over).
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventLost)) == 1 }, slack, time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Do(t, "EXISTS", m.Key()) == "0" }, slack, time.Millisecond,
+		"the hold given up is given back, not left to its lease")
+	err = m.Unlock(ctx)
+	require.ErrorIs(t, err, lock.ErrNotHeld)
+	assert.Contains(t, err.Error(), "the server still counted it, and it was released")
 }
 
 // All waiters of one Client share one subscription per lock (the Client's
@@ -312,8 +296,7 @@ func TestForceUnlock(t *testing.T) {
 		assert.NoError(t, err)
 		result <- ok
 	}()
-	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == 2 }, 5*time.Second, 5*time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
+	asleep(t, &ev, 2) // first, then once subscribed
 
 	operator := newMutex(t, c, "forced")
 	deleted, err := operator.ForceUnlock(ctx)

@@ -41,11 +41,9 @@ func TestCluster(t *testing.T) {
 		primary, _, err := cl.PrimaryOf(runtime.Slot(w.Key()))
 		require.NoError(t, err)
 		channel := wakeChannel(w)
-		require.Eventually(t, func() bool {
-			return primary.Do(t, "PUBSUB", "SHARDNUMSUB", channel) == "["+channel+" 1]" && len(ev.of(lock.EventAttempt)) == 2
-		}, 10*time.Second, 5*time.Millisecond, "the waiter subscribes with SSUBSCRIBE on the slot's primary")
+		asleep(t, &ev, 2) // first, then once subscribed
+		assert.Equal(t, "["+channel+" 1]", primary.Do(t, "PUBSUB", "SHARDNUMSUB", channel), "the waiter subscribes with SSUBSCRIBE on the slot's primary")
 		assert.Equal(t, "["+channel+" 0]", primary.Do(t, "PUBSUB", "NUMSUB", channel), "not with SUBSCRIBE")
-		time.Sleep(50 * time.Millisecond) // let the second attempt's refusal arrive
 		require.NoError(t, holder.Unlock(ctx))
 		select {
 		case err := <-result:
@@ -150,17 +148,22 @@ func TestCluster(t *testing.T) {
 		time.Sleep(2 * lease) // renewals must now reach the new primary
 
 		if lost := lostAt.Load(); lost != 0 {
-			// Allowed: the holder learned it lost the lock. Then the waiter
-			// must not have had it before that.
+			// Allowed on a busy machine: renewals did not get through
+			// within the lease and the holder gave the hold up. Then it
+			// gives the hold back on the new primary, which hands it to
+			// the waiter by a wake message (its poll is far off), and never
+			// before the holder gave up.
 			t.Logf("the holder lost the lock at %v: %v", time.Duration(lost), context.Cause(held))
 			require.ErrorIs(t, context.Cause(held), lock.ErrLost)
 			select {
 			case err := <-result:
 				require.NoError(t, err)
-				assert.GreaterOrEqual(t, acquiredAt.Load(), lost, "two holders at once")
-			case <-time.After(poll + 2*lease): // no release: only a poll learns of it
-				t.Fatal("the waiter did not get the lost lock")
+			case <-time.After(2 * lease):
+				t.Fatal("the waiter did not get the lock the holder gave back")
 			}
+			assert.GreaterOrEqual(t, acquiredAt.Load(), lost, "two holders at once")
+			assert.Equal(t, lock.TriggerHandoff, ev.of(lock.EventAcquired)[0].Trigger, "handed over by the give-back, woken on the new primary")
+			require.ErrorIs(t, holder.Unlock(ctx), lock.ErrNotHeld)
 			require.NoError(t, w.Unlock(ctx))
 			return
 		}

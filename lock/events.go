@@ -46,9 +46,15 @@ const (
 	// EventLost: the holder learned that the lock is gone (Err is
 	// ErrLost or ErrLeaseExpired); Hold is how long it was held.
 	EventLost
+	// EventRefused: the server answered attempt Attempt: another owner
+	// holds the lock, or waiters are ahead of this one. The waiter then
+	// sleeps until a handoff, its next poll or the end of its wait (or
+	// attempts again at once when its wake subscription has just become
+	// ready). Refusals per acquisition measure contention.
+	EventRefused
 )
 
-var eventNames = [...]string{"", "attempt", "acquired", "timed out", "acquire failed", "released", "renewed", "renew failed", "lost"}
+var eventNames = [...]string{"", "attempt", "acquired", "timed out", "acquire failed", "released", "renewed", "renew failed", "lost", "refused"}
 
 // String returns the event's name, e.g. "acquired".
 func (k EventKind) String() string {

@@ -279,6 +279,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 			return m.timedOut(start, n)
 		}
 		refused, answered = sent, true
+		m.emit(Event{Kind: EventRefused, Attempt: n, Wait: time.Since(start)})
 
 		if sub == nil && m.notifies() {
 			if sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {

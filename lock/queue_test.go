@@ -15,12 +15,13 @@ import (
 	"github.com/luagen/luagen/lock"
 )
 
-// asleep waits until w has made attempts attempts and has had time to go
-// to sleep after the last one was refused.
+// asleep waits until the server has refused attempts attempts of the
+// waiter (EventRefused comes after the answer), the last of which sends
+// it to sleep: a release from now on reaches it as a handoff.
 func asleep(t *testing.T, ev *events, attempts int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(ev.of(lock.EventAttempt)) == attempts }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventRefused)) == attempts }, 5*time.Second, time.Millisecond)
+	require.Len(t, ev.of(lock.EventAttempt), attempts, "no attempt since")
 }
 
 type lockResult struct {
