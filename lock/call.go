@@ -66,26 +66,28 @@ func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs
 // default), whatever the call's ctx. The call then ends in the background,
 // and the caller rolls the attempt back as for any unknown outcome.
 func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (scripts.AcquireResult, time.Time, error) {
-	run := func() (r acquireReply) {
-		r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
-			r.sent = time.Now()
-			r.res, err = m.scripts.Acquire(ctx, keys, args)
-			return err
-		})
-		return r
-	}
 	if _, ok := ctx.Deadline(); !ok {
-		r := run()
+		r := m.callAcquire(ctx, keys, args, window)
 		return r.res, r.sent, r.err
 	}
 	ch := make(chan acquireReply, 1)
-	go func() { ch <- run() }()
+	go func() { ch <- m.callAcquire(ctx, keys, args, window) }()
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.err
 	case <-ctx.Done():
 		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
 	}
+}
+
+// callAcquire is runAcquire's call, on the caller's goroutine or not.
+func (m *Mutex) callAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
+	r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
+		r.sent = time.Now()
+		r.res, err = m.scripts.Acquire(ctx, keys, args)
+		return err
+	})
+	return r
 }
 
 // acquireReply is the outcome of runAcquire's call.

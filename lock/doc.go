@@ -143,8 +143,8 @@
 //
 // # Metrics
 //
-// WithHook receives an Event for every attempt, acquisition, timeout,
-// failure, renewal, release and loss, with wait and hold times; see
+// WithHook receives an Event for every attempt, refusal, acquisition,
+// timeout, failure, renewal, release and loss, with wait and hold times; see
 // EventKind for the three numbers to alert on (acquisition success rate,
 // wait p99, timeout rate) and example_test.go for a wiring to expvar.
 //
