@@ -24,8 +24,9 @@ var retryPolicy = runtime.RetryPolicy{
 // that got the reply was sent. An attempt whose outcome is unknown is
 // rolled back (abandon).
 //
-// The retry window counts from from (the first attempt of a Lock counts
-// from the call, so that a wait for an earlier rollback is part of it).
+// The retry window counts from from (a first attempt's from when its call
+// got its turn on the Mutex, so that a wait for an earlier rollback is
+// part of it).
 func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool, from time.Time) (res scripts.AcquireResult, sent time.Time, err error) {
 	keys, args := m.acquireCall(seq)
 	if queue {
@@ -70,12 +71,26 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 		r := m.callAcquire(ctx, keys, args, window)
 		return r.res, r.sent, r.err
 	}
+	// The call itself may outlive ctx, so that an answer that came in
+	// time but found this goroutine not yet running again (a GC pause, a
+	// busy or throttled host) still counts; it is cancelled once the
+	// caller stops waiting.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ch := make(chan acquireReply, 1)
-	go func() { ch <- m.callAcquire(ctx, keys, args, window) }()
+	go func() {
+		defer cancel()
+		ch <- m.callAcquire(cctx, keys, args, window)
+	}()
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.err
 	case <-ctx.Done():
+	}
+	select {
+	case r := <-ch:
+		return r.res, r.sent, r.err
+	default:
+		cancel()
 		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
 	}
 }

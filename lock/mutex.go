@@ -199,7 +199,10 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	if m.c.isClosed() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
-	if err := m.waitUndo(actx, start); err != nil {
+	// Lock's retry window counts from here: the wait for a call of this
+	// Mutex in progress (another goroutine's) is no silence of the server.
+	begun := time.Now()
+	if err := m.waitUndo(actx, begun); err != nil {
 		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	if m.holding() {
@@ -210,13 +213,14 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			return m.stopped(ctx, actx, start, 1, err, false)
 		}
 	}
-	return m.await(ctx, actx, start, wait, bounded)
+	return m.await(ctx, actx, start, begun, wait, bounded)
 }
 
 // await is a first acquire: attempts, with sleeps in the queue between
 // them, until the lock is acquired or handed over, the wait ends, or
-// something fails.
-func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Duration, bounded bool) (context.Context, bool, error) {
+// something fails. The first attempt's retry window counts from begun,
+// so that it includes a wait for an earlier rollback.
+func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait time.Duration, bounded bool) (context.Context, bool, error) {
 	queue := !bounded || wait > 0
 	deadline := start.Add(wait)
 	if queue {
@@ -242,7 +246,7 @@ func (m *Mutex) await(ctx, actx context.Context, start time.Time, wait time.Dura
 		seq := int64(m.seq.Add(1))
 		from := time.Now()
 		if n == 1 {
-			from = start
+			from = begun
 		}
 		res, sent, err := m.tryAcquire(actx, seq, queue, from)
 		switch {
