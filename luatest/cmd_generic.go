@@ -3,6 +3,7 @@
 package luatest
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -540,12 +541,34 @@ var scanKinds = map[string]keyType{"hscan": typeHash, "sscan": typeSet, "zscan":
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] —
 // https://redis.io/commands/scan/, and HSCAN, SSCAN, ZSCAN key cursor
-// [MATCH pattern] [COUNT count]. Collections in a compact encoding
-// (listpack, intset) answer everything at once with cursor 0, as the server
-// does; otherwise luatest's cursor is a position in its own order (sorted
-// keys, insertion-ordered fields, sorted members), so a full iteration
-// returns every element exactly once but the cursors differ from the
-// server's hash-table cursors.
+// [MATCH pattern] [COUNT count].
+//
+// A collection in a compact encoding (listpack, intset) answers every
+// element at once, in its encoding's order, with cursor 0, whatever the
+// cursor and COUNT, as the server does. Otherwise (the keyspace, hashtable
+// and skiplist encodings) each element has a fixed place: scanHash of its
+// name (key, field, member), a 53-bit hash that depends on nothing else.
+// A reply holds the elements whose hash is >= cursor, in hash order: the
+// first COUNT of them and every other element sharing the last one's hash
+// (a tie is never split). The next cursor is that hash + 1, or 0 when no
+// element has a greater hash. MATCH and TYPE filter the reply afterwards,
+// so a reply may be empty with a non-zero cursor, as on the server.
+//
+// What holds, as the server guarantees it and a little more: a full
+// iteration (from cursor 0 until 0 comes back) returns every element that
+// is present from its start to its end, whatever the script deletes, adds
+// or changes in between; no element comes back twice (the server may
+// repeat elements when its hash table is resized during an iteration); an
+// element added or deleted during the iteration may or may not be
+// returned. How the cursors differ from the server's: the server's cursor
+// is a bucket index of its hash table in reverse-binary order, below the
+// table size and dependent on the hash seed it draws at start, and it
+// answers whole buckets, so about COUNT elements; luatest's cursors are
+// hash values of at most 2^53 (exact as Lua numbers, so a script that
+// passes tonumber(cursor) back still works), each reply takes exactly
+// COUNT elements before MATCH and TYPE (more only on a hash tie, fewer at
+// the end), and any cursor is accepted, a foreign one resuming at that
+// hash.
 func cmdScan(c *cmdCtx, args []string) resp.Reply {
 	var key string
 	if c.name != "scan" {
@@ -580,11 +603,15 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 		}
 		i++
 	}
-	var items []string // flat: key, or field value, or member score
-	step := 1
-	compact := false
+	var names []string            // keys, fields or members
+	var value func(string) string // a field's value or a member's score; nil for keys and set members
+	var compact func() []string   // the whole collection in its compact encoding's order; nil otherwise
 	if c.name == "scan" {
-		items = c.r.keys("*")
+		for k := range c.r.db {
+			if c.r.lookup(k) != nil {
+				names = append(names, k)
+			}
+		}
 	} else {
 		e, wrong := c.r.lookupType(key, scanKinds[c.name])
 		if wrong {
@@ -594,49 +621,150 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
 		}
 		enc := encodingOf(e)
-		compact = enc == "listpack" || enc == "intset"
+		isCompact := enc == "listpack" || enc == "intset"
 		switch e.kind {
 		case typeHash:
-			step = 2
-			for _, f := range e.hash.fields {
-				items = append(items, f, e.hash.values[f])
-			}
+			names, compact = e.hash.fields, func() []string { return e.hash.fields }
+			value = func(f string) string { return e.hash.values[f] }
 		case typeSet:
-			items = setMembers(e.set)
+			compact = func() []string { return setMembers(e.set) }
+			if !isCompact {
+				names = make([]string, 0, len(e.set))
+				for m := range e.set {
+					names = append(names, m)
+				}
+			}
 		case typeZSet:
-			step = 2
-			for _, m := range e.zset.members() {
-				items = append(items, m, resp.FormatDouble(e.zset.scores[m]))
+			compact = e.zset.members
+			value = func(m string) string { return resp.FormatDouble(e.zset.scores[m]) }
+			if !isCompact {
+				names = make([]string, 0, e.zset.len())
+				for m := range e.zset.scores {
+					names = append(names, m)
+				}
 			}
 		}
+		if !isCompact {
+			compact = nil
+		}
 	}
-	n := uint64(len(items) / step)
-	from, to := cursor, cursor+uint64(count)
-	if compact {
-		from, to = 0, n
-	}
-	next := "0"
-	if from >= n {
-		from, to = n, n
-	} else if to < n {
-		next = strconv.FormatUint(to, 10)
+	var page []string
+	next := uint64(0)
+	if compact != nil {
+		page = compact()
 	} else {
-		to = n
+		page, next = scanPage(names, cursor, count)
 	}
 	out := []string{}
-	for i := from; i < to; i++ {
-		el := items[int(i)*step : int(i+1)*step]
-		if !globMatch(pattern, el[0], false) {
+	for _, name := range page {
+		if !globMatch(pattern, name, false) {
 			continue
 		}
 		if typ != "" {
-			if e := c.r.lookup(el[0]); e == nil || typeNames[e.kind] != typ {
+			if e := c.r.lookup(name); e == nil || typeNames[e.kind] != typ {
 				continue
 			}
 		}
-		out = append(out, el...)
+		out = append(out, name)
+		if value != nil {
+			out = append(out, value(name))
+		}
 	}
-	return resp.ArrayReply(resp.BulkReply(next), resp.BulkArray(out))
+	return resp.ArrayReply(resp.BulkReply(strconv.FormatUint(next, 10)), resp.BulkArray(out))
+}
+
+// scanHashBits is the width of scanHash: a cursor (a hash + 1) stays at
+// most 2^53, which a Lua number holds exactly and redis.call's %.17g
+// writes back as the same integer.
+const scanHashBits = 53
+
+// scanHash is an element's fixed place in SCAN order: 64-bit FNV-1a,
+// mixed by MurmurHash3's finalizer so that similar names spread, cut to
+// scanHashBits. It depends on the name only, so cursors are the same in
+// every run.
+func scanHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h >> (64 - scanHashBits)
+}
+
+// scanPage is one reply of a SCAN over names (see cmdScan): the count
+// names with the smallest hashes >= cursor, plus those tied with the last
+// of them, in hash order (ties by name), and the next cursor. It costs
+// O(n log count), so a full iteration costs O(n²/count · log count).
+func scanPage(names []string, cursor uint64, count int64) (page []string, next uint64) {
+	hs := make([]uint64, len(names))
+	// top is a max-heap of the count smallest hashes >= cursor so far.
+	top := make([]uint64, 0, min(count, int64(len(names))))
+	for i, n := range names {
+		h := scanHash(n)
+		hs[i] = h
+		if h < cursor {
+			continue
+		}
+		switch {
+		case int64(len(top)) < count:
+			top = append(top, h)
+			for j := len(top) - 1; j > 0 && top[(j-1)/2] < top[j]; j = (j - 1) / 2 {
+				top[(j-1)/2], top[j] = top[j], top[(j-1)/2]
+			}
+		case h < top[0]:
+			top[0] = h
+			for j := 0; ; {
+				l, big := 2*j+1, j
+				if l < len(top) && top[l] > top[big] {
+					big = l
+				}
+				if l+1 < len(top) && top[l+1] > top[big] {
+					big = l + 1
+				}
+				if big == j {
+					break
+				}
+				top[j], top[big] = top[big], top[j]
+				j = big
+			}
+		}
+	}
+	if len(top) == 0 {
+		return nil, 0
+	}
+	last, more := top[0], false
+	type el struct {
+		h    uint64
+		name string
+	}
+	var got []el
+	for i, h := range hs {
+		switch {
+		case h > last:
+			more = true
+		case h >= cursor:
+			got = append(got, el{h, names[i]})
+		}
+	}
+	slices.SortFunc(got, func(a, b el) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	page = make([]string, len(got))
+	for i, e := range got {
+		page[i] = e.name
+	}
+	if more {
+		next = last + 1
+	}
+	return page, next
 }
 
 // sortKeys are SORT's keys for the KEYS check: the sorted key and the

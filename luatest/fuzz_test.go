@@ -24,6 +24,12 @@ func FuzzDifferential(f *testing.F) {
 		"\x30\x31\x32\x33\x34\x35\x36\x37\x38\x39\x3a\x3b\x3c\x3d",
 		"\x01\x01\x01\x02\x02\x02\x03\x03\x03\xff\xfe\xfd",
 		"SET k1 5; INCRBYFLOAT; ZADD GT CH; LPOP count",
+		// SCAN loops that write: the last op of fuzzCommands + 1 selects
+		// fuzzScanLoop, so these bytes depend on len(fuzzCommands).
+		string([]byte{byte(len(fuzzCommands)), 0, 0, 2, 0, 0}),
+		string([]byte{byte(len(fuzzCommands)), 1, 1, 2, 0, 0, 1, 0, 1}),
+		string([]byte{byte(len(fuzzCommands)), 2, 2, 1, 0, 2}),
+		string([]byte{byte(len(fuzzCommands)), 3, 3, 0, 0, 1, 0, 0}),
 	} {
 		f.Add([]byte(seed))
 	}
@@ -356,6 +362,73 @@ func init() {
 	)
 }
 
+// fuzzScanLoop is a full SCAN, SSCAN, HSCAN or ZSCAN iteration over the
+// keyspace or a key that writes while it iterates: for each element it gets
+// back it deletes it, adds a companion "n:" element, or both, optionally
+// after filling the key past the compact encodings' limits. Elements added
+// during an iteration may or may not come back (on the server too), so the
+// loop skips "n:" elements, and its writes are idempotent; it adds the
+// number of distinct other elements it saw, which every element present
+// throughout makes equal on both sides. A filled hash is deleted at the
+// end: HGETALL of a hashtable answers in the server's own order.
+func fuzzScanLoop(in *fuzzInput) string {
+	kind := in.next() % 4
+	key := strconv.Quote(in.pick(fzKeys))
+	mode := in.next() % 3 // 0 delete, 1 add, 2 both
+	fill := in.next()%2 == 0
+	opts := fmt.Sprintf("'COUNT', %q", in.pick([]string{"1", "3", "10", "100"}))
+	if in.next()%2 == 0 {
+		opts += fmt.Sprintf(", 'MATCH', %q", in.pick([]string{"m1*", "k*", "n:*", "*1", "f?"}))
+	}
+	var b strings.Builder
+	b.WriteString("do\n")
+	scan, step, del, addn := "", 1, "", ""
+	switch kind {
+	case 0:
+		scan, del, addn = "'SCAN', cursor", "'DEL', e", "'SET', 'n:' .. e, '1'"
+		if fill {
+			b.WriteString("  for i = 1, 300 do redis.pcall('SET', 'm' .. i, i) end\n")
+		}
+	case 1:
+		scan, del, addn = "'SSCAN', "+key+", cursor", "'SREM', "+key+", e", "'SADD', "+key+", 'n:' .. e"
+		if fill {
+			b.WriteString("  for i = 1, 300 do redis.pcall('SADD', " + key + ", 'm' .. i) end\n")
+		}
+	case 2:
+		scan, step, del, addn = "'HSCAN', "+key+", cursor", 2, "'HDEL', "+key+", e", "'HSET', "+key+", 'n:' .. e, r[2][i+1]"
+		if fill {
+			b.WriteString("  for i = 1, 600 do redis.pcall('HSET', " + key + ", 'm' .. i, i) end\n")
+		}
+	default:
+		scan, step, del, addn = "'ZSCAN', "+key+", cursor", 2, "'ZREM', "+key+", e", "'ZADD', "+key+", r[2][i+1], 'n:' .. e"
+		if fill {
+			b.WriteString("  for i = 1, 200 do redis.pcall('ZADD', " + key + ", i, 'm' .. i) end\n")
+		}
+	}
+	fmt.Fprintf(&b, `  local seen, cnt, cursor = {}, 0, '0'
+  repeat
+    local r = redis.pcall(%s, %s)
+    if r.err then add(r); break end
+    cursor = r[1]
+    for i = 1, #r[2], %d do
+      local e = r[2][i]
+      if e:sub(1, 2) ~= 'n:' then
+        if not seen[e] then seen[e] = true; cnt = cnt + 1 end
+`, scan, opts, step)
+	if mode != 1 {
+		fmt.Fprintf(&b, "        redis.pcall(%s)\n", del)
+	}
+	if mode != 0 {
+		fmt.Fprintf(&b, "        redis.pcall(%s)\n", addn)
+	}
+	b.WriteString("      end\n    end\n  until cursor == '0'\n  add(cnt)\n")
+	if kind == 2 && fill {
+		b.WriteString("  add(redis.pcall('HLEN', " + key + "))\n  redis.pcall('DEL', " + key + ")\n")
+	}
+	b.WriteString("end\n")
+	return b.String()
+}
+
 // fuzzScript builds a script of up to 24 pcalls whose replies are collected
 // in an array (nil stored as the string "NIL" so the array has no holes).
 func fuzzScript(data []byte) string {
@@ -364,7 +437,13 @@ func fuzzScript(data []byte) string {
 	b.WriteString("local out, n = {}, 0\nlocal function add(v) n = n + 1; if v == nil then out[n] = 'NIL' else out[n] = v end end\n")
 	count := 0
 	for in.i < len(in.data) && count < 24 {
-		cmd := fuzzCommands[in.next()%len(fuzzCommands)](in)
+		op := in.next() % (len(fuzzCommands) + 1)
+		if op == len(fuzzCommands) {
+			b.WriteString(fuzzScanLoop(in))
+			count++
+			continue
+		}
+		cmd := fuzzCommands[op](in)
 		quoted := make([]string, len(cmd))
 		for i, a := range cmd {
 			quoted[i] = strconv.Quote(a)
