@@ -146,9 +146,12 @@ func TestWatchdogRetriesThenGivesUp(t *testing.T) {
 	require.Eventually(t, func() bool { return len(ev.of(lock.EventLost)) == 1 }, slack, time.Millisecond)
 	require.Eventually(t, func() bool { return srv.Do(t, "EXISTS", m.Key()) == "0" }, slack, time.Millisecond,
 		"the hold given up is given back, not left to its lease")
+	// Which of the two depends on whether the give-back or the server's
+	// expiry came first (a late timer on a busy machine); that a hold the
+	// server still counts is released is TestGivenUpHoldIsReleased's.
 	err = m.Unlock(ctx)
 	require.ErrorIs(t, err, lock.ErrNotHeld)
-	assert.Contains(t, err.Error(), "the server still counted it, and it was released")
+	assert.Regexp(t, "the server still counted it, and it was released|the server had ended it too", err.Error())
 }
 
 // All waiters of one Client share one subscription per lock (the Client's

@@ -96,12 +96,23 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 }
 
 // callAcquire is runAcquire's call, on the caller's goroutine or not.
+//
+// When the window ends a try in flight, the error is the last transport
+// error of an earlier try, if any, rather than the deadline: it says why
+// the server gave no answer.
 func (m *Mutex) callAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
+	var last error
 	r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
 		r.sent = time.Now()
 		r.res, err = m.scripts.Acquire(ctx, keys, args)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			last = err
+		}
 		return err
 	})
+	if last != nil && errors.Is(r.err, context.DeadlineExceeded) {
+		r.err = last
+	}
 	return r
 }
 
