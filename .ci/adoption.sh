@@ -62,6 +62,18 @@ fi
 step go mod tidy -diff
 $go mod tidy -diff
 
+# The README's CI check passes on the fresh tree and names a file edited
+# since (the edit is undone before the tests).
+step go tool luagen diff ./...
+$go tool luagen diff ./...
+cp allow.lua.go "$work/allow.lua.go"
+echo '// edited' >>allow.lua.go
+if out=$($go tool luagen diff ./...) || [ "$out" != "allow.lua.go: stale" ]; then
+	echo "go tool luagen diff ./... after editing allow.lua.go: want \"allow.lua.go: stale\" and exit 1, got: $out"
+	exit 1
+fi
+cp "$work/allow.lua.go" allow.lua.go
+
 step go vet ./...
 $go vet ./...
 step go test -race ./...

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"go/token"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,15 +23,28 @@ func init() {
 	})
 	register(&command{
 		name:  "diff",
-		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua... | packages",
 		short: "report generated files that are missing, stale or extra (exit 1 if any)",
-		run:   func(e *env, args []string) int { return runGenerate(e, "diff", args) },
+		long: "Given Go packages (./..., ./lock/..., or a directory with no .lua files)\n" +
+			"instead of scripts, diff runs every //go:generate line of those packages\n" +
+			"that runs luagen generate, with that line's own flags and scripts, taken\n" +
+			"from its package's directory as go generate would, and prints paths\n" +
+			"relative to the current directory. A pattern that matches no package is\n" +
+			"an error, and so is finding no such line. The flags below go with scripts\n" +
+			"only. In CI: go tool luagen diff ./...",
+		run: func(e *env, args []string) int { return runGenerate(e, "diff", args) },
 	})
 	register(&command{
 		name:  "check",
-		args:  "[-new name] [-functions] dir|file.lua...",
+		args:  "[-new name] [-functions] dir|file.lua... | packages",
 		short: "check the scripts' annotations and Lua, generating nothing",
-		run:   func(e *env, args []string) int { return runGenerate(e, "check", args) },
+		long: "The scripts named are checked together as the one package generate\n" +
+			"would make of them. Given Go packages (./..., ./lock/..., or a directory\n" +
+			"with no .lua files) instead, check checks the scripts of every\n" +
+			"//go:generate line of those packages that runs luagen generate, with that\n" +
+			"line's own flags, and prints paths relative to the current directory.\n" +
+			"The flags below go with scripts only.",
+		run: func(e *env, args []string) int { return runGenerate(e, "check", args) },
 	})
 }
 
@@ -52,43 +68,137 @@ func runGenerate(e *env, name string, args []string) int {
 	fs := newFlagSet(e, name)
 	var f genFlags
 	f.register(fs, name != "check")
-	for _, a := range args {
-		if a == "-revision" || a == "--revision" || strings.HasPrefix(a, "-revision=") || strings.HasPrefix(a, "--revision=") {
-			fmt.Fprintf(e.stderr, "luagen %s: -revision is gone: a function library is named by a hash of its scripts, "+
-				"so a changed script is a new version with no number to raise (see runtime.Library); remove -revision from the command\n", name)
-			return exitUsage
-		}
+	if err := revisionArg(args); err != nil {
+		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+		return exitUsage
 	}
 	inputs, status, ok := parseFlags(fs, args)
 	if !ok {
 		return status
 	}
-	for _, in := range inputs {
-		if len(in) > 1 && in[0] == '-' {
-			fmt.Fprintf(e.stderr, "luagen %s: flag %s after the scripts: flags go before them\n", name, strings.SplitN(in, "=", 2)[0])
-			return exitUsage
-		}
+	if err := flagAfterInputs(inputs); err != nil {
+		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+		return exitUsage
 	}
 	if len(inputs) == 0 {
-		fmt.Fprintf(e.stderr, "luagen %s: no scripts: name .lua files or directories\n", name)
+		if name == "generate" {
+			fmt.Fprintf(e.stderr, "luagen %s: no scripts: name .lua files or directories\n", name)
+		} else {
+			fmt.Fprintf(e.stderr, "luagen %s: no scripts: name .lua files or directories, or Go packages (./...)\n", name)
+		}
 		fs.Usage()
 		return exitUsage
 	}
+	if name != "generate" {
+		pkgs, err := packageArgs(inputs)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+			return exitUsage
+		}
+		if pkgs {
+			if fs.NFlag() > 0 {
+				fmt.Fprintf(e.stderr, "luagen %s: flags go with scripts, not with Go packages: each go:generate line's own flags apply\n", name)
+				return exitUsage
+			}
+			return runPackages(e, name, inputs)
+		}
+	}
+	return job{cmd: name, flags: f, inputs: inputs, gopackage: e.getenv("GOPACKAGE")}.run(e)
+}
+
+// revisionArg refuses -revision wherever it stands in args.
+func revisionArg(args []string) error {
+	for _, a := range args {
+		if a == "-revision" || a == "--revision" || strings.HasPrefix(a, "-revision=") || strings.HasPrefix(a, "--revision=") {
+			return errors.New("-revision is gone: a function library is named by a hash of its scripts, " +
+				"so a changed script is a new version with no number to raise (see runtime.Library); remove -revision from the command")
+		}
+	}
+	return nil
+}
+
+// flagAfterInputs refuses a flag after the first script: Go's flag package
+// stops there, and would take "-out" for a script.
+func flagAfterInputs(inputs []string) error {
+	for _, in := range inputs {
+		if len(in) > 1 && in[0] == '-' {
+			return fmt.Errorf("flag %s after the scripts: flags go before them", strings.SplitN(in, "=", 2)[0])
+		}
+	}
+	return nil
+}
+
+// packageArgs reports whether the arguments of diff or check name Go
+// packages (see isPackageArg) rather than scripts; they must not mix.
+func packageArgs(args []string) (bool, error) {
+	var pkg, script string
+	for _, a := range args {
+		if isPackageArg(a) {
+			pkg = cmp.Or(pkg, a)
+		} else {
+			script = cmp.Or(script, a)
+		}
+	}
+	if pkg != "" && script != "" {
+		return false, fmt.Errorf("%s names Go packages and %s scripts: give one or the other", pkg, script)
+	}
+	return pkg != "", nil
+}
+
+// parseLine parses the arguments of luagen generate in a go:generate line.
+func parseLine(args []string) (genFlags, []string, error) {
+	var f genFlags
+	fs := flag.NewFlagSet("luagen generate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs, true)
+	if err := revisionArg(args); err != nil {
+		return f, nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, nil, err
+	}
+	if err := flagAfterInputs(fs.Args()); err != nil {
+		return f, nil, err
+	}
+	if fs.NArg() == 0 {
+		return f, nil, errors.New("luagen generate names no scripts")
+	}
+	return f, fs.Args(), nil
+}
+
+// A job is one run of generate, diff or check on one set of scripts: a
+// command line, or a go:generate line found by diff or check.
+type job struct {
+	cmd       string // generate, diff or check
+	flags     genFlags
+	inputs    []string
+	gopackage string // $GOPACKAGE
+	origin    string // the go:generate line, file:line, or "" for the command line
+}
+
+// errorf prints a message about the job, naming its go:generate line.
+func (j job) errorf(e *env, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if j.origin != "" {
+		msg = j.origin + ": " + msg
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(e.stderr, "luagen %s: %s\n", j.cmd, line)
+	}
+}
+
+// run runs the job and returns the exit status.
+func (j job) run(e *env) int {
+	f := j.flags
 	outAbs, err := filepath.Abs(f.out)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+		j.errorf(e, "%v", err)
 		return exitFail
 	}
 	dirPkg := packageName(filepath.Base(outAbs))
-	pkg := f.pkg
-	if pkg == "" {
-		pkg = e.getenv("GOPACKAGE")
-	}
-	if pkg == "" {
-		pkg = dirPkg
-	}
+	pkg := cmp.Or(f.pkg, j.gopackage, dirPkg)
 	if f.newName == "" {
-		fmt.Fprintf(e.stderr, "luagen %s: -new needs a name; leave it out for New\n", name)
+		j.errorf(e, "-new needs a name; leave it out for New")
 		return exitUsage
 	}
 	if err := (gen.Config{Package: pkg, New: f.newName, Functions: f.functions}).Check(); err != nil {
@@ -96,16 +206,16 @@ func runGenerate(e *env, name string, args []string) int {
 		if ce, ok := err.(*gen.ConfigError); ok && ce.Field == "Package" {
 			flag = "-pkg"
 		}
-		fmt.Fprintf(e.stderr, "luagen %s: %v; choose another with %s\n", name, err, flag)
+		j.errorf(e, "%v; choose another with %s", err, flag)
 		return exitUsage
 	}
-	srcs, err := gen.Load(inputs)
+	srcs, err := gen.Load(j.inputs)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+		j.errorf(e, "%v", err)
 		return exitFail
 	}
 	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions,
-		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, inputs), Version: version()}
+		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, j.inputs), Version: version()}
 	files, diags := gen.Generate(srcs, cfg)
 	if len(diags) > 0 {
 		for _, d := range diags {
@@ -113,13 +223,13 @@ func runGenerate(e *env, name string, args []string) int {
 		}
 		return exitFail
 	}
-	switch name {
+	switch j.cmd {
 	case "check":
 		return exitOK
 	case "diff":
 		plan, err := gen.Plan(f.out, files)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "luagen diff: %v\n", err)
+			j.errorf(e, "%v", err)
 			return exitFail
 		}
 		for _, c := range plan {
@@ -131,9 +241,7 @@ func runGenerate(e *env, name string, args []string) int {
 		return exitOK
 	}
 	if _, err := gen.Write(f.out, files); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "luagen generate: %s\n", line)
-		}
+		j.errorf(e, "%v", err)
 		return exitFail
 	}
 	return exitOK

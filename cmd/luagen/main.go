@@ -5,8 +5,8 @@
 // Usage:
 //
 //	luagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...
-//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...
-//	luagen check    [-new name] [-functions] dir|file.lua...
+//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua... | packages
+//	luagen check    [-new name] [-functions] dir|file.lua... | packages
 //	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 //	luagen version
 //	luagen help     [command]
@@ -78,13 +78,32 @@
 // header that generate refuses to overwrite), and exits 1 when there is
 // any. Use it in CI to catch output that is out of date.
 //
+// Given Go packages instead of scripts (patterns with "...", such as ./...
+// or ./lock/..., or directories that hold no .lua files), diff expands them
+// with go list as go generate does and runs every //go:generate line in
+// those packages' files that runs luagen generate (go tool luagen, go run
+// …/cmd/luagen, or a luagen binary; -command shorthands and $VARs as go
+// generate reads them): the line's flags and scripts, resolved from its
+// package's directory, with $GOPACKAGE set to the file's package. Paths
+// are printed relative to the current directory, so from a module's root
+//
+//	go tool luagen diff ./...
+//
+// checks every generated package of the module, whatever each line's
+// flags. A pattern that matches no package, a line luagen cannot parse and
+// finding no luagen line at all are errors (exit 1). Flags go with scripts
+// only: with packages, each line's own apply. Like go generate, ./... does
+// not reach into nested modules; run diff in each.
+//
 // # check
 //
 // Check parses and lints the scripts and prints problems without
 // generating anything. The files and directories named are checked
 // together as the one package generate would make of them, so names must
 // be unique across them; check directories meant for separate packages
-// with one check each.
+// with one check each. Given Go packages, check checks the scripts of
+// each luagen generate line in them, with the line's -new and -functions,
+// as diff does.
 //
 // # eval
 //
@@ -114,7 +133,8 @@
 //
 //	path.lua:line:col: message
 //
-// with path as given on the command line. When there is any, generate and
+// with path as given on the command line (for Go packages, relative to the
+// current directory). When there is any, generate and
 // diff write nothing. See package github.com/luagen/luagen/gen for the
 // annotation format and for what the checks can and cannot see.
 //
@@ -140,6 +160,7 @@ type command struct {
 	name  string
 	args  string // usage after the name, e.g. "[-out dir] dir|file.lua..."
 	short string // one line for the command list
+	long  string // more for the command's -h, after short; may be empty
 	// run executes the command with the arguments after its name and
 	// returns the exit status. It reports usage errors itself (status 2).
 	run func(env *env, args []string) int
@@ -241,6 +262,9 @@ func newFlagSet(e *env, c string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: %s\n\n%s\n", synopsis(c), commands[c].short)
+		if long := commands[c].long; long != "" {
+			fmt.Fprintf(e.stderr, "\n%s\n", long)
+		}
 		if hasFlags(fs) {
 			fmt.Fprintln(e.stderr, "\nFlags:")
 			fs.PrintDefaults()
