@@ -85,15 +85,21 @@ func section(m *lock.Mutex, rc rueidis.Client, counter string, occupancy, maxOcc
 			break
 		}
 	}
+	err = increment(held, rc, counter)
+	occupancy.Add(-1) // also when the section failed: an overlap counted is a real one
+	if err != nil {
+		return err
+	}
+	return m.Unlock(ctx)
+}
+
+// increment adds 1 to counter with a GET and a SET, under held.
+func increment(held context.Context, rc rueidis.Client, counter string) error {
 	v, err := rc.Do(held, rc.B().Get().Key(counter).Build()).AsInt64()
 	if err != nil && !rueidis.IsRedisNil(err) {
 		return err
 	}
-	if err := rc.Do(held, rc.B().Set().Key(counter).Value(strconv.FormatInt(v+1, 10)).Build()).Error(); err != nil {
-		return err
-	}
-	occupancy.Add(-1)
-	return m.Unlock(ctx)
+	return rc.Do(held, rc.B().Set().Key(counter).Value(strconv.FormatInt(v+1, 10)).Build()).Error()
 }
 
 // 2. Only the owner can release; releasing a lock that expired is an error
