@@ -161,6 +161,11 @@ func (m *Mutex) abandon(seq int64) { m.rollback(seq, nil) }
 // back a hold the server counted, or why it did not get through.
 func (m *Mutex) rollback(seq int64, report func(released bool, err error)) {
 	m.beginUndo()
+	m.startRollback(seq, report)
+}
+
+// startRollback runs a rollback counted by beginUndo.
+func (m *Mutex) startRollback(seq int64, report func(released bool, err error)) {
 	undo := func() {
 		defer m.endUndo()
 		var released bool
@@ -197,7 +202,25 @@ func (m *Mutex) retry(ctx context.Context, call func(context.Context) error) err
 func (m *Mutex) retryWithin(ctx context.Context, window time.Duration, call func(context.Context) error) error {
 	p := retryPolicy
 	p.Window = window
-	return runtime.Retry(ctx, p, call)
+	return runtime.Retry(ctx, p, func(ctx context.Context) error {
+		err := call(ctx)
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return &lostConnection{err}
+		}
+		return err
+	})
+}
+
+// lostConnection is a try that failed with a deadline that was not its
+// own: another call's deadline made rueidis close the connection both
+// were on (it does so for a call in its synchronous mode). The reply is
+// lost; another try may get one, so it is retried like any connection
+// error (runtime.Transient counts a deadline as final, rightly for the
+// caller's own).
+type lostConnection struct{ err error }
+
+func (e *lostConnection) Error() string {
+	return "connection closed under the call by another call's deadline (" + e.err.Error() + ")"
 }
 
 // retryable reports whether err means the reply was lost (a connection
@@ -233,6 +256,11 @@ func mayHaveRun(err error) bool {
 func (m *Mutex) beginUndo() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.beginUndoLocked()
+}
+
+// beginUndoLocked is beginUndo with m.mu held.
+func (m *Mutex) beginUndoLocked() {
 	if m.undo == 0 {
 		m.undone = make(chan struct{})
 	}

@@ -110,7 +110,7 @@ func (c *Client) Close() {
 	}
 	c.mu.Unlock()
 	for _, h := range holds {
-		h.over(ErrClosed, false)
+		h.over(ErrClosed, false, false)
 	}
 	for _, s := range subs {
 		s.shutdown()

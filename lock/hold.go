@@ -75,10 +75,10 @@ func (h *hold) launch() {
 	}
 	h.valid = time.AfterFunc(time.Until(h.validUntil), h.expire)
 	if h.parent.Done() != nil { // else it never ends: nothing to watch
-		h.unlink = context.AfterFunc(h.parent, func() { h.over(context.Cause(h.parent), false) })
+		h.unlink = context.AfterFunc(h.parent, func() { h.over(context.Cause(h.parent), false, false) })
 	}
 	if !m.c.addHold(h) {
-		go h.over(ErrClosed, false)
+		go h.over(ErrClosed, false, false)
 	}
 }
 
@@ -154,7 +154,12 @@ func (h *hold) end(cause error) {
 // over ends the hold from a timer or context callback: the lock was lost
 // (lost true), or the caller's context or the Client ended. It does nothing
 // when the hold was stopped already.
-func (h *hold) over(cause error, lost bool) bool {
+//
+// giveBack (a loss on this process' clock, where the server may still
+// count the hold) also gives the hold back on the server, registered
+// before the context is cancelled, so that whoever sees the hold end also
+// sees the rollback to wait for.
+func (h *hold) over(cause error, lost, giveBack bool) bool {
 	h.mu.Lock()
 	first := h.stop()
 	h.mu.Unlock()
@@ -162,14 +167,22 @@ func (h *hold) over(cause error, lost bool) bool {
 		return false
 	}
 	m := h.m
+	var g *givenUp
 	m.mu.Lock()
 	if m.hold == h {
 		m.hold = nil
 		if lost {
 			m.holds, m.token = 0, 0
+			m.losses++
+		}
+		if giveBack {
+			g = m.giveUpLocked(cause)
 		}
 	}
 	m.mu.Unlock()
+	if g != nil {
+		m.startGiveBack(g)
+	}
 	h.cancel(cause)
 	if lost {
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
@@ -196,9 +209,7 @@ func (h *hold) expire() {
 	}
 	// The server's lease may outlast this one (a renewal that ran but
 	// answered too late): what it still counts is given back.
-	if h.over(cause, true) {
-		h.m.giveBack(cause)
-	}
+	h.over(cause, true, true)
 }
 
 // renewTick is the watchdog: one renewal, then the next is scheduled.
@@ -226,7 +237,7 @@ func (h *hold) renewTick() {
 	if h.stopped || gone {
 		h.mu.Unlock()
 		if gone {
-			h.over(ErrLost, true)
+			h.over(ErrLost, true, false)
 		}
 		return
 	}

@@ -57,6 +57,7 @@ type Mutex struct {
 	newest int64    // the largest token of any hold so far: a handoff message with no larger one is stale
 	hold   *hold    // the current hold's context and watchdog; nil when none runs
 	gaveUp *givenUp // the last hold given up as lost on this process' clock, until Unlock reports it
+	losses uint64   // holds ended by a loss so far: a reentrant reply that spans one is void
 	undo   int      // rollbacks (Abandon) in flight
 	undone chan struct{}
 }
@@ -404,6 +405,9 @@ func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
 // is then over (ErrLost) and the caller acquires anew.
 func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held context.Context, err error, done bool) {
 	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
+	m.mu.Lock()
+	losses := m.losses
+	m.mu.Unlock()
 	res, sent, err := m.acquireAgain(actx)
 	var validUntil time.Time
 	if err == nil && res.Acquired {
@@ -413,25 +417,61 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 		held, _, err = m.stopped(ctx, actx, start, 1, err, false)
 		return held, err, true
 	}
-	if res.Acquired && validUntil.IsZero() {
-		// The server counted the hold, but its lease ran out before this
-		// process heard of it: the hold is over, as below, and whatever
-		// the server still counts of it is given back.
-		m.giveBack(ErrLost)
-	}
-	if validUntil.IsZero() {
-		m.mu.Lock()
-		h := m.hold
-		m.holds, m.token, m.hold = 0, 0, nil
-		m.mu.Unlock()
-		if h != nil {
-			h.end(ErrLost)
-			m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
+	if !validUntil.IsZero() {
+		if held, ok, err := m.wonAgain(ctx, start, res.HoldCount, validUntil, losses); ok {
+			return held, err, true
 		}
-		return nil, nil, false
 	}
-	held, _, err = m.won(ctx, start, 1, TriggerFirst, res.HoldCount, 0, validUntil)
-	return held, err, true
+	// The hold is over: the server no longer counts it, its lease ran out
+	// before this process heard of the reply, or it ended while the call
+	// was out (lost, and then given back, which takes this count along).
+	m.mu.Lock()
+	var g *givenUp
+	if res.Acquired && m.losses == losses {
+		g = m.giveUpLocked(ErrLost) // the server counted it: give it back
+	}
+	h := m.hold
+	m.holds, m.token, m.hold = 0, 0, nil
+	m.mu.Unlock()
+	if g != nil {
+		m.startGiveBack(g)
+	}
+	if h != nil {
+		h.end(ErrLost)
+		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
+	}
+	return nil, nil, false
+}
+
+// wonAgain is won for a reentrant acquire, unless a loss ended the hold
+// since losses was read (ok false): a count raised on a hold that is over
+// counts nothing.
+func (m *Mutex) wonAgain(ctx context.Context, start time.Time, count int64, validUntil time.Time, losses uint64) (held context.Context, ok bool, err error) {
+	m.mu.Lock()
+	if m.losses != losses {
+		m.mu.Unlock()
+		return nil, false, nil
+	}
+	held = m.recordLocked(ctx, count, 0, validUntil)
+	token := m.token
+	m.mu.Unlock()
+	m.emit(Event{Kind: EventAcquired, Attempt: 1, Trigger: TriggerFirst, Wait: time.Since(start), HoldCount: count, Token: token})
+	return held, true, nil
+}
+
+// recordLocked records a hold of count, with token (0: the current hold's),
+// valid until validUntil, and returns the caller's context; m.mu is held.
+func (m *Mutex) recordLocked(ctx context.Context, count, token int64, validUntil time.Time) context.Context {
+	m.holds, m.gaveUp = count, nil
+	if token != 0 {
+		m.token = token
+		m.newest = max(m.newest, token)
+	}
+	if h := m.hold; h != nil {
+		h.extend(validUntil)
+		return h.child(ctx)
+	}
+	return m.startHold(ctx, validUntil).ctx
 }
 
 // validity returns until when, on this process' clock, a hold is valid
@@ -471,11 +511,26 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 // so it cannot take the same hold (and its fencing token) up again.
 // Unlock reports what the rollback found.
 func (m *Mutex) giveBack(cause error) {
-	g := &givenUp{cause: cause, done: make(chan struct{})}
 	m.mu.Lock()
-	m.gaveUp = g
+	g := m.giveUpLocked(cause)
 	m.mu.Unlock()
-	m.rollback(int64(m.seq.Add(1)), func(released bool, err error) {
+	m.startGiveBack(g)
+}
+
+// giveUpLocked records a hold given up and counts its rollback, with m.mu
+// held, so that no Lock, Unlock or reentrant reply in between sees the
+// hold neither counted nor being given back.
+func (m *Mutex) giveUpLocked(cause error) *givenUp {
+	g := &givenUp{cause: cause, done: make(chan struct{})}
+	m.gaveUp = g
+	m.losses++
+	m.beginUndoLocked()
+	return g
+}
+
+// startGiveBack sends the rollback that giveUpLocked counted.
+func (m *Mutex) startGiveBack(g *givenUp) {
+	m.startRollback(int64(m.seq.Add(1)), func(released bool, err error) {
 		g.released, g.err = released, err
 		close(g.done)
 	})
@@ -485,18 +540,7 @@ func (m *Mutex) giveBack(cause error) {
 // process' clock, and returns the caller's context.
 func (m *Mutex) won(ctx context.Context, start time.Time, n int, trigger Trigger, count, token int64, validUntil time.Time) (context.Context, bool, error) {
 	m.mu.Lock()
-	m.holds, m.gaveUp = count, nil
-	if token != 0 {
-		m.token = token
-		m.newest = max(m.newest, token)
-	}
-	var held context.Context
-	if h := m.hold; h != nil {
-		h.extend(validUntil)
-		held = h.child(ctx)
-	} else {
-		held = m.startHold(ctx, validUntil).ctx
-	}
+	held := m.recordLocked(ctx, count, token, validUntil)
 	token = m.token
 	m.mu.Unlock()
 	m.emit(Event{Kind: EventAcquired, Attempt: n, Trigger: trigger, Wait: time.Since(start), HoldCount: count, Token: token})
@@ -747,7 +791,7 @@ func (m *Mutex) givenUp(ctx context.Context, g *givenUp) error {
 // the first acquire of each hold (or by the release that handed the lock
 // over), larger than every token drawn before it for this lock, so a
 // downstream store can refuse writes carrying a token lower than one it
-// has seen (Kleppmann's fencing). It is 0 when this Mutex holds no lock as
+// has seen (Kleppmann's fencing). It is 0 after Client.Close and when this Mutex holds no lock as
 // far as it knows.
 //
 // Tokens are max(previous + 1, server time in µs): they rise across holders
@@ -757,7 +801,7 @@ func (m *Mutex) givenUp(ctx context.Context, g *givenUp) error {
 func (m *Mutex) Token() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.holds == 0 {
+	if m.holds == 0 || m.c.isClosed() {
 		return 0
 	}
 	return m.token
@@ -813,6 +857,9 @@ func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
 		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
 		return err
 	})
+	if err != nil && ctx.Err() == nil && unanswered(err) {
+		err = fmt.Errorf("%w within the retry window: %w", ErrNoAnswer, err)
+	}
 	return in, m.wrap(err)
 }
 

@@ -149,3 +149,86 @@ func TestGivenUpHoldIsReleased(t *testing.T) {
 	assert.Greater(t, m.Token(), token, "a new section, a new token")
 	require.NoError(t, m.Unlock(ctx))
 }
+
+// Right after a hold ends on this process' clock (its renewals ran on the
+// server, their answers stalled), Unlock already knows it was given up and
+// says what the server had, and the next Lock waits for the give-back: it
+// never takes the old hold, and its token, up again. (Once, the held
+// context was cancelled before the give-back was registered: in that gap
+// Unlock answered a bare ErrNotHeld and Lock took the old hold, whose late
+// give-back then deleted it under the new holder.)
+func TestGiveUpRaceNeverReusesAToken(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	ctx := context.Background()
+	const lease = 80 * time.Millisecond
+	for i := range 40 {
+		fx := newFaultExecutor(rc)
+		c := newClient(t, rc, lock.WithExecutor(fx), lock.WithWatchdogLease(lease))
+		m := newMutex(t, c, "give-up-race")
+		fx.inject("scripts.Renew", stall, stall, stall, stall, stall, stall, stall, stall)
+		held, err := m.Lock(ctx)
+		require.NoError(t, err)
+		token := m.Token()
+		<-held.Done()
+		err = m.Unlock(ctx)
+		require.ErrorIs(t, err, lock.ErrNotHeld, "iteration %d", i)
+		require.Contains(t, err.Error(), "the server", "iteration %d: Unlock knows of the give-back", i)
+
+		fx.inject("scripts.Renew", pass, pass, pass, pass, pass, pass, pass, pass)
+		_, err = m.Lock(ctx)
+		require.NoError(t, err)
+		require.Greater(t, m.Token(), token, "iteration %d: a new section, a new token", i)
+		require.Equal(t, "1", srv.Do(t, "HGET", m.Key(), m.Owner()), "iteration %d: the new hold is the server's", i)
+		require.NoError(t, m.Unlock(ctx))
+		c.Close()
+	}
+}
+
+// A reentrant Lock sent into a stall that outlasts the hold on this
+// process' clock: when its answer comes, the hold it raised is being given
+// back, so it counts nothing; the Lock acquires anew (after the give-back,
+// with a new token) instead of returning a hold the server no longer
+// counts while another owner takes the lock.
+func TestReentrantLockAcrossAGiveUp(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const lease = 2 * time.Second
+	lost := make(chan struct{})
+	m := newMutex(t, newClient(t, srv.Client(t), lock.WithWatchdogLease(lease), lock.WithHook(func(e lock.Event) {
+		if e.Kind == lock.EventLost {
+			close(lost)
+		}
+	})), "reentrant-give-up")
+	_, err := m.Lock(ctx)
+	require.NoError(t, err)
+	token := m.Token()
+	require.NoError(t, srv.Signal(syscall.SIGSTOP))
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = srv.Signal(syscall.SIGCONT)
+		}
+	}()
+	time.Sleep(lease * 7 / 10) // the renewals are stalled by now
+	reentrant := make(chan error, 1)
+	var held context.Context
+	go func() {
+		var err error
+		held, err = m.Lock(ctx) // reentrant, sent into the stall
+		reentrant <- err
+	}()
+	<-lost
+	require.NoError(t, srv.Signal(syscall.SIGCONT))
+	stopped = false
+	require.NoError(t, <-reentrant)
+	require.NoError(t, held.Err())
+	assert.Greater(t, m.Token(), token, "a new hold, not the given-up one")
+	assert.Equal(t, "1", srv.Do(t, "HGET", m.Key(), m.Owner()), "held on the server too, one hold")
+	other := newMutex(t, newClient(t, srv.Client(t)), "reentrant-give-up")
+	_, ok, err := other.TryLock(ctx, 0)
+	require.NoError(t, err)
+	assert.False(t, ok, "nobody else holds it meanwhile")
+	require.NoError(t, m.Unlock(ctx))
+	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
+}
