@@ -261,20 +261,13 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 		case err != nil:
 			return m.stopped(ctx, actx, start, n, err, answered)
 		case res.Acquired:
-			validUntil, err := m.validity(actx, sent, res.TTL, m.cfg.leaseFor())
-			if err == nil && validUntil.IsZero() {
-				// Held, but its lease ran out before this process heard of
-				// it (a stalled server): give it back, try again.
-				m.abandon(seq)
-				err = m.waitUndo(actx, time.Now())
-				trigger = TriggerFirst
-				if err == nil {
-					continue
-				}
-			}
-			if err != nil {
-				m.abandon(seq)
+			validUntil, again, err := m.claim(actx, seq, sent, res.TTL, m.cfg.leaseFor())
+			switch {
+			case err != nil:
 				return m.stopped(ctx, actx, start, n, err, answered)
+			case again:
+				trigger = TriggerFirst
+				continue
 			}
 			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
 		case !queue || (bounded && !time.Now().Before(deadline)):
@@ -327,18 +320,13 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 				return m.failed(ctx, start, n, err)
 			}
 			// The grant's lease began after the refused attempt was sent.
-			validUntil, err := m.validity(actx, refused, m.cfg.grantLease(), m.cfg.grantLease())
-			if err == nil && validUntil.IsZero() {
-				m.abandon(seq) // handed over too long ago: give it back, try again
-				err = m.waitUndo(actx, time.Now())
-				trigger = TriggerNotified
-				if err == nil {
-					continue
-				}
-			}
-			if err != nil {
-				m.abandon(seq)
+			validUntil, again, err := m.claim(actx, seq, refused, m.cfg.grantLease(), m.cfg.grantLease())
+			switch {
+			case err != nil:
 				return m.stopped(ctx, actx, start, n, err, answered)
+			case again:
+				trigger = TriggerNotified
+				continue
 			}
 			return m.won(ctx, start, n, TriggerHandoff, 1, token, validUntil)
 		case <-t.C:
@@ -457,6 +445,23 @@ func (m *Mutex) wonAgain(ctx context.Context, start time.Time, count int64, vali
 	m.mu.Unlock()
 	m.emit(Event{Kind: EventAcquired, Attempt: 1, Trigger: TriggerFirst, Wait: time.Since(start), HoldCount: count, Token: token})
 	return held, true, nil
+}
+
+// claim judges a hold that attempt seq took or was handed (sent and ttl
+// as for validity): it returns the hold's validity; or again when its
+// lease had run out before this process heard of it (a stalled server),
+// once the hold is given back, for the caller to attempt anew; or an
+// error, with the attempt rolled back.
+func (m *Mutex) claim(actx context.Context, seq int64, sent time.Time, ttl, granted time.Duration) (validUntil time.Time, again bool, err error) {
+	validUntil, err = m.validity(actx, sent, ttl, granted)
+	if err == nil && !validUntil.IsZero() {
+		return validUntil, false, nil
+	}
+	m.abandon(seq)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return time.Time{}, true, m.waitUndo(actx, time.Now())
 }
 
 // recordLocked records a hold of count, with token (0: the current hold's),
