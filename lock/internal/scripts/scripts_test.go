@@ -84,9 +84,14 @@ func TestReleaseHandsOverInOrder(t *testing.T) {
 	b := acquire(t, s, "B.1", 1)
 	assert.False(t, b.Acquired)
 	assert.Equal(t, lease, b.TTL, "a waiter learns the holder's lease")
-	assert.False(t, acquire(t, s, "C.7", 1).Acquired)
+	assert.Zero(t, b.Ahead, "and that it is next")
+	c := acquire(t, s, "C.7", 1)
+	assert.False(t, c.Acquired)
+	assert.EqualValues(t, 1, c.Ahead, "one waiter ahead")
 	assert.Equal(t, []string{"B.1", "C.7"}, r.List(queue))
-	assert.False(t, acquire(t, s, "B.1", 2).Acquired, "a later attempt keeps its place")
+	b = acquire(t, s, "B.1", 2)
+	assert.False(t, b.Acquired, "a later attempt keeps its place")
+	assert.Zero(t, b.Ahead)
 	assert.Equal(t, []string{"B.1", "C.7"}, r.List(queue))
 
 	r.Advance(time.Millisecond)
@@ -106,7 +111,7 @@ func TestReleaseHandsOverInOrder(t *testing.T) {
 	// B learns of it by an attempt too (a lost message): the same hold and
 	// token, the lease set in full.
 	got := acquire(t, s, "B.1", 3)
-	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 1, Token: token}, got)
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 1, TTL: lease, Token: token}, got)
 	ttl, _ = r.PTTL(lk)
 	assert.Equal(t, lease, ttl)
 	_, err = release(s, "B.1")
@@ -176,8 +181,10 @@ func TestLatches(t *testing.T) {
 	require.True(t, acquire(t, s, "A.1", 1).Acquired)
 	assert.ElementsMatch(t, []string{lk, fence}, r.Keys(), "a first acquire writes no latch")
 	l1 := k.Latch("A.1", 1)
-	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1))
-	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2}, acquire(t, s, "A.1", 2, l1), "a retry")
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2, TTL: lease}, acquire(t, s, "A.1", 2, l1))
+	r.Advance(time.Second)
+	assert.Equal(t, scripts.AcquireResult{Acquired: true, HoldCount: 2, TTL: lease - time.Second}, acquire(t, s, "A.1", 2, l1),
+		"a retry: the first answer, with the lease left now")
 	assert.Equal(t, map[string]string{"A.1": "2"}, r.HGetAll(lk))
 	l2 := k.Latch("A.1", 2)
 	left, err := release(s, "A.1", l2)
