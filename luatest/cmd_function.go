@@ -206,15 +206,7 @@ func cmdFcall(c *cmdCtx, args []string) resp.Reply {
 
 // FUNCTION HELP — https://redis.io/commands/function-help/: the text of
 // functionHelpCommand, as addReplyHelp sends it (status lines, "Prints this help." last).
-func cmdFunctionHelp(*cmdCtx, []string) resp.Reply {
-	lines := append(append([]string{"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, functionHelp...),
-		"HELP", "    Prints this help.")
-	out := make([]resp.Reply, len(lines))
-	for i, l := range lines {
-		out[i] = resp.StatusReply(l)
-	}
-	return resp.ArrayReply(out...)
-}
+func cmdFunctionHelp(*cmdCtx, []string) resp.Reply { return helpReply("FUNCTION", functionHelp) }
 
 var functionHelp = []string{
 	"LOAD [REPLACE] <FUNCTION CODE>",

@@ -140,17 +140,27 @@ func cmdEval(c *cmdCtx, args []string) resp.Reply {
 
 var errNoScript = resp.ErrorReply("NOSCRIPT No matching script. Please use EVAL.")
 
-// SCRIPT LOAD script | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC]
-// — https://redis.io/commands/script-load/ and friends.
+// SCRIPT LOAD script | EXISTS sha1 [sha1 ...] | FLUSH [ASYNC|SYNC] | KILL |
+// DEBUG YES|SYNC|NO | HELP — https://redis.io/commands/script-load/ and
+// friends, in scriptCommand's order and with its texts. The arity of each
+// subcommand is checked before, from the server's command table.
 func cmdScript(c *cmdCtx, args []string) resp.Reply {
-	sub := strings.ToLower(args[0])
-	switch {
-	case sub == "load" && len(args) == 2:
-		sc, errReply := c.r.loadScript(args[1])
-		if errReply != nil {
-			return *errReply
+	switch sub := strings.ToLower(args[0]); {
+	case sub == "help" && len(args) == 1:
+		return helpReply("SCRIPT", scriptHelp)
+	case sub == "flush":
+		// "SCRIPT FLUSH ASYNC foo" too: only one mode word is accepted.
+		if len(args) > 2 || len(args) == 2 && !strings.EqualFold(args[1], "sync") && !strings.EqualFold(args[1], "async") {
+			return resp.ErrorReply("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		}
-		return resp.BulkReply(sc.sha)
+		clear(c.r.scripts)
+		// scriptingReset: the server closes its Lua interpreter and starts
+		// a new one, so the cjson settings a script changed start over.
+		if c.r.vm != nil {
+			c.r.vm.L.Close()
+			c.r.vm = nil
+		}
+		return resp.OK
 	case sub == "exists" && len(args) >= 2:
 		out := make([]resp.Reply, len(args)-1)
 		for i, sha := range args[1:] {
@@ -160,19 +170,55 @@ func cmdScript(c *cmdCtx, args []string) resp.Reply {
 			}
 		}
 		return resp.ArrayReply(out...)
-	case sub == "flush" && len(args) <= 2:
-		if len(args) == 2 {
-			if m := strings.ToUpper(args[1]); m != "ASYNC" && m != "SYNC" {
-				return resp.ErrorReply("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
-			}
+	case sub == "load" && len(args) == 2:
+		sc, errReply := c.r.loadScript(args[1])
+		if errReply != nil {
+			return *errReply
 		}
-		clear(c.r.scripts)
-		if c.r.vm != nil {
-			clear(c.r.vm.chunks)
+		return resp.BulkReply(sc.sha)
+	case sub == "kill" && len(args) == 1:
+		// No script is ever running while a command runs here.
+		return resp.ErrorReply("NOTBUSY No scripts in execution right now.")
+	case sub == "debug" && len(args) == 2:
+		switch strings.ToLower(args[1]) {
+		case "no":
+			return resp.OK
+		case "yes", "sync":
+			return resp.ErrorReply("ERR luatest: SCRIPT DEBUG " + strings.ToUpper(args[1]) + " (the Lua debugger) is not implemented")
 		}
-		return resp.OK
+		return resp.ErrorReply("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}
-	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SCRIPT HELP.", args[0]))
+	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try SCRIPT HELP.", args[0]))
+}
+
+// helpReply is addReplyHelp: "<CMD> <subcommand> [<arg> [value] [opt]
+// ...]. Subcommands are:", the lines, then HELP, all as status replies.
+func helpReply(cmd string, lines []string) resp.Reply {
+	all := append(append([]string{cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, lines...),
+		"HELP", "    Prints this help.")
+	out := make([]resp.Reply, len(all))
+	for i, l := range all {
+		out[i] = resp.StatusReply(l)
+	}
+	return resp.ArrayReply(out...)
+}
+
+// scriptHelp is scriptCommand's help text (eval.c, 7.0.15).
+var scriptHelp = []string{
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
 }
 
 // runOptions says how a script is called.

@@ -98,7 +98,7 @@ func newLuaVM(r *Redis) *luaVM {
 
 	vm.patchLibraries(r)
 	vm.patchCoercion()
-	g.RawSetString("cjson", newCjson(L))
+	g.RawSetString("cjson", newCjson(L, L.NewUserData())) // cjson.null
 	g.RawSetString("bit", newBit(L))
 	g.RawSetString("struct", newStruct(L))
 	g.RawSetString("cmsgpack", newCmsgpack(L))

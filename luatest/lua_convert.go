@@ -103,12 +103,25 @@ func luaErrorReply(L *lua.LState, buf string) *lua.LTable {
 // gets (luaReplyToRedisReply). clientProto is the caller's protocol,
 // scriptResp the script's redis.setresp.
 func luaToReply(v lua.LValue, clientProto, scriptResp int) resp.Reply {
-	return luaToReplyDepth(v, clientProto, scriptResp, 0)
+	// The error handler and the script's value are on the stack when
+	// luaCallFunction converts it, for EVAL and FCALL alike.
+	return luaToReplyDepth(v, clientProto, scriptResp, 2)
 }
 
-func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Reply {
-	if depth > 1000 {
-		// Redis checks the C stack (lua_checkstack) and answers this.
+// luaMaxCStack is Lua 5.1's LUAI_MAXCSTACK: lua_checkstack refuses to let
+// the stack of a C function (or of the host, between calls) grow past it.
+const luaMaxCStack = 8000
+
+// luaToReplyDepth converts v while slots Lua stack slots are in use, v
+// counted. luaReplyToRedisReply starts with lua_checkstack(lua, 4) and
+// answers "reached lua stack limit" in place of the value when that
+// fails; it holds one more slot per array level (the element), three per
+// set level (the set, the key, its copy being converted) and three or four
+// per map level (the map, key, value, and the key's copy while the key is
+// converted). So a table nested in itself ends after 7995 arrays, 2665
+// sets or map values, 1999 map keys.
+func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, slots int) resp.Reply {
+	if slots+4 > luaMaxCStack {
 		return resp.ErrorReply("ERR reached lua stack limit")
 	}
 	switch v := v.(type) {
@@ -161,8 +174,8 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var elems []resp.Reply
 			forEach(m, func(k, val lua.LValue) {
-				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1),
-					luaToReplyDepth(val, clientProto, scriptResp, depth+1))
+				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, slots+4),
+					luaToReplyDepth(val, clientProto, scriptResp, slots+3))
 			})
 			kind := resp.Map
 			if clientProto == 2 {
@@ -173,7 +186,7 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var elems []resp.Reply
 			forEach(s, func(k, _ lua.LValue) {
-				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, depth+1))
+				elems = append(elems, luaToReplyDepth(k, clientProto, scriptResp, slots+3))
 			})
 			kind := resp.Set
 			if clientProto == 2 {
@@ -187,7 +200,7 @@ func luaToReplyDepth(v lua.LValue, clientProto, scriptResp, depth int) resp.Repl
 			if e == lua.LNil {
 				break
 			}
-			elems = append(elems, luaToReplyDepth(e, clientProto, scriptResp, depth+1))
+			elems = append(elems, luaToReplyDepth(e, clientProto, scriptResp, slots+1))
 		}
 		return resp.Reply{Kind: resp.Array, Elems: elems}
 	}
