@@ -128,7 +128,7 @@ func TestTryLockBoundedWhileServerStalled(t *testing.T) {
 	assert.LessOrEqual(t, emptied, queueTTL+slack)
 	require.NoError(t, holder.Unlock(ctx))
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", holder.Key()))
-	_, ok, err = ms[0].TryLock(ctx, 0)
+	_, ok, err = ms[0].TryLock(ctx, 10*time.Second)
 	require.NoError(t, err)
 	require.True(t, ok, "a waiter that gave up can lock again")
 	require.NoError(t, ms[0].Unlock(ctx))

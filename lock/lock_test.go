@@ -31,6 +31,11 @@ import (
 // slack is what a time bound may be exceeded by on a loaded CI machine.
 const slack = 750 * time.Millisecond
 
+// patient is for a client whose TryLock(ctx, 0) asserts an answer (a
+// refusal) rather than TryLock's bound: on a busy machine the answer can
+// take longer than the default 25 ms grace.
+var patient = lock.WithWaitStrategy(lock.WaitStrategy{Grace: 5 * time.Second})
+
 // tight is what a bound on a return path with no round trip in it (a
 // deadline passes, the caller returns) may be exceeded by on a loaded CI
 // machine: scheduling delay only.
@@ -240,7 +245,7 @@ func TestHolderCrash(t *testing.T) {
 	h := startHolder(t, srv.Addr, "crash", lease)
 	h.expect(t, "acquired", 10*time.Second)
 
-	c := newClient(t, srv.Client(t))
+	c := newClient(t, srv.Client(t), patient)
 	m := newMutex(t, c, "crash")
 	ctx := context.Background()
 	time.Sleep(lease) // the holder's watchdog renews meanwhile
@@ -451,7 +456,7 @@ func TestReentrancy(t *testing.T) {
 	c := newClient(t, srv.Client(t))
 	ctx := context.Background()
 	m := newMutex(t, c, "reentrant")
-	other := newMutex(t, c, "reentrant")
+	other := newMutex(t, c, "reentrant", patient)
 
 	var helds []context.Context
 	for i := 1; i <= 3; i++ {
