@@ -58,7 +58,9 @@ func TestCancelledScriptReturnsCtxErr(t *testing.T) {
 	spin := runtime.NewScript(runtime.ScriptSpec{Name: "t.Spin", File: "spin.lua", Body: `#!lua
 redis.call('SET', KEYS[1], 'before')
 while true do end`})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// Long enough for the SET to run first on a busy machine (50 ms was
+	// not, with two other test binaries and two busy loops beside it).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := spin.Exec(ctx, r, []string{"k"}, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
