@@ -275,6 +275,13 @@ func TestMisuseIsRefused(t *testing.T) {
 	deleted, err := m.ForceUnlock(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)
 	assert.False(t, deleted)
+	assert.Zero(t, m.Token())
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = m.Lock(ended)
+	assert.ErrorIs(t, err, lock.ErrClosed, "whatever the ctx")
+	_, _, err = m.TryLock(ended, 0)
+	assert.ErrorIs(t, err, lock.ErrClosed, "whatever the ctx")
 	assert.Equal(t, sent, srv.CommandCalls(t, "evalsha")+srv.CommandCalls(t, "eval"), "nothing was sent")
 	assert.Equal(t, "1", srv.Do(t, "EXISTS", m.Key()), "the lock is still there, left to expire")
 }

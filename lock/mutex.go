@@ -183,6 +183,10 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return notHeld, false, ErrNilContext
 	}
 	start := time.Now()
+	if m.c.isClosed() { // ErrClosed whatever ctx, as every other method
+		m.emit(Event{Kind: EventAcquireFailed, Err: ErrClosed})
+		return notHeld, false, ErrClosed
+	}
 	// A wait up to MaxInt64 means "that long": wait + grace must not
 	// overflow into a deadline in the past.
 	grace := m.cfg.grace()
