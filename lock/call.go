@@ -96,23 +96,12 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 }
 
 // callAcquire is runAcquire's call, on the caller's goroutine or not.
-//
-// When the window ends a try in flight, the error is the last transport
-// error of an earlier try, if any, rather than the deadline: it says why
-// the server gave no answer.
 func (m *Mutex) callAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
-	var last error
 	r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
 		r.sent = time.Now()
 		r.res, err = m.scripts.Acquire(ctx, keys, args)
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			last = err
-		}
 		return err
 	})
-	if last != nil && errors.Is(r.err, context.DeadlineExceeded) {
-		r.err = last
-	}
 	return r
 }
 
@@ -155,16 +144,14 @@ func (m *Mutex) release(ctx context.Context, last bool) (int64, error) {
 // the Mutex's next Lock waits, so that it cannot count a hold that is
 // about to be given back. It runs for at most the retry window, also when
 // the Client is closing (Close waits for it).
-func (m *Mutex) abandon(seq int64) { m.rollback(seq, nil) }
-
-// rollback is abandon that tells report, when it is done, whether it gave
-// back a hold the server counted, or why it did not get through.
-func (m *Mutex) rollback(seq int64, report func(released bool, err error)) {
+func (m *Mutex) abandon(seq int64) {
 	m.beginUndo()
-	m.startRollback(seq, report)
+	m.startRollback(seq, nil)
 }
 
-// startRollback runs a rollback counted by beginUndo.
+// startRollback runs a rollback counted by beginUndo, and tells report
+// (when not nil), once it is done, whether it gave back a hold the server
+// counted, or why it did not get through.
 func (m *Mutex) startRollback(seq int64, report func(released bool, err error)) {
 	undo := func() {
 		defer m.endUndo()
@@ -198,17 +185,29 @@ func (m *Mutex) retry(ctx context.Context, call func(context.Context) error) err
 	return m.retryWithin(ctx, m.cfg.retryWindow, call)
 }
 
-// retryWithin is retry with a window of its own.
+// retryWithin is retry with a window of its own. When the window ends a
+// try in flight, the error is the last transport error of an earlier try,
+// if any, rather than the deadline: it says why the server gave no answer.
 func (m *Mutex) retryWithin(ctx context.Context, window time.Duration, call func(context.Context) error) error {
 	p := retryPolicy
 	p.Window = window
-	return runtime.Retry(ctx, p, func(ctx context.Context) error {
+	var last error // the last transport error of a try
+	err := runtime.Retry(ctx, p, func(ctx context.Context) error {
 		err := call(ctx)
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return &lostConnection{err}
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case !errors.Is(err, context.DeadlineExceeded):
+			last = err
+		case ctx.Err() == nil:
+			err = &lostConnection{err}
+			last = err
 		}
 		return err
 	})
+	if last != nil && errors.Is(err, context.DeadlineExceeded) {
+		return last
+	}
+	return err
 }
 
 // lostConnection is a try that failed with a deadline that was not its

@@ -159,12 +159,12 @@ func (h *hold) end(cause error) {
 // count the hold) also gives the hold back on the server, registered
 // before the context is cancelled, so that whoever sees the hold end also
 // sees the rollback to wait for.
-func (h *hold) over(cause error, lost, giveBack bool) bool {
+func (h *hold) over(cause error, lost, giveBack bool) {
 	h.mu.Lock()
 	first := h.stop()
 	h.mu.Unlock()
 	if !first {
-		return false
+		return
 	}
 	m := h.m
 	var g *givenUp
@@ -187,7 +187,6 @@ func (h *hold) over(cause error, lost, giveBack bool) bool {
 	if lost {
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
-	return true
 }
 
 // expire runs when the validity may have run out.

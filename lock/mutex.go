@@ -512,23 +512,15 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 	return until, nil
 }
 
-// giveBack ends on the server, in the background, a hold this process has
-// given up as lost on its own clock while the server may still count it
-// (a renewal or an acquire that ran, but whose answer came too late): the
-// rollback releases it if this owner still holds it, so that nobody waits
-// out its lease, and the next Lock of this Mutex waits for the rollback,
-// so it cannot take the same hold (and its fencing token) up again.
-// Unlock reports what the rollback found.
-func (m *Mutex) giveBack(cause error) {
-	m.mu.Lock()
-	g := m.giveUpLocked(cause)
-	m.mu.Unlock()
-	m.startGiveBack(g)
-}
-
-// giveUpLocked records a hold given up and counts its rollback, with m.mu
-// held, so that no Lock, Unlock or reentrant reply in between sees the
-// hold neither counted nor being given back.
+// giveUpLocked records a hold this process has given up as lost on its
+// own clock while the server may still count it (a renewal or an acquire
+// that ran, but whose answer came too late), and counts the rollback that
+// startGiveBack then sends: it releases the hold if this owner still holds
+// it, so that nobody waits out its lease, and the next Lock of this Mutex
+// waits for it, so it cannot take the same hold (and its fencing token) up
+// again; Unlock reports what it found. m.mu is held, so that no Lock,
+// Unlock or reentrant reply in between sees the hold neither counted nor
+// being given back.
 func (m *Mutex) giveUpLocked(cause error) *givenUp {
 	g := &givenUp{cause: cause, done: make(chan struct{})}
 	m.gaveUp = g
