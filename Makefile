@@ -36,13 +36,16 @@ vet:
 ## that runs luagen generate, with that line's arguments, from its package's
 ## directory (generate's own code path, writing nothing), and names each file
 ## generate would change; no list of packages to keep up to date.
-## examples/ratelimit is a module of its own, which ./... does not reach.
+## examples/ratelimit and bench are modules of their own, which ./... does
+## not reach.
 generated:
 	@status=0; \
 	$(GO) tool luagen diff ./... || status=1; \
-	if ! out=$$(cd examples/ratelimit && $(GO) tool luagen diff ./... 2>&1); then \
-		echo "in examples/ratelimit:"; echo "$$out"; status=1; \
-	fi; \
+	for m in examples/ratelimit bench; do \
+		if ! out=$$(cd $$m && $(GO) tool luagen diff ./... 2>&1); then \
+			echo "in $$m:"; echo "$$out"; status=1; \
+		fi; \
+	done; \
 	if [ $$status != 0 ]; then echo "generated code is out of date: run go generate ./... and commit the *.lua.go files with their scripts"; fi; \
 	exit $$status
 

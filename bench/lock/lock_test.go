@@ -46,9 +46,9 @@ package lock
 //
 // Every lock uses an 8 s lease or validity where it has one to set.
 //
-// CPU layout. In production the Redis server runs on a host of its own and
-// every process that takes the lock on another; here they share one
-// machine. By default (LUAGEN_BENCH_LAYOUT=split) the redis-server this
+// CPU layout (bench/internal/layout). In production the Redis server runs
+// on a host of its own and every process that takes the lock on another;
+// here they share one machine. By default (LUAGEN_BENCH_LAYOUT=split) the redis-server this
 // test starts gets the first CPU the test may run on, and the benchmark
 // process (every library's clients) the others, with GOMAXPROCS set to
 // their number, so that clients do not take CPU time from the server.
@@ -83,6 +83,8 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	benchlayout "github.com/luagen/luagen/bench/internal/layout"
+	"github.com/luagen/luagen/bench/internal/measure"
 	"github.com/luagen/luagen/lock"
 	"github.com/luagen/luagen/redistest"
 )
@@ -109,23 +111,8 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		addr = srv.Addr
-		layout = "shared: redis-server and the benchmark on the same CPUs"
-		switch l := os.Getenv("LUAGEN_BENCH_LAYOUT"); l {
-		case "", "split":
-			split, err := splitCPUs(srv.PID())
-			switch {
-			case err == nil:
-				layout = "split: " + split
-			case l == "":
-				layout += fmt.Sprintf(" (the default layout, split, failed: %v)", err)
-			default:
-				fmt.Fprintln(os.Stderr, "LUAGEN_BENCH_LAYOUT=split:", err)
-				stop()
-				os.Exit(1)
-			}
-		case "shared":
-		default:
-			fmt.Fprintf(os.Stderr, "LUAGEN_BENCH_LAYOUT=%q: want split or shared\n", l)
+		if layout, err = benchlayout.Apply(srv.PID()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			stop()
 			os.Exit(1)
 		}
@@ -304,12 +291,6 @@ func record(row, lib string, v float64) {
 		rows = append(rows, row)
 	}
 	results[row][lib] = append(results[row][lib], v)
-}
-
-func median(vs []float64) float64 {
-	vs = slices.Clone(vs)
-	slices.Sort(vs)
-	return vs[len(vs)/2]
 }
 
 // round runs run once for every library, starting with a different one
@@ -662,7 +643,7 @@ func printTable() {
 				cells = append(cells, "–")
 				continue
 			}
-			cells = append(cells, format(median(r[n])))
+			cells = append(cells, format(measure.Median(r[n])))
 		}
 		var ratios []float64
 		for i, ours := range r["luagen"] {
@@ -685,7 +666,7 @@ func printTable() {
 		}
 		ratio := "–"
 		if len(ratios) > 0 {
-			ratio = strconv.FormatFloat(median(ratios), 'f', 2, 64)
+			ratio = strconv.FormatFloat(measure.Median(ratios), 'f', 2, 64)
 		}
 		fmt.Printf("| %s | %s | %s |\n", row, strings.Join(cells, " | "), ratio)
 	}
@@ -783,7 +764,7 @@ func BenchmarkLuagenHandoffPath(b *testing.B) {
 			name string
 			v    []float64
 		}{{"release", legs.release}, {"wake", legs.wake}, {"section", legs.section}} {
-			b.ReportMetric(median(l.v), l.name+"-p50-µs")
+			b.ReportMetric(measure.Median(l.v), l.name+"-p50-µs")
 			b.ReportMetric(mean(l.v), l.name+"-mean-µs")
 		}
 		b.ReportMetric(float64(len(legs.wake))/float64(r.sections)*100, "%-handed-over")

@@ -13,8 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	goruntime "runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +23,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/luagen/luagen/bench/internal/measure"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	goredisexec "github.com/luagen/luagen/runtime/goredis"
@@ -247,75 +246,16 @@ func ceiling(b *testing.B, requests int) (float64, error) {
 	return ops, nil
 }
 
-// measured is one timed run: calls per second, heap allocations per call
-// (runtime.MemStats.Mallocs over the run, every goroutine and the client's
-// included, divided by the calls), and the 99th percentile of one call's
-// latency.
-type measured struct {
-	ops, allocs float64
-	p99         time.Duration
-}
-
-// startMeasure starts a timed run; its result ends the run that made
-// calls with latencies lat.
-func startMeasure() (end func(calls int64, lat []time.Duration) measured) {
-	var before goruntime.MemStats
-	goruntime.ReadMemStats(&before)
-	start := time.Now()
-	return func(calls int64, lat []time.Duration) measured {
-		elapsed := time.Since(start)
-		var after goruntime.MemStats
-		goruntime.ReadMemStats(&after)
-		return measured{
-			ops:    float64(calls) / elapsed.Seconds(),
-			allocs: float64(after.Mallocs-before.Mallocs) / float64(calls),
-			p99:    p99(lat),
-		}
-	}
-}
-
-// timed runs op from goroutines goroutines for d.
-func timed(d time.Duration, goroutines int, op func(context.Context, int64) error) (measured, error) {
-	var seq atomic.Int64
-	var failed atomic.Value
-	lat := make([][]time.Duration, goroutines)
-	end := startMeasure()
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx := context.Background()
-			own := make([]time.Duration, 0, 1<<14)
-			for t0 := time.Now(); t0.Before(deadline); t0 = time.Now() {
-				if err := op(ctx, seq.Add(1)); err != nil {
-					failed.CompareAndSwap(nil, err)
-					return
-				}
-				own = append(own, time.Since(t0))
-			}
-			lat[g] = own
-		}()
-	}
-	wg.Wait()
-	m := end(seq.Load(), slices.Concat(lat...))
-	if err, ok := failed.Load().(error); ok {
-		return measured{}, err
-	}
-	return m, nil
-}
-
 // timedBatches sends batches of batchSize deducts from one goroutine for
 // d: deducts per second, allocations per deduct, and the p99 of a batch's
 // round trip (the latency each of its calls sees). Send returns the first
 // failed call's error, so the Futures need no reading.
-func timedBatches(d time.Duration, s *stock.Scripts, k stock.SKUKeys) (measured, error) {
+func timedBatches(d time.Duration, s *stock.Scripts, k stock.SKUKeys) (measure.Result, error) {
 	dk := k.Deduct()
 	ctx := context.Background()
 	var lat []time.Duration
 	var n int64
-	end := startMeasure()
+	end := measure.Start()
 	deadline := time.Now().Add(d)
 	for t0 := time.Now(); t0.Before(deadline); t0 = time.Now() {
 		var batch runtime.Batch
@@ -324,19 +264,11 @@ func timedBatches(d time.Duration, s *stock.Scripts, k stock.SKUKeys) (measured,
 			s.QueueDeduct(&batch, dk, args(n))
 		}
 		if err := batch.Send(ctx); err != nil {
-			return measured{}, err
+			return measure.Result{}, err
 		}
 		lat = append(lat, time.Since(t0))
 	}
 	return end(n, lat), nil
-}
-
-func p99(xs []time.Duration) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	return xs[len(xs)*99/100]
 }
 
 // BenchmarkRatios is the table: rounds of the ceiling and every client,
@@ -361,10 +293,10 @@ func BenchmarkRatios(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			table.add("ceiling", measured{ops: ceil}, 1)
+			table.add("ceiling", measure.Result{Ops: ceil}, 1)
 			variants := []struct {
 				name string
-				run  func() (measured, error)
+				run  func() (measure.Result, error)
 			}{
 				{"wrapper", goroutines(128, wrapperOp(s, freshSKU(b, env.rueidis)))},
 				{"rueidis", goroutines(128, rueidisOp(env.rueidis, freshSKU(b, env.rueidis)))},
@@ -373,7 +305,9 @@ func BenchmarkRatios(b *testing.B) {
 				{"wrapper 64", goroutines(64, wrapperOp(s, freshSKU(b, env.rueidis)))},
 				{"coalesced", goroutines(64, wrapperOp(sc, freshSKU(b, env.rueidis)))},
 				{"coalesced go-redis", goroutines(64, wrapperOp(sgc, freshSKU(b, env.rueidis)))},
-				{"batch", func() (measured, error) { return timedBatches(1500*time.Millisecond, s, freshSKU(b, env.rueidis)) }},
+				{"batch", func() (measure.Result, error) {
+					return timedBatches(1500*time.Millisecond, s, freshSKU(b, env.rueidis))
+				}},
 			}
 			round := map[string]float64{}
 			for i := range variants { // rotate the order each round
@@ -382,15 +316,15 @@ func BenchmarkRatios(b *testing.B) {
 				if err != nil {
 					b.Fatalf("%s: %v", v.name, err)
 				}
-				table.add(v.name, m, m.ops/ceil)
-				round[v.name] = m.ops
+				table.add(v.name, m, m.Ops/ceil)
+				round[v.name] = m.Ops
 			}
-			table.add("wrapper go-redis / Script.Run", measured{}, round["wrapper go-redis"]/round["go-redis"])
-			table.add("wrapper / rueidis", measured{}, round["wrapper"]/round["rueidis"])
+			table.add("wrapper go-redis / Script.Run", measure.Result{}, round["wrapper go-redis"]/round["go-redis"])
+			table.add("wrapper / rueidis", measure.Result{}, round["wrapper"]/round["rueidis"])
 		}
 		c, keys := clusterSKUs(b)
 		for range 3 {
-			m, err := timed(2*time.Second, 128, func(ctx context.Context, n int64) error {
+			m, err := measure.Timed(2*time.Second, 128, func(ctx context.Context, n int64) error {
 				_, err := c.Deduct(ctx, keys[n%3], args(n))
 				return err
 			})
@@ -417,22 +351,22 @@ type results struct {
 	p99    map[string][]float64 // µs
 }
 
-func (r *results) add(name string, m measured, ratio float64) {
+func (r *results) add(name string, m measure.Result, ratio float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ops == nil {
 		r.ops, r.ratios = map[string][]float64{}, map[string][]float64{}
 		r.allocs, r.p99 = map[string][]float64{}, map[string][]float64{}
 	}
-	r.ops[name] = append(r.ops[name], m.ops)
+	r.ops[name] = append(r.ops[name], m.Ops)
 	r.ratios[name] = append(r.ratios[name], ratio)
-	r.allocs[name] = append(r.allocs[name], m.allocs)
-	r.p99[name] = append(r.p99[name], float64(m.p99.Microseconds()))
+	r.allocs[name] = append(r.allocs[name], m.Allocs)
+	r.p99[name] = append(r.p99[name], float64(m.P99.Microseconds()))
 }
 
 // goroutines is a timed run of op from n goroutines for 1.5 s.
-func goroutines(n int, op func(context.Context, int64) error) func() (measured, error) {
-	return func() (measured, error) { return timed(1500*time.Millisecond, n, op) }
+func goroutines(n int, op func(context.Context, int64) error) func() (measure.Result, error) {
+	return func() (measure.Result, error) { return measure.Timed(1500*time.Millisecond, n, op) }
 }
 
 // BenchmarkClusterDeduct3SKUs is the wrapper on a local 3+3 cluster, with
@@ -585,15 +519,6 @@ var (
 	}
 )
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func printTable() {
 	batchRates.print()
 	table.mu.Lock()
@@ -623,27 +548,27 @@ func printTable() {
 		}
 		ratio, allocsCol, p99Col := "–", "–", "–"
 		if row[0] != "cluster 3 SKUs" {
-			ratio = fmt.Sprintf("%.2f", median(table.ratios[row[0]]))
+			ratio = fmt.Sprintf("%.2f", measure.Median(table.ratios[row[0]]))
 		}
 		if row[0] != "ceiling" {
-			allocsCol = fmt.Sprintf("%.1f", median(table.allocs[row[0]]))
-			p99Col = fmt.Sprintf("%.0f µs", median(table.p99[row[0]]))
+			allocsCol = fmt.Sprintf("%.1f", measure.Median(table.allocs[row[0]]))
+			p99Col = fmt.Sprintf("%.0f µs", measure.Median(table.p99[row[0]]))
 		}
 		runs := make([]string, len(xs))
 		for i, x := range xs {
 			runs[i] = strconv.FormatFloat(x, 'f', 0, 64)
 		}
-		fmt.Printf("| %s | %.0f | %s | %s | %s | %s |\n", row[1], median(xs), ratio, allocsCol, p99Col, strings.Join(runs, ", "))
+		fmt.Printf("| %s | %.0f | %s | %s | %s | %s |\n", row[1], measure.Median(xs), ratio, allocsCol, p99Col, strings.Join(runs, ", "))
 	}
 	if rs := table.ratios["wrapper / rueidis"]; len(rs) > 0 {
-		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of per-round ratios)\n", median(rs))
+		fmt.Printf("\nwrapper / raw rueidis: %.2f (median of per-round ratios)\n", measure.Median(rs))
 	}
 	if rs := table.ratios["wrapper go-redis / Script.Run"]; len(rs) > 0 {
 		per := make([]string, len(rs))
 		for i, x := range rs {
 			per[i] = strconv.FormatFloat(x, 'f', 2, 64)
 		}
-		fmt.Printf("wrapper on the go-redis executor / go-redis Script.Run: %.2f (median of per-round ratios: %s)\n", median(rs), strings.Join(per, ", "))
+		fmt.Printf("wrapper on the go-redis executor / go-redis Script.Run: %.2f (median of per-round ratios: %s)\n", measure.Median(rs), strings.Join(per, ", "))
 	}
 	if allocs.wrapper > 0 {
 		fmt.Printf("allocs per call (serial, testing.AllocsPerRun): wrapper %.1f, raw rueidis %.1f, extra %.1f\n",

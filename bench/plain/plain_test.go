@@ -1,0 +1,228 @@
+package plain
+
+// BenchmarkClientCost is what the generated wrapper costs the client per
+// call: take.lua (a plain script: GET, DECRBY, SETEX, no shebang) and
+// take_shebang.lua (the same with "#!lua"), each sent four ways in the same
+// run — the generated wrapper on the rueidis executor, raw rueidis
+// Lua.Exec, the wrapper on the go-redis executor and raw go-redis
+// Script.Run — with the same key and arguments, from 64 goroutines, 1.5 s
+// each, in rounds whose order rotates so that load from elsewhere hits
+// every way alike. The rounds run in the CPU layout LUAGEN_BENCH_LAYOUT
+// names (split by default: redis-server on a CPU of its own, so that the
+// client's own cost shows; shared: both on every CPU), see package
+// bench/internal/layout. TestMain prints the table: median calls/s and
+// allocations per call of each way, and the wrapper/raw ratio of every
+// round with its median, the figure issue "client cost" bounds (>= 0.97).
+// b.N is ignored.
+//
+//	cd bench && go test -run '^$' -bench ClientCost ./plain/
+//	cd bench && LUAGEN_BENCH_LAYOUT=shared go test -run '^$' -bench ClientCost ./plain/
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/luagen/luagen/bench/internal/layout"
+	"github.com/luagen/luagen/bench/internal/measure"
+	"github.com/luagen/luagen/redistest"
+	"github.com/luagen/luagen/runtime"
+	goredisexec "github.com/luagen/luagen/runtime/goredis"
+)
+
+const (
+	rounds     = 5
+	goroutines = 64
+	runFor     = 1500 * time.Millisecond
+)
+
+var env struct {
+	srv     *redistest.Server
+	rueidis rueidis.Client
+	goredis *goredis.Client
+	layout  string
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bench-plain-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		if env.srv, err = redistest.StartServer(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer env.srv.Stop()
+		if env.layout, err = layout.Apply(env.srv.PID()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		// Both clients with their default options, as a service would
+		// start them.
+		if env.rueidis, err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{env.srv.Addr}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer env.rueidis.Close()
+		env.goredis = goredis.NewClient(&goredis.Options{Addr: env.srv.Addr})
+		defer env.goredis.Close()
+		code := m.Run()
+		costs.print()
+		return code
+	}()
+	os.Exit(code)
+}
+
+// way is one way of sending a script: its row name and the op a timed run
+// calls, made for a fresh counter.
+type way struct {
+	name string
+	op   func(key string) func(ctx context.Context, n int64) error
+}
+
+// ways are the eight rows, both scripts sent four ways each.
+func ways() []way {
+	s := New(runtime.Rueidis(env.rueidis))
+	sg := New(goredisexec.New(env.goredis))
+	var out []way
+	for _, sc := range []struct {
+		name   string
+		script *runtime.Script
+		call   func(s *Scripts, ctx context.Context, key string) (int64, error)
+	}{
+		{"plain", TakeScript(), func(s *Scripts, ctx context.Context, key string) (int64, error) {
+			return s.Take(ctx, TakeKeys{Counter: key}, TakeArgs{Qty: 1, TTL: time.Hour})
+		}},
+		{"shebang", TakeShebangScript(), func(s *Scripts, ctx context.Context, key string) (int64, error) {
+			return s.TakeShebang(ctx, TakeShebangKeys{Counter: key}, TakeShebangArgs{Qty: 1, TTL: time.Hour})
+		}},
+	} {
+		lua := rueidis.NewLuaScript(sc.script.Source())
+		script := goredis.NewScript(sc.script.Source())
+		wrapper := func(s *Scripts) func(string) func(context.Context, int64) error {
+			return func(key string) func(context.Context, int64) error {
+				return func(ctx context.Context, _ int64) error {
+					_, err := sc.call(s, ctx, key)
+					return err
+				}
+			}
+		}
+		out = append(out,
+			way{sc.name + " wrapper", wrapper(s)},
+			way{sc.name + " rueidis Lua.Exec", func(key string) func(context.Context, int64) error {
+				return func(ctx context.Context, _ int64) error {
+					return lua.Exec(ctx, env.rueidis, []string{key}, []string{"1", "3600"}).Error()
+				}
+			}},
+			way{sc.name + " wrapper go-redis", wrapper(sg)},
+			way{sc.name + " go-redis Script.Run", func(key string) func(context.Context, int64) error {
+				return func(ctx context.Context, _ int64) error {
+					return script.Run(ctx, env.goredis, []string{key}, "1", "3600").Err()
+				}
+			}},
+		)
+	}
+	return out
+}
+
+var counterSeq atomic.Int64
+
+// freshCounter is a new counter holding more units than any run takes.
+func freshCounter(b *testing.B) string {
+	b.Helper()
+	key := fmt.Sprintf("bench:plain:%d:%d", time.Now().UnixNano(), counterSeq.Add(1))
+	if err := env.rueidis.Do(context.Background(), env.rueidis.B().Set().Key(key).Value("1000000000000000").Build()).Error(); err != nil {
+		b.Fatal(err)
+	}
+	return key
+}
+
+func BenchmarkClientCost(b *testing.B) {
+	costsOnce.Do(func() {
+		ws := ways()
+		for _, w := range ws { // warm up every client and script cache
+			if _, err := measure.Timed(200*time.Millisecond, goroutines, w.op(freshCounter(b))); err != nil {
+				b.Fatalf("%s: %v", w.name, err)
+			}
+		}
+		for r := range rounds {
+			round := map[string]float64{}
+			for i := range ws {
+				w := ws[(i+r)%len(ws)]
+				m, err := measure.Timed(runFor, goroutines, w.op(freshCounter(b)))
+				if err != nil {
+					b.Fatalf("%s: %v", w.name, err)
+				}
+				costs.add(w.name, m)
+				round[w.name] = m.Ops
+			}
+			for _, sc := range []string{"plain", "shebang"} {
+				costs.ratio(sc+" wrapper / rueidis Lua.Exec", round[sc+" wrapper"]/round[sc+" rueidis Lua.Exec"])
+				costs.ratio(sc+" wrapper go-redis / go-redis Script.Run", round[sc+" wrapper go-redis"]/round[sc+" go-redis Script.Run"])
+			}
+		}
+		costs.names = make([]string, len(ws))
+		for i, w := range ws {
+			costs.names[i] = w.name
+		}
+	})
+}
+
+var (
+	costsOnce sync.Once
+	costs     table
+)
+
+// table is BenchmarkClientCost's rounds: per way its calls/s and
+// allocations per call, and per ratio its value, one per round.
+type table struct {
+	names       []string
+	ops, allocs map[string][]float64
+	ratioNames  []string
+	ratios      map[string][]float64
+}
+
+func (t *table) add(name string, m measure.Result) {
+	if t.ops == nil {
+		t.ops, t.allocs, t.ratios = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	}
+	t.ops[name] = append(t.ops[name], m.Ops)
+	t.allocs[name] = append(t.allocs[name], m.Allocs)
+}
+
+func (t *table) ratio(name string, v float64) {
+	if _, ok := t.ratios[name]; !ok {
+		t.ratioNames = append(t.ratioNames, name)
+	}
+	t.ratios[name] = append(t.ratios[name], v)
+}
+
+func (t *table) print() {
+	if len(t.names) == 0 {
+		return
+	}
+	fmt.Printf("\nCPU layout %s; %d rounds of %v per way, %d goroutines; medians\n\n", env.layout, rounds, runFor, goroutines)
+	fmt.Printf("| way | calls/s | allocs/call |\n|---|---:|---:|\n")
+	for _, n := range t.names {
+		fmt.Printf("| %s | %.0f | %.2f |\n", n, measure.Median(t.ops[n]), measure.Median(t.allocs[n]))
+	}
+	fmt.Printf("\n| ratio | median | per round |\n|---|---:|---|\n")
+	for _, n := range t.ratioNames {
+		per := make([]string, len(t.ratios[n]))
+		for i, v := range t.ratios[n] {
+			per[i] = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Printf("| %s | %.2f | %s |\n", n, measure.Median(t.ratios[n]), strings.Join(per, ", "))
+	}
+}
