@@ -10,9 +10,11 @@ package plain
 // every way alike. The rounds run in the CPU layout LUAGEN_BENCH_LAYOUT
 // names (split by default: redis-server on a CPU of its own, so that the
 // client's own cost shows; shared: both on every CPU), see package
-// bench/internal/layout. TestMain prints the table: median calls/s and
-// allocations per call of each way, and the wrapper/raw ratio of every
-// round with its median, the figure issue "client cost" bounds (>= 0.97).
+// bench/internal/layout. TestMain prints the table: median calls/s,
+// allocations and client CPU time per call of each way (this process's
+// CPU time, which holds even on a busy machine), and the wrapper/raw ratio
+// of every round with its median, the figure the client-cost issue bounds
+// (>= 0.97).
 // b.N is ignored.
 //
 //	cd bench && go test -run '^$' -bench ClientCost ./plain/
@@ -187,18 +189,19 @@ var (
 // table is BenchmarkClientCost's rounds: per way its calls/s and
 // allocations per call, and per ratio its value, one per round.
 type table struct {
-	names       []string
-	ops, allocs map[string][]float64
-	ratioNames  []string
-	ratios      map[string][]float64
+	names            []string
+	ops, allocs, cpu map[string][]float64
+	ratioNames       []string
+	ratios           map[string][]float64
 }
 
 func (t *table) add(name string, m measure.Result) {
 	if t.ops == nil {
-		t.ops, t.allocs, t.ratios = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+		t.ops, t.allocs, t.cpu, t.ratios = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	}
 	t.ops[name] = append(t.ops[name], m.Ops)
 	t.allocs[name] = append(t.allocs[name], m.Allocs)
+	t.cpu[name] = append(t.cpu[name], float64(m.CPU.Nanoseconds())/1e3)
 }
 
 func (t *table) ratio(name string, v float64) {
@@ -213,9 +216,9 @@ func (t *table) print() {
 		return
 	}
 	fmt.Printf("\nCPU layout %s; %d rounds of %v per way, %d goroutines; medians\n\n", env.layout, rounds, runFor, goroutines)
-	fmt.Printf("| way | calls/s | allocs/call |\n|---|---:|---:|\n")
+	fmt.Printf("| way | calls/s | allocs/call | client CPU µs/call |\n|---|---:|---:|---:|\n")
 	for _, n := range t.names {
-		fmt.Printf("| %s | %.0f | %.2f |\n", n, measure.Median(t.ops[n]), measure.Median(t.allocs[n]))
+		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", n, measure.Median(t.ops[n]), measure.Median(t.allocs[n]), measure.Median(t.cpu[n]))
 	}
 	fmt.Printf("\n| ratio | median | per round |\n|---|---:|---|\n")
 	for _, n := range t.ratioNames {

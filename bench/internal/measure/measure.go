@@ -14,11 +14,13 @@ import (
 
 // Result is one timed run: calls per second, heap allocations per call
 // (runtime.MemStats.Mallocs over the run, every goroutine and the client's
-// own included, divided by the calls), and the 99th percentile of one
-// call's latency.
+// own included, divided by the calls), the CPU time this process spent per
+// call (user and system, getrusage(2) RUSAGE_SELF: the client's cost,
+// whatever else runs on the machine; 0 where getrusage is missing), and
+// the 99th percentile of one call's latency.
 type Result struct {
 	Ops, Allocs float64
-	P99         time.Duration
+	CPU, P99    time.Duration
 }
 
 // Start starts a timed run; the function it returns ends the run, which
@@ -26,14 +28,17 @@ type Result struct {
 func Start() (end func(calls int64, lat []time.Duration) Result) {
 	var before goruntime.MemStats
 	goruntime.ReadMemStats(&before)
+	cpu0 := processCPU()
 	start := time.Now()
 	return func(calls int64, lat []time.Duration) Result {
 		elapsed := time.Since(start)
+		cpu := processCPU() - cpu0
 		var after goruntime.MemStats
 		goruntime.ReadMemStats(&after)
 		return Result{
 			Ops:    float64(calls) / elapsed.Seconds(),
 			Allocs: float64(after.Mallocs-before.Mallocs) / float64(calls),
+			CPU:    cpu / time.Duration(max(calls, 1)),
 			P99:    P99(lat),
 		}
 	}
