@@ -223,7 +223,8 @@ func TestRollingDeploy(t *testing.T) {
 			mu    sync.Mutex
 			calls = map[string]int{} // per key: successful calls
 		)
-		// phase runs the builds concurrently, 4 goroutines each, for d.
+		// phase runs the builds concurrently, 4 goroutines each, for d (and,
+		// with churn, until enough deploys have run).
 		phase := func(name string, d time.Duration, churn bool, builds ...build) {
 			loads := e.loads.Load()
 			var deploys atomic.Int64
@@ -271,6 +272,13 @@ func TestRollingDeploy(t *testing.T) {
 				})
 			}
 			time.Sleep(d)
+			// With churn, the phase lasts until the deploys have pruned
+			// every live build's library at least twice over, however
+			// slowly a busy machine runs them (bounded, so that a stuck
+			// deploy fails below instead of hanging).
+			for end := time.Now().Add(time.Minute); churn && deploys.Load() <= int64(2*runtime.LibraryVersionsKept) && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			close(stop)
 			wg.Wait()
 			reloads := e.loads.Load() - loads
