@@ -276,6 +276,7 @@ func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	e.errors()
 	e.scriptVar()
 	e.decode()
+	e.callType()
 	e.method()
 	e.body()
 	return render(f)
@@ -564,23 +565,59 @@ func (e *scriptEmitter) argsExpr() ([]jen.Code, jen.Code) {
 }
 
 // callExprs returns the statements that build a call's KEYS and ARGV and
-// the two slice expressions. When both have a fixed length they share one
-// backing array, cut with a full slice expression so that no append can
-// reach ARGV, and the numbers of ARGV are formatted into a buffer allocated
-// with it (runtime.AppendInt and friends): the executor's interface call
-// makes the slices escape, and one allocation per call is what the design
-// allows over raw rueidis.
-func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
-	pre, argv := e.argsExpr()
-	ks, as := e.s.Keys, e.s.Args
-	if len(ks) == 0 || len(as) == 0 || ks[len(ks)-1].Variadic || as[len(as)-1].Variadic {
-		return pre, e.keysExpr(), argv
+// the two slice expressions. When both have a fixed length (all a script's
+// keys and args, none variadic) they share one array, cut with full slice
+// expressions so that no append can reach ARGV, and the numbers of ARGV are
+// formatted into a buffer beside it (runtime.AppendInt and friends): the
+// script's call type (see callType). A method takes that buffer from its
+// pool, so that a warm call allocates nothing of its own (pooled is set);
+// a Queue method allocates it, since the batch holds it until Send.
+func (e *scriptEmitter) callExprs(pool bool) (stmts []jen.Code, keysX, argvX jen.Code, pooled bool) {
+	items, n, digits := e.callItems()
+	if items == nil {
+		pre, argv := e.argsExpr()
+		return pre, e.keysExpr(), argv, false
 	}
-	var items []jen.Code
+	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+	kv := func() *jen.Statement { return jen.Id("call").Dot("kv") }
+	if pool {
+		for _, line := range wrap(e.callWhat(digits)+", in a buffer used again once the server has answered: no allocation when warm.", 72) {
+			stmts = append(stmts, jen.Comment(line))
+		}
+		stmts = append(stmts, jen.Id("call").Op(":=").Id(e.callPoolName()).Dot("Get").Call())
+	} else {
+		stmts = []jen.Code{
+			jen.Comment(e.callWhat(digits) + ": one allocation."),
+			jen.Id("call").Op(":=").New(jen.Id(e.callTypeName())),
+		}
+	}
+	if digits > 0 {
+		stmts = append(stmts, jen.Id("digits").Op(":=").Id("call").Dot("digits").Index(jen.Empty(), jen.Lit(0)))
+	}
+	stmts = append(stmts, kv().Op("=").Index(jen.Lit(n)).String().Custom(multi, items...))
+	nk := len(e.s.Keys)
+	keysX, argvX = jen.Nil(), jen.Nil()
+	if nk > 0 {
+		keysX = kv().Index(jen.Empty(), jen.Lit(nk), jen.Lit(nk))
+	}
+	if len(e.s.Args) > 0 {
+		argvX = kv().Index(jen.Lit(nk), jen.Empty())
+	}
+	return stmts, keysX, argvX, pool
+}
+
+// callItems returns the KEYS and ARGV expressions of a call whose keys and
+// args all have a fixed length, their number, and how many bytes their
+// numbers' digits may take; nil items for a script with a variadic key or
+// arg, or with neither keys nor args.
+func (e *scriptEmitter) callItems() (items []jen.Code, n, digits int) {
+	ks, as := e.s.Keys, e.s.Args
+	if len(ks)+len(as) == 0 || (len(ks) > 0 && ks[len(ks)-1].Variadic) || (len(as) > 0 && as[len(as)-1].Variadic) {
+		return nil, 0, 0
+	}
 	for _, k := range ks {
 		items = append(items, jen.Id("keys").Dot(k.GoName))
 	}
-	digits := 0
 	for _, a := range as {
 		x := jen.Id("args").Dot(a.GoName)
 		switch a.Type.Elem {
@@ -600,24 +637,46 @@ func (e *scriptEmitter) callExprs() ([]jen.Code, jen.Code, jen.Code) {
 			items = append(items, encode(a.Type, x))
 		}
 	}
-	n := len(ks) + len(as)
-	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
-	if digits == 0 {
-		decl := jen.Id("kv").Op(":=").Index().String().Custom(multi, items...)
-		return []jen.Code{jen.Comment("KEYS, then ARGV: one allocation for both."), decl},
-			jen.Id("kv").Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), jen.Id("kv").Index(jen.Lit(len(ks)), jen.Empty())
+	return items, len(ks) + len(as), digits
+}
+
+// callWhat says what a call buffer holds, e.g. "KEYS, then ARGV, and the
+// digits of its numbers".
+func (e *scriptEmitter) callWhat(digits int) string {
+	var what string
+	switch {
+	case len(e.s.Args) == 0:
+		what = "KEYS"
+	case len(e.s.Keys) == 0:
+		what = "ARGV"
+	default:
+		what = "KEYS, then ARGV"
 	}
-	kv := func() *jen.Statement { return jen.Id("call").Dot("kv") }
-	stmts := []jen.Code{
-		jen.Comment("KEYS, then ARGV, and the digits of its numbers: one allocation."),
-		jen.Id("call").Op(":=").New(jen.Struct(
-			jen.Id("kv").Index(jen.Lit(n)).String(),
-			jen.Id("digits").Index(jen.Lit(digits)).Byte(),
-		)),
-		jen.Id("digits").Op(":=").Id("call").Dot("digits").Index(jen.Empty(), jen.Lit(0)),
-		kv().Op("=").Index(jen.Lit(n)).String().Custom(multi, items...),
+	if digits > 0 {
+		what += ", and the digits of its numbers"
 	}
-	return stmts, kv().Index(jen.Empty(), jen.Lit(len(ks)), jen.Lit(len(ks))), kv().Index(jen.Lit(len(ks)), jen.Empty())
+	return what
+}
+
+// callTypeName and callPoolName name the script's call type and its pool.
+func (e *scriptEmitter) callTypeName() string { return lowerCamel(e.s.Name) + "Call" }
+func (e *scriptEmitter) callPoolName() string { return lowerCamel(e.s.Name) + "Calls" }
+
+// callType declares the script's call type and its runtime.CallPool, for a
+// script whose keys and args all have a fixed length (see callExprs).
+func (e *scriptEmitter) callType() {
+	items, n, digits := e.callItems()
+	if items == nil {
+		return
+	}
+	fields := []jen.Code{jen.Id("kv").Index(jen.Lit(n)).String()}
+	if digits > 0 {
+		fields = append(fields, jen.Id("digits").Index(jen.Lit(digits)).Byte())
+	}
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s is one call of %s: %s.", e.callTypeName(), e.ref, e.callWhat(digits)), 76)...))
+	e.f.Type().Id(e.callTypeName()).Struct(fields...)
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s recycles the buffers of calls of %s once the server has answered them (see [runtime.CallPool]).", e.callPoolName(), e.ref), 76)...))
+	e.f.Var().Id(e.callPoolName()).Add(rt("CallPool")).Types(jen.Id(e.callTypeName()))
 }
 
 // decoder returns an expression of type (T, error) decoding v as t.
@@ -739,8 +798,15 @@ func (e *scriptEmitter) params(first jen.Code) []jen.Code {
 func (e *scriptEmitter) method() {
 	s := e.s
 	params := e.params(jen.Id("ctx").Qual("context", "Context"))
-	pre, keysX, argv := e.callExprs()
+	pre, keysX, argv, pooled := e.callExprs(true)
 	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
+	// put gives a pooled call buffer back once Exec has returned.
+	put := func() []jen.Code {
+		if !pooled {
+			return nil
+		}
+		return []jen.Code{jen.Id(e.callPoolName()).Dot("Put").Call(jen.Id("s").Dot("exec"), jen.Id("call"), jen.Err())}
+	}
 
 	r := s.Return
 	if r == nil {
@@ -751,20 +817,27 @@ func (e *scriptEmitter) method() {
 	body = append(body, pre...)
 	retType, zeroV := e.resultGoType()
 	switch {
-	case r.Shape == ShapeNone:
+	case r.Shape == ShapeNone && !pooled:
 		results = []jen.Code{rt("Value"), jen.Error()}
 		body = append(body, jen.Return(exec))
+	case r.Shape == ShapeNone:
+		results = []jen.Code{rt("Value"), jen.Error()}
+		body = append(body, jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec))
+		body = append(body, put()...)
+		body = append(body, jen.Return(jen.Id("v"), jen.Err()))
 	case r.Shape == ShapeStatus:
 		results = []jen.Code{jen.Error()}
+		body = append(body, jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec))
+		body = append(body, put()...)
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.List(jen.Id("_"), jen.Err()).Op("=").Id(e.decodeName()).Call(jen.Id("v")),
 			jen.Return(jen.Err()))
 	default:
 		results = []jen.Code{retType, jen.Error()}
+		body = append(body, jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec))
+		body = append(body, put()...)
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err())),
 			jen.Return(jen.Id(e.decodeName()).Call(jen.Id("v"))))
 	}
@@ -777,7 +850,7 @@ func (e *scriptEmitter) method() {
 func (e *scriptEmitter) queueMethod() {
 	s := e.s
 	params := e.params(jen.Id("b").Op("*").Add(rt("Batch")))
-	pre, keysX, argv := e.callExprs()
+	pre, keysX, argv, _ := e.callExprs(false)
 	r := s.Return
 	var elem jen.Code
 	var decode jen.Code = jen.Id(e.decodeName())

@@ -276,6 +276,8 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
 			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
 			add(pkgScope, lowerCamel(s.Name)+"Decode", sym(s.NamePos, nameTag))
+			add(pkgScope, lowerCamel(s.Name)+"Call", sym(s.NamePos, nameTag))
+			add(pkgScope, lowerCamel(s.Name)+"Calls", sym(s.NamePos, nameTag))
 			if lower := lowerCamel(s.Name); lower != s.Name { // equal only for a name already reported
 				add(pkgScope, lower+"Script", sym(s.NamePos, nameTag))
 			}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
@@ -423,6 +424,7 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 			return ToValue(*errReply)
 		}
 	}
+	keys, args = ownStrings(keys, args)
 	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx})
 	return r.replied(ctx, reply)
 }
@@ -443,3 +445,33 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 }
 
 var _ = time.Second
+
+// ownStrings copies keys and args into memory of luatest's own (one buffer
+// for their bytes, one array for both), since a script may keep them (SET
+// key ARGV[1]) or answer with them, and the caller's strings may share a
+// buffer that a generated method uses again for its next call (see
+// [runtime.Executor] and [runtime.CallPool]).
+func ownStrings(keys, args []string) (ownKeys, ownArgs []string) {
+	n := 0
+	for _, s := range keys {
+		n += len(s)
+	}
+	for _, s := range args {
+		n += len(s)
+	}
+	buf := make([]byte, 0, n)
+	all := make([]string, 0, len(keys)+len(args))
+	for _, list := range [2][]string{keys, args} {
+		for _, s := range list {
+			start := len(buf)
+			buf = append(buf, s...)
+			all = append(all, unsafe.String(unsafe.SliceData(buf[start:]), len(s)))
+		}
+	}
+	return all[:len(keys):len(keys)], all[len(keys):]
+}
+
+// ReleasesArgs implements [runtime.ArgReleaser]: a script runs on copies
+// of its keys and args (see ownStrings), so luatest keeps nothing of the
+// caller's.
+func (r *Redis) ReleasesArgs() bool { return true }

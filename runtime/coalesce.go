@@ -378,3 +378,10 @@ func (c *Coalescer) Pipeline(ctx context.Context, calls []*PipelineCall) {
 		}
 	}
 }
+
+// ReleasesArgs implements [ArgReleaser] for the executor c wraps: a merged
+// run copies its calls' keys and args into its own command and answers
+// each call only once that command has its reply (or, for a call whose ctx
+// ended first, with the ctx's error, which keeps the call's buffer from
+// reuse).
+func (c *Coalescer) ReleasesArgs() bool { return releasesArgs(c.inner) }

@@ -283,3 +283,7 @@ func isDigits(s string) bool {
 	}
 	return s != ""
 }
+
+// ReleasesArgs implements [ArgReleaser]: rueidis copies a command's
+// arguments onto the wire and keeps none of them once it has the reply.
+func (r *RueidisExecutor) ReleasesArgs() bool { return true }

@@ -53,3 +53,6 @@ func (x *shebangless) Eval(ctx context.Context, s *Script, keys, args []string) 
 func (x *shebangless) Load(ctx context.Context, s *Script) error {
 	return x.inner.Load(ctx, x.plainScript(s))
 }
+
+// ReleasesArgs implements [ArgReleaser] for the executor x wraps.
+func (x *shebangless) ReleasesArgs() bool { return releasesArgs(x.inner) }

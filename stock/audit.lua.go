@@ -119,6 +119,17 @@ func auditDecode(v runtime.Value) (AuditReply, error) {
 	return r, nil
 }
 
+// auditCall is one call of [Scripts.Audit]: KEYS, then ARGV, and the digits of
+// its numbers.
+type auditCall struct {
+	kv     [4]string
+	digits [20]byte
+}
+
+// auditCalls recycles the buffers of calls of [Scripts.Audit] once the server
+// has answered them (see [runtime.CallPool]).
+var auditCalls runtime.CallPool[auditCall]
+
 // Audit reads one SKU's stock counter, order records and buyer counters
 // in one atomic step and sums them up, for Reconcile. It reads every
 // record, so it takes time in proportion to the orders (it blocks the
@@ -129,11 +140,9 @@ func auditDecode(v runtime.Value) (AuditReply, error) {
 // with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
 // the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [4]string
-		digits [20]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := auditCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [4]string{
 		keys.Stock,
@@ -142,6 +151,7 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 		runtime.AppendInt(&digits, args.Max),
 	}
 	v, err := auditScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
+	auditCalls.Put(s.exec, call, err)
 	if err != nil {
 		return AuditReply{}, err
 	}
@@ -153,10 +163,7 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *runtime.Future[AuditReply] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [4]string
-		digits [20]byte
-	})
+	call := new(auditCall)
 	digits := call.digits[:0]
 	call.kv = [4]string{
 		keys.Stock,

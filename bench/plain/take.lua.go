@@ -45,6 +45,17 @@ func takeDecode(v runtime.Value) (int64, error) {
 	return runtime.Int64(takeScript, v)
 }
 
+// takeCall is one call of [Scripts.Take]: KEYS, then ARGV, and the digits of
+// its numbers.
+type takeCall struct {
+	kv     [3]string
+	digits [40]byte
+}
+
+// takeCalls recycles the buffers of calls of [Scripts.Take] once the server
+// has answered them (see [runtime.CallPool]).
+var takeCalls runtime.CallPool[takeCall]
+
 // Take takes qty units from a counter when it holds at least qty, and keeps
 // the counter for ttl seconds after the last take: the plain three-call
 // script (GET, DECRBY, SETEX; no shebang) that bench/plain sends raw and
@@ -54,11 +65,9 @@ func takeDecode(v runtime.Value) (int64, error) {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [40]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := takeCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
@@ -66,6 +75,7 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64
 		runtime.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	takeCalls.Put(s.exec, call, err)
 	if err != nil {
 		return 0, err
 	}
@@ -77,10 +87,7 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *runtime.Future[int64] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [40]byte
-	})
+	call := new(takeCall)
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,

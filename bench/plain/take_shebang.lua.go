@@ -45,6 +45,17 @@ func takeShebangDecode(v runtime.Value) (int64, error) {
 	return runtime.Int64(takeShebangScript, v)
 }
 
+// takeShebangCall is one call of [Scripts.TakeShebang]: KEYS, then ARGV, and
+// the digits of its numbers.
+type takeShebangCall struct {
+	kv     [3]string
+	digits [40]byte
+}
+
+// takeShebangCalls recycles the buffers of calls of [Scripts.TakeShebang] once
+// the server has answered them (see [runtime.CallPool]).
+var takeShebangCalls runtime.CallPool[takeShebangCall]
+
 // TakeShebang is take.lua with a "#!lua" shebang line (no flags), which
 // makes Redis 7 run it with the flags of a script that may write: the
 // other variant of the plain script that bench/plain measures.
@@ -53,11 +64,9 @@ func takeShebangDecode(v runtime.Value) (int64, error) {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args TakeShebangArgs) (int64, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [40]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := takeShebangCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
@@ -65,6 +74,7 @@ func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args Ta
 		runtime.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeShebangScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	takeShebangCalls.Put(s.exec, call, err)
 	if err != nil {
 		return 0, err
 	}
@@ -76,10 +86,7 @@ func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args Ta
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueTakeShebang(b *runtime.Batch, keys TakeShebangKeys, args TakeShebangArgs) *runtime.Future[int64] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [40]byte
-	})
+	call := new(takeShebangCall)
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,

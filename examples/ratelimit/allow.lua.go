@@ -82,6 +82,17 @@ func allowDecode(v runtime.Value) (AllowResult, error) {
 	return r, nil
 }
 
+// allowCall is one call of [Scripts.Allow]: KEYS, then ARGV, and the digits of
+// its numbers.
+type allowCall struct {
+	kv     [5]string
+	digits [60]byte
+}
+
+// allowCalls recycles the buffers of calls of [Scripts.Allow] once the server
+// has answered them (see [runtime.CallPool]).
+var allowCalls runtime.CallPool[allowCall]
+
 // Allow admits a request when the subject made fewer than limit requests
 // in the sliding window (now - span, now]: a sorted set holds one member
 // per admitted request, scored with its time in ms. Entries that left the
@@ -99,11 +110,9 @@ func allowDecode(v runtime.Value) (AllowResult, error) {
 // connection error or a transient error reply is retried with backoff, within
 // ctx; see [runtime.Script.Exec].
 func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (AllowResult, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [60]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := allowCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Window,
@@ -113,6 +122,7 @@ func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (Al
 		args.ID,
 	}
 	v, err := allowScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	allowCalls.Put(s.exec, call, err)
 	if err != nil {
 		return AllowResult{}, err
 	}
@@ -124,10 +134,7 @@ func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (Al
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAllow(b *runtime.Batch, keys AllowKeys, args AllowArgs) *runtime.Future[AllowResult] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [60]byte
-	})
+	call := new(allowCall)
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Window,

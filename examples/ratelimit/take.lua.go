@@ -83,6 +83,17 @@ func takeDecode(v runtime.Value) (TakeResult, error) {
 	return r, nil
 }
 
+// takeCall is one call of [Scripts.Take]: KEYS, then ARGV, and the digits of
+// its numbers.
+type takeCall struct {
+	kv     [5]string
+	digits [80]byte
+}
+
+// takeCalls recycles the buffers of calls of [Scripts.Take] once the server
+// has answered them (see [runtime.CallPool]).
+var takeCalls runtime.CallPool[takeCall]
+
 // Take takes cost tokens from the subject's token bucket, which holds at
 // most burst tokens and gains one every interval. It is the generic cell
 // rate algorithm (GCRA, as in redis-cell and go-redis/redis_rate), kept in
@@ -97,11 +108,9 @@ func takeDecode(v runtime.Value) (TakeResult, error) {
 // [ErrInvalidBucket], [ErrCorruptBucket]. An error raised inside the script is
 // a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeResult, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [80]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := takeCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Bucket,
@@ -111,6 +120,7 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeR
 		runtime.AppendInt(&digits, args.Cost),
 	}
 	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	takeCalls.Put(s.exec, call, err)
 	if err != nil {
 		return TakeResult{}, err
 	}
@@ -122,10 +132,7 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeR
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *runtime.Future[TakeResult] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [80]byte
-	})
+	call := new(takeCall)
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Bucket,

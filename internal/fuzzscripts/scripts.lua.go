@@ -30,7 +30,7 @@ func New(e runtime.Executor) *Scripts {
 
 // All returns this package's scripts in file order, in a new slice.
 func All() []*runtime.Script {
-	return []*runtime.Script{countScript, recordScript, spreadScript}
+	return []*runtime.Script{countScript, keepScript, recordScript, spreadScript, tallyScript}
 }
 
 // Preload adds every script of this package to the script cache of every node

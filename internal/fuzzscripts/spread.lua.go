@@ -39,6 +39,15 @@ func spreadDecode(v runtime.Value) (int64, error) {
 	return runtime.Int64(spreadScript, v)
 }
 
+// spreadCall is one call of [Scripts.Spread]: KEYS.
+type spreadCall struct {
+	kv [2]string
+}
+
+// spreadCalls recycles the buffers of calls of [Scripts.Spread] once the
+// server has answered them (see [runtime.CallPool]).
+var spreadCalls runtime.CallPool[spreadCall]
+
 // Spread counts one run in each of its keys, which may hash to different
 // slots: fine on a single node, refused with runtime.ErrCrossSlot on a
 // cluster.
@@ -46,7 +55,15 @@ func spreadDecode(v runtime.Value) (int64, error) {
 // It returns first's count after this run. An error raised inside the script
 // is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Spread(ctx context.Context, keys SpreadKeys) (int64, error) {
-	v, err := spreadScript.Exec(ctx, s.exec, []string{keys.First, keys.Second}, nil)
+	// KEYS, in a buffer used again once the server has answered: no allocation
+	// when warm.
+	call := spreadCalls.Get()
+	call.kv = [2]string{
+		keys.First,
+		keys.Second,
+	}
+	v, err := spreadScript.Exec(ctx, s.exec, call.kv[:2:2], nil)
+	spreadCalls.Put(s.exec, call, err)
 	if err != nil {
 		return 0, err
 	}
@@ -57,7 +74,13 @@ func (s *Scripts) Spread(ctx context.Context, keys SpreadKeys) (int64, error) {
 // future's Result returns what Spread would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueSpread(b *runtime.Batch, keys SpreadKeys) *runtime.Future[int64] {
-	return runtime.Queue(b, s.exec, spreadScript, []string{keys.First, keys.Second}, nil, spreadDecode)
+	// KEYS: one allocation.
+	call := new(spreadCall)
+	call.kv = [2]string{
+		keys.First,
+		keys.Second,
+	}
+	return runtime.Queue(b, s.exec, spreadScript, call.kv[:2:2], nil, spreadDecode)
 }
 
 // spreadBody is internal/fuzzscripts/spread.lua, verbatim.

@@ -51,6 +51,17 @@ func cancelDecode(v runtime.Value) (int64, error) {
 	return runtime.Int64(cancelScript, v)
 }
 
+// cancelCall is one call of [Scripts.Cancel]: KEYS, then ARGV, and the digits
+// of its numbers.
+type cancelCall struct {
+	kv     [5]string
+	digits [20]byte
+}
+
+// cancelCalls recycles the buffers of calls of [Scripts.Cancel] once the
+// server has answered them (see [runtime.CallPool]).
+var cancelCalls runtime.CallPool[cancelCall]
+
 // Cancel returns an order's units to stock exactly once: the compensation
 // for an order that failed after its deduction (payment declined, checkout
 // timed out). A sold order becomes cancelled, its units go back to stock
@@ -68,11 +79,9 @@ func cancelDecode(v runtime.Value) (int64, error) {
 // the same units and moves none), so a connection error or a transient error
 // reply is retried with backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) (int64, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [20]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := cancelCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Stock,
@@ -82,6 +91,7 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 		runtime.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := cancelScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
+	cancelCalls.Put(s.exec, call, err)
 	if err != nil {
 		return 0, err
 	}
@@ -93,10 +103,7 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs) *runtime.Future[int64] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [5]string
-		digits [20]byte
-	})
+	call := new(cancelCall)
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Stock,

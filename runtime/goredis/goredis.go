@@ -444,3 +444,8 @@ func sortKey(v runtime.Value) string {
 	}
 	return v.String()
 }
+
+// ReleasesArgs implements [runtime.ArgReleaser]: go-redis writes a
+// command's arguments on the caller's goroutine and keeps none of them once
+// it has the reply.
+func (e *Executor) ReleasesArgs() bool { return true }

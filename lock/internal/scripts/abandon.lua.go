@@ -62,6 +62,17 @@ func abandonDecode(v runtime.Value) (bool, error) {
 	return runtime.Bool(abandonScript, v)
 }
 
+// abandonCall is one call of [Scripts.Abandon]: KEYS, then ARGV, and the
+// digits of its numbers.
+type abandonCall struct {
+	kv     [11]string
+	digits [60]byte
+}
+
+// abandonCalls recycles the buffers of calls of [Scripts.Abandon] once the
+// server has answered them (see [runtime.CallPool]).
+var abandonCalls runtime.CallPool[abandonCall]
+
 // Abandon is how a waiter gives up: its Acquire call attempt (and every
 // earlier one) is cancelled, whether it ran, runs later or never arrives,
 // so a cancelled or timed-out acquire is rolled back instead of being held
@@ -83,11 +94,9 @@ func abandonDecode(v runtime.Value) (bool, error) {
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [11]string
-		digits [60]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := abandonCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [11]string{
 		keys.Lock,
@@ -103,6 +112,7 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 		runtime.FormatBool(args.Sharded),
 	}
 	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:6:6], call.kv[6:])
+	abandonCalls.Put(s.exec, call, err)
 	if err != nil {
 		return false, err
 	}
@@ -114,10 +124,7 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [11]string
-		digits [60]byte
-	})
+	call := new(abandonCall)
 	digits := call.digits[:0]
 	call.kv = [11]string{
 		keys.Lock,

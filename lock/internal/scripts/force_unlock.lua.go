@@ -54,6 +54,17 @@ func forceUnlockDecode(v runtime.Value) (bool, error) {
 	return runtime.Bool(forceUnlockScript, v)
 }
 
+// forceUnlockCall is one call of [Scripts.ForceUnlock]: KEYS, then ARGV, and
+// the digits of its numbers.
+type forceUnlockCall struct {
+	kv     [7]string
+	digits [20]byte
+}
+
+// forceUnlockCalls recycles the buffers of calls of [Scripts.ForceUnlock] once
+// the server has answered them (see [runtime.CallPool]).
+var forceUnlockCalls runtime.CallPool[forceUnlockCall]
+
 // ForceUnlock deletes the lock whoever holds it and hands it to the first
 // live waiter, as the holder's last Release would. It is for operators (a
 // holder that will never come back); the holder learns of it at its next
@@ -64,11 +75,9 @@ func forceUnlockDecode(v runtime.Value) (bool, error) {
 // before anything is sent. An error raised inside the script is a
 // *[runtime.ScriptError] naming the line.
 func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args ForceUnlockArgs) (bool, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [7]string
-		digits [20]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := forceUnlockCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [7]string{
 		keys.Lock,
@@ -80,6 +89,7 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 		runtime.FormatBool(args.Sharded),
 	}
 	v, err := forceUnlockScript.Exec(ctx, s.exec, call.kv[:5:5], call.kv[5:])
+	forceUnlockCalls.Put(s.exec, call, err)
 	if err != nil {
 		return false, err
 	}
@@ -91,10 +101,7 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args ForceUnlockArgs) *runtime.Future[bool] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [7]string
-		digits [20]byte
-	})
+	call := new(forceUnlockCall)
 	digits := call.digits[:0]
 	call.kv = [7]string{
 		keys.Lock,

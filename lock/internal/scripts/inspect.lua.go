@@ -71,17 +71,29 @@ func inspectDecode(v runtime.Value) (Inspection, error) {
 	return r, nil
 }
 
+// inspectCall is one call of [Scripts.Inspect]: KEYS, then ARGV.
+type inspectCall struct {
+	kv [2]string
+}
+
+// inspectCalls recycles the buffers of calls of [Scripts.Inspect] once the
+// server has answered them (see [runtime.CallPool]).
+var inspectCalls runtime.CallPool[inspectCall]
+
 // Inspect reads the lock's state as owner sees it, without changing it.
 //
 // It returns [Inspection]: the lock's state. An error raised inside the script
 // is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArgs) (Inspection, error) {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV, in a buffer used again once the server has answered: no
+	// allocation when warm.
+	call := inspectCalls.Get()
+	call.kv = [2]string{
 		keys.Lock,
 		args.Owner,
 	}
-	v, err := inspectScript.Exec(ctx, s.exec, kv[:1:1], kv[1:])
+	v, err := inspectScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	inspectCalls.Put(s.exec, call, err)
 	if err != nil {
 		return Inspection{}, err
 	}
@@ -92,12 +104,13 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 // future's Result returns what Inspect would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueInspect(b *runtime.Batch, keys InspectKeys, args InspectArgs) *runtime.Future[Inspection] {
-	// KEYS, then ARGV: one allocation for both.
-	kv := []string{
+	// KEYS, then ARGV: one allocation.
+	call := new(inspectCall)
+	call.kv = [2]string{
 		keys.Lock,
 		args.Owner,
 	}
-	return runtime.Queue(b, s.exec, inspectScript, kv[:1:1], kv[1:], inspectDecode)
+	return runtime.Queue(b, s.exec, inspectScript, call.kv[:1:1], call.kv[1:], inspectDecode)
 }
 
 // inspectBody is lua/lock/inspect.lua, verbatim.

@@ -45,6 +45,17 @@ func renewDecode(v runtime.Value) (bool, error) {
 	return runtime.Bool(renewScript, v)
 }
 
+// renewCall is one call of [Scripts.Renew]: KEYS, then ARGV, and the digits of
+// its numbers.
+type renewCall struct {
+	kv     [3]string
+	digits [20]byte
+}
+
+// renewCalls recycles the buffers of calls of [Scripts.Renew] once the server
+// has answered them (see [runtime.CallPool]).
+var renewCalls runtime.CallPool[renewCall]
+
 // Renew sets the lease of a lock owner holds to lease from now (never from
 // the previous deadline, so delays do not add up). It does nothing when
 // owner does not hold the lock (released, expired or taken by another
@@ -55,11 +66,9 @@ func renewDecode(v runtime.Value) (bool, error) {
 // An error raised inside the script is a *[runtime.ScriptError] naming the
 // line.
 func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bool, error) {
-	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [20]byte
-	})
+	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
+	// once the server has answered: no allocation when warm.
+	call := renewCalls.Get()
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Lock,
@@ -67,6 +76,7 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
 	v, err := renewScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
+	renewCalls.Put(s.exec, call, err)
 	if err != nil {
 		return false, err
 	}
@@ -78,10 +88,7 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *runtime.Future[bool] {
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
-	call := new(struct {
-		kv     [3]string
-		digits [20]byte
-	})
+	call := new(renewCall)
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Lock,
