@@ -44,12 +44,10 @@ func cmdMigrate(c *cmdCtx, args []string) resp.Reply {
 }
 
 // cmdHelpOnly answers CONTAINER HELP, the only subcommand of ACL, CLIENT,
-// CONFIG, FUNCTION, LATENCY and MODULE that scripts may call (the others
-// are refused before a command runs).
+// CONFIG, LATENCY and MODULE that scripts may call (the others are refused
+// before a command runs), and the HELP of the other containers here.
 func cmdHelpOnly(c *cmdCtx, args []string) resp.Reply {
-	name := strings.ToUpper(c.name)
-	return resp.BulkArray([]string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"HELP", "    Prints this help."})
+	return helpReply(strings.ToUpper(c.name), helpTexts[c.name])
 }
 
 // READONLY, READWRITE, ASKING, CLUSTER INFO — the standalone server's error.

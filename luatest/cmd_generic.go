@@ -414,7 +414,7 @@ func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
 func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToLower(args[0])
 	if sub == "help" {
-		return resp.BulkArray(objectHelp)
+		return helpReply("OBJECT", helpTexts["object"])
 	}
 	e := c.r.lookup(args[1])
 	if e == nil {
@@ -436,23 +436,6 @@ func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	}
 }
 
-var objectHelp = []string{
-	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"ENCODING <key>",
-	"    Return the kind of internal representation used in order to store the value",
-	"    associated with a <key>.",
-	"FREQ <key>",
-	"    Return the access frequency index of the <key>. The returned integer is",
-	"    proportional to the logarithm of the recent access frequency of the key.",
-	"IDLETIME <key>",
-	"    Return the idle time of the <key>, that is the approximated number of",
-	"    seconds elapsed since the last access to the key.",
-	"REFCOUNT <key>",
-	"    Return the number of references of the value associated with the specified",
-	"    <key>.",
-	"HELP",
-	"    Prints this help.",
-}
 
 // encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
 // default thresholds: from the value as it is now, except that a

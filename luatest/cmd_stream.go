@@ -639,7 +639,7 @@ func cmdXsetid(c *cmdCtx, args []string) resp.Reply {
 func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return resp.BulkArray([]string{"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"})
+		return helpReply("XGROUP", helpTexts["xgroup"])
 	}
 	key, group := args[1], args[2]
 	mkstream := false
@@ -1247,7 +1247,7 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return resp.BulkArray([]string{"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"})
+		return helpReply("XINFO", helpTexts["xinfo"])
 	}
 	e, wrong := c.stream(args[1])
 	if wrong {
