@@ -8,6 +8,7 @@
 package luatest
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -92,7 +93,7 @@ func cmdCommand(c *cmdCtx, args []string) resp.Reply {
 	case "COUNT":
 		return resp.IntReply(int64(len(tops)))
 	case "LIST":
-		return resp.BulkArray(tops)
+		return commandList(args[1:], tops)
 	case "INFO":
 		names := args[1:]
 		if len(names) == 0 {
@@ -135,6 +136,37 @@ func cmdCommand(c *cmdCtx, args []string) resp.Reply {
 	return resp.ErrorReply("ERR unknown subcommand '" + args[0] + "'. Try COMMAND HELP.")
 }
 
+// commandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT category |
+// PATTERN pattern], with commandListCommand's syntax checks: FILTERBY and
+// its two arguments must be all that follow. luatest has no modules, so
+// MODULE matches nothing; PATTERN matches commands and "container|sub"
+// names, as commandListWithFilter does. The table holds no ACL
+// categories, so ACLCAT is not supported.
+func commandList(opts, tops []string) resp.Reply {
+	if len(opts) == 0 {
+		return resp.BulkArray(tops)
+	}
+	if len(opts) != 3 || !strings.EqualFold(opts[0], "filterby") {
+		return errSyntax
+	}
+	switch strings.ToLower(opts[1]) {
+	case "module":
+		return resp.ArrayReply()
+	case "pattern":
+		var out []string
+		for _, n := range rediscmd.Names() {
+			if globMatch(opts[2], n, true) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return resp.BulkArray(out)
+	case "aclcat":
+		return resp.ErrorReply("ERR luatest: COMMAND LIST FILTERBY ACLCAT is not supported (luatest's command table has no ACL categories)")
+	}
+	return errSyntax
+}
+
 // PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB | HELP —
 // https://redis.io/commands/pubsub/: luatest has no subscribers.
 func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
@@ -173,6 +205,20 @@ func cmdSlowlog(c *cmdCtx, args []string) resp.Reply {
 func cmdMemory(c *cmdCtx, args []string) resp.Reply {
 	switch strings.ToUpper(args[0]) {
 	case "USAGE":
+		// SAMPLES is read before the key is looked up (memoryCommand).
+		for j := 2; j < len(args); j++ {
+			if !strings.EqualFold(args[j], "samples") || j+1 >= len(args) {
+				return errSyntax
+			}
+			n, ok := parseInt(args[j+1])
+			if !ok {
+				return errNotInt
+			}
+			if n < 0 {
+				return errSyntax
+			}
+			j++
+		}
 		e := c.r.lookup(args[1])
 		if e == nil {
 			return resp.NilReply
@@ -222,6 +268,31 @@ func cmdMemory(c *cmdCtx, args []string) resp.Reply {
 
 // LOLWUT [VERSION version] — https://redis.io/commands/lolwut/ (without
 // the art, which the server draws at random).
+//
+// The arguments are checked as lolwutCommand checks them: VERSION's number
+// (as "%u.0.0") picks the drawing, and versions 5 and 6 read up to three
+// and two numbers of their own.
 func cmdLolwut(c *cmdCtx, args []string) resp.Reply {
+	v := redisVersion
+	if len(args) >= 2 && strings.EqualFold(args[0], "version") {
+		ver, ok := parseInt(args[1])
+		if !ok {
+			return errNotInt
+		}
+		v = fmt.Sprintf("%d.0.0", uint32(ver))
+		args = args[2:]
+	}
+	numbers := 0
+	switch {
+	case v[0] == '5' && v[1] == '.' && v[2] != '9', v[0] == '4' && v[1] == '.' && v[2] == '9':
+		numbers = 3 // lolwut5Command: cols, squares per row, squares per column
+	case v[0] == '6' && v[1] == '.' && v[2] != '9', v[0] == '5' && v[1] == '.' && v[2] == '9':
+		numbers = 2 // lolwut6Command: cols, rows
+	}
+	for i := 0; i < numbers && i < len(args); i++ {
+		if _, ok := parseInt(args[i]); !ok {
+			return errNotInt
+		}
+	}
 	return resp.BulkReply("Redis ver. " + redisVersion + "\n")
 }

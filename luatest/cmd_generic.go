@@ -436,7 +436,6 @@ func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	}
 }
 
-
 // encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
 // default thresholds: from the value as it is now, except that a
 // collection once converted to its large encoding keeps it (e.wide, which
@@ -561,6 +560,19 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 	if !ok {
 		return resp.ErrorReply("ERR invalid cursor")
 	}
+	// HSCAN, SSCAN and ZSCAN look the key up before they read their options
+	// (hscanCommand and its peers, then scanGenericCommand): a missing key
+	// answers an empty scan whatever follows the cursor.
+	var e *entry
+	if c.name != "scan" {
+		var wrong bool
+		if e, wrong = c.r.lookupType(key, scanKinds[c.name]); wrong {
+			return errWrongType
+		}
+		if e == nil {
+			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
+		}
+	}
 	count, pattern, typ := int64(10), "*", ""
 	for i := 1; i < len(args); i++ {
 		opt := strings.ToUpper(args[i])
@@ -596,13 +608,6 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 			}
 		}
 	} else {
-		e, wrong := c.r.lookupType(key, scanKinds[c.name])
-		if wrong {
-			return errWrongType
-		}
-		if e == nil {
-			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
-		}
 		enc := encodingOf(e)
 		isCompact := enc == "listpack" || enc == "intset"
 		switch e.kind {

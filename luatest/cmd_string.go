@@ -209,19 +209,21 @@ func cmdGetex(c *cmdCtx, args []string) resp.Reply {
 			return errSyntax
 		}
 	}
-	var at int64
-	if ex.unit != "" {
-		var errReply *resp.Reply
-		if at, errReply = c.expireAt(ex); errReply != nil {
-			return *errReply
-		}
-	}
+	// The key comes before the expire time's value (getexCommand): a
+	// missing key answers nil whatever EX's argument.
 	e, wrong := c.r.lookupType(args[0], typeString)
 	if wrong {
 		return errWrongType
 	}
 	if e == nil {
 		return resp.NilReply
+	}
+	var at int64
+	if ex.unit != "" {
+		var errReply *resp.Reply
+		if at, errReply = c.expireAt(ex); errReply != nil {
+			return *errReply
+		}
 	}
 	switch {
 	case ex.persist:
