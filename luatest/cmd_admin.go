@@ -9,6 +9,7 @@ package luatest
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -190,6 +191,11 @@ func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
 func cmdSlowlog(c *cmdCtx, args []string) resp.Reply {
 	switch strings.ToUpper(args[0]) {
 	case "GET":
+		if len(args) == 2 {
+			if _, bad := parseRangeLong(args[1], -1, math.MaxInt64, "count should be greater than or equal to -1"); bad != nil {
+				return *bad
+			}
+		}
 		return resp.ArrayReply()
 	case "LEN":
 		return resp.IntReply(0)
