@@ -38,11 +38,51 @@ var adminCommands = []*command{
 	{name: "migrate", fn: cmdMigrate},
 }
 
-// MIGRATE host port key|"" destination-db timeout [...] —
-// https://redis.io/commands/migrate/: luatest has no other server to
-// reach, so it answers what the server answers for an unreachable target.
+// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH
+// password | AUTH2 username password] [KEYS key [key ...]] —
+// https://redis.io/commands/migrate/. The options, the timeout and the
+// database are checked as migrateCommand checks them, and NOKEY answers
+// when none of the keys exists; otherwise luatest, having no other server
+// to reach, answers what the server answers when it cannot connect to the
+// target (a refused port on a reachable host fails later, on the write:
+// "IOERR error or timeout writing to target instance").
 func cmdMigrate(c *cmdCtx, args []string) resp.Reply {
-	return resp.ErrorReply("IOERR error or timeout connecting to the client")
+	keys := args[2:3]
+	for j := 5; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch strings.ToLower(args[j]) {
+		case "copy", "replace":
+		case "auth":
+			if more < 1 {
+				return errSyntax
+			}
+			j++
+		case "auth2":
+			if more < 2 {
+				return errSyntax
+			}
+			j += 2
+		case "keys":
+			if args[2] != "" {
+				return resp.ErrorReply("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+			}
+			keys, j = args[j+1:], len(args)
+		default:
+			return errSyntax
+		}
+	}
+	if _, ok := parseInt(args[4]); !ok { // the timeout, then the database
+		return errNotInt
+	}
+	if _, ok := parseInt(args[3]); !ok {
+		return errNotInt
+	}
+	for _, k := range keys {
+		if c.r.lookup(k) != nil {
+			return resp.ErrorReply("IOERR error or timeout connecting to the client")
+		}
+	}
+	return resp.StatusReply("NOKEY")
 }
 
 // cmdHelpOnly answers CONTAINER HELP, the only subcommand of ACL, CLIENT,

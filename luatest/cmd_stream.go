@@ -644,6 +644,9 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 	key, group := args[1], args[2]
 	mkstream := false
 	entriesRead := int64(-1)
+	// addReplySubcommandSyntaxError: an unknown option, or CREATE or SETID
+	// with a number of arguments xgroupCommand does not dispatch.
+	subSyntax := resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try XGROUP HELP.", args[0]))
 	if sub == "CREATE" || sub == "SETID" {
 		for i := 4; i < len(args); i++ {
 			switch opt := strings.ToUpper(args[i]); {
@@ -660,7 +663,7 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 				entriesRead = n
 				i++
 			default:
-				return errSyntax
+				return subSyntax
 			}
 		}
 	}
@@ -687,6 +690,9 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 			return s.lastID, true
 		}
 		return parseStreamID(args[3], 0, true)
+	}
+	if sub == "CREATE" && len(args) > 7 || sub == "SETID" && len(args) != 4 && len(args) != 6 {
+		return subSyntax
 	}
 	switch sub {
 	case "CREATE":
@@ -1078,6 +1084,11 @@ func cmdXpending(c *cmdCtx, args []string) resp.Reply {
 // unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID
 // lastid] — https://redis.io/commands/xclaim/
 func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
+	// The key and the group come first (xclaimCommand), then the arguments.
+	s, g, bad := c.group(args[0], args[1])
+	if bad != nil {
+		return *bad
+	}
 	minIdle, ok := parseInt(args[3])
 	if !ok {
 		return resp.ErrorReply("ERR Invalid min-idle-time argument for XCLAIM")
@@ -1094,6 +1105,7 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 	now := c.nowMs()
 	deliveryTime, retry := int64(-1), int64(-1)
 	force, justID := false, false
+	var lastID streamID
 	for ; i < len(args); i++ {
 		left := len(args) - i - 1
 		switch opt := strings.ToUpper(args[i]); {
@@ -1123,7 +1135,7 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 			retry = n
 			i++
 		case opt == "LASTID" && left >= 1:
-			if _, ok := parseStreamID(args[i+1], 0, true); !ok {
+			if lastID, ok = parseStreamID(args[i+1], 0, true); !ok {
 				return errStreamID
 			}
 			i++
@@ -1131,11 +1143,10 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 			return resp.ErrorReply(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", args[i]))
 		}
 	}
-	s, g, bad := c.group(args[0], args[1])
-	if bad != nil {
-		return *bad
+	if lastID.cmp(g.lastID) > 0 {
+		g.lastID = lastID // LASTID moves the group's last delivered ID forward
 	}
-	if deliveryTime > now || deliveryTime == -1 {
+	if deliveryTime < 0 || deliveryTime > now {
 		deliveryTime = now
 	}
 	co := c.consumer(g, args[2])
