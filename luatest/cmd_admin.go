@@ -128,7 +128,7 @@ func cmdCommand(c *cmdCtx, args []string) resp.Reply {
 	}
 	sort.Strings(tops)
 	if len(args) == 0 {
-		return resp.ErrorReply("ERR luatest: COMMAND without a subcommand is not supported; use COMMAND INFO")
+		args = []string{"INFO"} // commandCommand: every command's COMMAND INFO
 	}
 	switch strings.ToUpper(args[0]) {
 	case "COUNT":
