@@ -808,6 +808,15 @@ func parseInterCard(c *cmdCtx, args []string, errNoKeys string) ([]string, int64
 	if n > int64(len(args)-1) {
 		return fail(errTooMany)
 	}
+	if c.name == "zintercard" {
+		// zunionInterDiffGenericCommand checks the keys' types before it
+		// reads the options; sinterCardCommand reads LIMIT first.
+		for _, k := range args[1 : 1+n] {
+			if _, ok := c.zsetSource(k); !ok {
+				return fail(errWrongType)
+			}
+		}
+	}
 	var limit int64
 	for i := 1 + int(n); i < len(args); i++ {
 		if strings.EqualFold(args[i], "LIMIT") && i+1 < len(args) {

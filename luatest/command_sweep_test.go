@@ -47,18 +47,18 @@ func TestCommandTableSweep(t *testing.T) {
 		swept++
 		for _, argv := range c.calls(payload) {
 			keys := keysOf(argv)
-			scenarios := [][]string{nil}
+			scenarios := []sweepScenario{{}}
 			if len(keys) > 0 && !c.noscript {
-				scenarios = append(scenarios, keys)
+				scenarios = append(scenarios, sweepScenario{keys, c.group}, sweepScenario{keys, wrongGroup(c.group)})
 			}
-			for _, seeded := range scenarios {
+			for _, sc := range scenarios {
 				calls++
-				want, got := runSweepCall(t, real2, fake, c, argv, keys, seeded)
+				want, got := runSweepCall(t, real2, fake, argv, keys, sc)
 				if sweepSame(c.name, want, got) {
 					continue
 				}
-				id := sweepID(argv, seeded != nil)
-				if k := knownDivergence(argv, seeded != nil, want, got); k >= 0 {
+				id := sweepID(argv, sc)
+				if k := knownDivergence(argv, sc.keys != nil, want, got); k >= 0 {
 					known++
 					seenKnown[k] = true
 					continue
@@ -142,7 +142,26 @@ func sweepSame(name string, want, got resp.Reply) bool {
 	return sweepVolatile[name] && want.Kind != resp.Error && want.Kind == got.Kind
 }
 
-func sweepID(argv []string, seeded bool) string {
+// sweepScenario is the keyspace a call runs on: keys holding a value of
+// the type group's commands work on, or nothing.
+type sweepScenario struct {
+	keys  []string
+	group string
+}
+
+// wrongGroup is a group whose type differs from group's, for the
+// scenario where every key holds the wrong type.
+func wrongGroup(group string) string {
+	switch group {
+	case "list":
+		return "hash"
+	case "hash", "set", "sorted-set", "geo", "stream":
+		return "list"
+	}
+	return "list" // strings, bitmaps, HyperLogLogs, generic commands
+}
+
+func sweepID(argv []string, sc sweepScenario) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		if len(a) > 24 {
@@ -151,8 +170,8 @@ func sweepID(argv []string, seeded bool) string {
 		q[i] = strconv.Quote(a)
 	}
 	id := strings.Join(q, " ")
-	if seeded {
-		id += " [keys present]"
+	if sc.keys != nil {
+		id += " [keys hold a " + sc.group + " value]"
 	}
 	return id
 }
@@ -161,9 +180,9 @@ func sweepID(argv []string, seeded bool) string {
 const sweepScript = "return redis.pcall(unpack(ARGV))"
 
 // runSweepCall runs argv through EVAL on both servers, on an emptied
-// keyspace where the keys in seeded (if any) hold a value of the type of
-// the command's group, and returns both replies.
-func runSweepCall(t *testing.T, real *resp.Conn, fake *luatest.Redis, c *sweepCmd, argv, keys, seeded []string) (want, got resp.Reply) {
+// keyspace where the keys of sc (if any) hold a value of its group's
+// type, and returns both replies.
+func runSweepCall(t *testing.T, real *resp.Conn, fake *luatest.Redis, argv, keys []string, sc sweepScenario) (want, got resp.Reply) {
 	t.Helper()
 	both := func(args ...string) {
 		w, g := do(t, real, args...), fake.Command(2, args...)
@@ -171,12 +190,12 @@ func runSweepCall(t *testing.T, real *resp.Conn, fake *luatest.Redis, c *sweepCm
 	}
 	both("FLUSHALL")
 	seen := map[string]bool{}
-	for _, k := range seeded {
+	for _, k := range sc.keys {
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		for _, s := range seedFor(c.group, k) {
+		for _, s := range seedFor(sc.group, k) {
 			both(s...)
 		}
 	}
