@@ -105,7 +105,10 @@ func cmdBlockingMpop(c *cmdCtx, args []string) resp.Reply {
 	if !ok {
 		return resp.ErrorReply("ERR timeout is not a float or out of range")
 	}
-	if t < 0 {
+	// getTimeoutFromObjectOrReply: (long long)(timeout * 1000.0), which
+	// truncates toward zero (-0.0001 is 0, no error) and turns what
+	// int64 cannot hold, infinity included, into LLONG_MIN on x86-64.
+	if ms := t * 1000; ms <= -1 || ms >= math.MaxInt64 || ms < math.MinInt64 {
 		return resp.ErrorReply("ERR timeout is negative")
 	}
 	inner := &cmdCtx{r: c.r, proto: c.proto, name: c.name[1:], argv0: c.argv0, run: c.run}

@@ -42,7 +42,7 @@ func TestCommandTableSweep(t *testing.T) {
 	do(t, real2, "FLUSHALL")
 
 	var calls, diverged, known, swept int
-	seenKnown := map[int]bool{}
+	seenKnown := map[int]int{}
 	for _, c := range cmds {
 		swept++
 		for _, argv := range c.calls(payload) {
@@ -60,7 +60,7 @@ func TestCommandTableSweep(t *testing.T) {
 				id := sweepID(argv, sc)
 				if k := knownDivergence(argv, sc.keys != nil, want, got); k >= 0 {
 					known++
-					seenKnown[k] = true
+					seenKnown[k]++
 					continue
 				}
 				diverged++
@@ -69,7 +69,8 @@ func TestCommandTableSweep(t *testing.T) {
 		}
 	}
 	for k, d := range sweepKnown {
-		if !seenKnown[k] {
+		t.Logf("sweepKnown[%d] matched %d calls", k, seenKnown[k])
+		if seenKnown[k] == 0 && !d.mayVanish {
 			t.Errorf("sweepKnown[%d] (%s) matches no divergence any more: remove it", k, d.reason)
 		}
 	}
@@ -82,8 +83,9 @@ func TestCommandTableSweep(t *testing.T) {
 // reason and a rule as narrow as the reason: the calls it covers and the
 // replies it expects from each side.
 var sweepKnown = []struct {
-	reason string
-	match  func(argv []string, seeded bool, want, got resp.Reply) bool
+	reason    string
+	mayVanish bool // it depends on the server's hash seed: some runs match no call
+	match     func(argv []string, seeded bool, want, got resp.Reply) bool
 }{
 	{
 		reason: "COMMAND, COMMAND INFO, COMMAND LIST and COMMAND DOCS without names list every command in the order of the server's command dictionary, which depends on the hash seed it draws at start; luatest lists them by name, with no flags, ACL categories or key specs, and no docs (README, rule 12)",
@@ -100,12 +102,21 @@ var sweepKnown = []struct {
 		},
 	},
 	{
-		reason: "a SCAN cursor beyond 2^53 (-1 is 2^64-1 to strtoul) is not one of luatest's cursors (hash values, README rule 11), so it resumes past every element; the server masks a foreign cursor into its table and starts over",
+		reason:    "a SCAN cursor beyond 2^53 (-1 is 2^64-1 to strtoul) is not one of luatest's cursors (hash values, README rule 11), so it resumes past every element; the server masks a foreign cursor into its table, where the element may come after it or not",
+		mayVanish: true,
 		match: func(argv []string, seeded bool, want, got resp.Reply) bool {
 			cursor, err := strconv.ParseUint(strings.TrimPrefix(argv[2], "-"), 10, 64)
 			big := cursor > 1<<53 || strings.HasPrefix(argv[2], "-") && cursor != 0
 			return strings.HasSuffix(argv[0], "SCAN") && seeded && err == nil && big &&
 				want.Kind == resp.Array && len(got.Elems) == 2 && len(got.Elems[1].Elems) == 0
+		},
+	},
+	{
+		reason:    "a SCAN of a hashtable with COUNT below its size answers a cursor that depends on where the server's hash seed (drawn at start) puts the elements; luatest's cursors are its own (README rule 11): the elements must agree",
+		mayVanish: true,
+		match: func(argv []string, _ bool, want, got resp.Reply) bool {
+			return strings.HasSuffix(argv[0], "SCAN") && len(want.Elems) == 2 && len(got.Elems) == 2 &&
+				want.Elems[0].Str != got.Elems[0].Str && resp.Equal(want.Elems[1], got.Elems[1])
 		},
 	},
 	{
@@ -430,11 +441,11 @@ func mutations(a *docArg) []mutation {
 	}
 	switch a.Type {
 	case "integer", "unix-time":
-		for _, v := range []string{"x", "1.5", "-1", "9223372036854775808"} {
+		for _, v := range []string{"x", "1.5", "-1", "0", "2", "9223372036854775808"} {
 			out = append(out, withTok(v))
 		}
 	case "double":
-		for _, v := range []string{"x", "nan", "-1"} {
+		for _, v := range []string{"x", "nan", "-1", "inf", "-inf"} {
 			out = append(out, withTok(v))
 		}
 	case "pure-token":
@@ -475,6 +486,10 @@ func mutations(a *docArg) []mutation {
 				return append(w, append(part, g.valid(a.Args[0])...)...), true
 			})
 		}
+	}
+	if a.Token != "" {
+		// The option twice.
+		out = append(out, func(g *argGen, a *docArg) ([]string, bool) { return append(g.valid(a), g.valid(a)...), false })
 	}
 	if a.Token != "" && a.Type != "pure-token" {
 		// The token with its value missing, at the end of the call.
