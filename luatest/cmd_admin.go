@@ -10,6 +10,7 @@ package luatest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -206,10 +207,19 @@ func commandList(opts, tops []string) resp.Reply {
 		sort.Strings(out)
 		return resp.BulkArray(out)
 	case "aclcat":
+		if !slices.Contains(aclCategories, strings.ToLower(opts[2])) {
+			return resp.ArrayReply() // an unknown category filters everything out
+		}
 		return resp.ErrorReply("ERR luatest: COMMAND LIST FILTERBY ACLCAT is not supported (luatest's command table has no ACL categories)")
 	}
 	return errSyntax
 }
+
+// aclCategories are Redis 7.0's ACL categories (ACLCommandCategories in
+// acl.c), as ACL CAT lists them.
+var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+	"connection", "transaction", "scripting"}
 
 // PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB | HELP —
 // https://redis.io/commands/pubsub/: luatest has no subscribers.

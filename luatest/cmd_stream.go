@@ -909,6 +909,12 @@ func cmdXread(c *cmdCtx, args []string) resp.Reply {
 			return errWrongType
 		}
 		ws[i].e = e
+		// The key and group are checked before the ID (xreadCommand).
+		if group {
+			if e == nil || e.stream.groups[gname] == nil {
+				return resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, gname))
+			}
+		}
 		a := idArgs[i]
 		switch {
 		case group && a == ">":
@@ -929,11 +935,6 @@ func cmdXread(c *cmdCtx, args []string) resp.Reply {
 				return errStreamID
 			}
 			ws[i].id = id
-		}
-		if group {
-			if e == nil || e.stream.groups[gname] == nil {
-				return resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, gname))
-			}
 		}
 	}
 	var out []resp.Reply
@@ -1038,14 +1039,8 @@ func (c *cmdCtx) group(key, name string) (*streamValue, *streamGroup, *resp.Repl
 
 // XACK key group id [id ...] — https://redis.io/commands/xack/
 func cmdXack(c *cmdCtx, args []string) resp.Reply {
-	var ids []streamID
-	for _, a := range args[2:] {
-		id, ok := parseStreamID(a, 0, true)
-		if !ok {
-			return errStreamID
-		}
-		ids = append(ids, id)
-	}
+	// No key or group: nothing to acknowledge, whatever the IDs
+	// (xackCommand parses them after the lookup).
 	e, wrong := c.stream(args[0])
 	if wrong {
 		return errWrongType
@@ -1054,6 +1049,14 @@ func cmdXack(c *cmdCtx, args []string) resp.Reply {
 		return resp.IntReply(0)
 	}
 	g := e.stream.groups[args[1]]
+	var ids []streamID
+	for _, a := range args[2:] {
+		id, ok := parseStreamID(a, 0, true)
+		if !ok {
+			return errStreamID
+		}
+		ids = append(ids, id)
+	}
 	var n int64
 	for _, id := range ids {
 		if p := g.pel[id]; p != nil {
