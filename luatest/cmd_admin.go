@@ -8,6 +8,9 @@
 package luatest
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,20 +39,58 @@ var adminCommands = []*command{
 	{name: "migrate", fn: cmdMigrate},
 }
 
-// MIGRATE host port key|"" destination-db timeout [...] —
-// https://redis.io/commands/migrate/: luatest has no other server to
-// reach, so it answers what the server answers for an unreachable target.
+// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH
+// password | AUTH2 username password] [KEYS key [key ...]] —
+// https://redis.io/commands/migrate/. The options, the timeout and the
+// database are checked as migrateCommand checks them, and NOKEY answers
+// when none of the keys exists; otherwise luatest, having no other server
+// to reach, answers what the server answers when it cannot connect to the
+// target (a refused port on a reachable host fails later, on the write:
+// "IOERR error or timeout writing to target instance").
 func cmdMigrate(c *cmdCtx, args []string) resp.Reply {
-	return resp.ErrorReply("IOERR error or timeout connecting to the client")
+	keys := args[2:3]
+	for j := 5; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch strings.ToLower(args[j]) {
+		case "copy", "replace":
+		case "auth":
+			if more < 1 {
+				return errSyntax
+			}
+			j++
+		case "auth2":
+			if more < 2 {
+				return errSyntax
+			}
+			j += 2
+		case "keys":
+			if args[2] != "" {
+				return resp.ErrorReply("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+			}
+			keys, j = args[j+1:], len(args)
+		default:
+			return errSyntax
+		}
+	}
+	if _, ok := parseInt(args[4]); !ok { // the timeout, then the database
+		return errNotInt
+	}
+	if _, ok := parseInt(args[3]); !ok {
+		return errNotInt
+	}
+	for _, k := range keys {
+		if c.r.lookup(k) != nil {
+			return resp.ErrorReply("IOERR error or timeout connecting to the client")
+		}
+	}
+	return resp.StatusReply("NOKEY")
 }
 
 // cmdHelpOnly answers CONTAINER HELP, the only subcommand of ACL, CLIENT,
-// CONFIG, FUNCTION, LATENCY and MODULE that scripts may call (the others
-// are refused before a command runs).
+// CONFIG, LATENCY and MODULE that scripts may call (the others are refused
+// before a command runs), and the HELP of the other containers here.
 func cmdHelpOnly(c *cmdCtx, args []string) resp.Reply {
-	name := strings.ToUpper(c.name)
-	return resp.BulkArray([]string{name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"HELP", "    Prints this help."})
+	return helpReply(strings.ToUpper(c.name), helpTexts[c.name])
 }
 
 // READONLY, READWRITE, ASKING, CLUSTER INFO — the standalone server's error.
@@ -65,7 +106,10 @@ func cmdBlockingMpop(c *cmdCtx, args []string) resp.Reply {
 	if !ok {
 		return resp.ErrorReply("ERR timeout is not a float or out of range")
 	}
-	if t < 0 {
+	// getTimeoutFromObjectOrReply: (long long)(timeout * 1000.0), which
+	// truncates toward zero (-0.0001 is 0, no error) and turns what
+	// int64 cannot hold, infinity included, into LLONG_MIN on x86-64.
+	if ms := t * 1000; ms <= -1 || ms >= math.MaxInt64 || ms < math.MinInt64 {
 		return resp.ErrorReply("ERR timeout is negative")
 	}
 	inner := &cmdCtx{r: c.r, proto: c.proto, name: c.name[1:], argv0: c.argv0, run: c.run}
@@ -88,13 +132,13 @@ func cmdCommand(c *cmdCtx, args []string) resp.Reply {
 	}
 	sort.Strings(tops)
 	if len(args) == 0 {
-		return resp.ErrorReply("ERR luatest: COMMAND without a subcommand is not supported; use COMMAND INFO")
+		args = []string{"INFO"} // commandCommand: every command's COMMAND INFO
 	}
 	switch strings.ToUpper(args[0]) {
 	case "COUNT":
 		return resp.IntReply(int64(len(tops)))
 	case "LIST":
-		return resp.BulkArray(tops)
+		return commandList(args[1:], tops)
 	case "INFO":
 		names := args[1:]
 		if len(names) == 0 {
@@ -137,6 +181,46 @@ func cmdCommand(c *cmdCtx, args []string) resp.Reply {
 	return resp.ErrorReply("ERR unknown subcommand '" + args[0] + "'. Try COMMAND HELP.")
 }
 
+// commandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT category |
+// PATTERN pattern], with commandListCommand's syntax checks: FILTERBY and
+// its two arguments must be all that follow. luatest has no modules, so
+// MODULE matches nothing; PATTERN matches commands and "container|sub"
+// names, as commandListWithFilter does. The table holds no ACL
+// categories, so ACLCAT is not supported.
+func commandList(opts, tops []string) resp.Reply {
+	if len(opts) == 0 {
+		return resp.BulkArray(tops)
+	}
+	if len(opts) != 3 || !strings.EqualFold(opts[0], "filterby") {
+		return errSyntax
+	}
+	switch strings.ToLower(opts[1]) {
+	case "module":
+		return resp.ArrayReply()
+	case "pattern":
+		var out []string
+		for _, n := range rediscmd.Names() {
+			if globMatch(opts[2], n, true) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return resp.BulkArray(out)
+	case "aclcat":
+		if !slices.Contains(aclCategories, strings.ToLower(opts[2])) {
+			return resp.ArrayReply() // an unknown category filters everything out
+		}
+		return resp.ErrorReply("ERR luatest: COMMAND LIST FILTERBY ACLCAT is not supported (luatest's command table has no ACL categories)")
+	}
+	return errSyntax
+}
+
+// aclCategories are Redis 7.0's ACL categories (ACLCommandCategories in
+// acl.c), as ACL CAT lists them.
+var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+	"connection", "transaction", "scripting"}
+
 // PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB | HELP —
 // https://redis.io/commands/pubsub/: luatest has no subscribers.
 func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
@@ -160,6 +244,11 @@ func cmdPubsub(c *cmdCtx, args []string) resp.Reply {
 func cmdSlowlog(c *cmdCtx, args []string) resp.Reply {
 	switch strings.ToUpper(args[0]) {
 	case "GET":
+		if len(args) == 2 {
+			if _, bad := parseRangeLong(args[1], -1, math.MaxInt64, "count should be greater than or equal to -1"); bad != nil {
+				return *bad
+			}
+		}
 		return resp.ArrayReply()
 	case "LEN":
 		return resp.IntReply(0)
@@ -175,6 +264,20 @@ func cmdSlowlog(c *cmdCtx, args []string) resp.Reply {
 func cmdMemory(c *cmdCtx, args []string) resp.Reply {
 	switch strings.ToUpper(args[0]) {
 	case "USAGE":
+		// SAMPLES is read before the key is looked up (memoryCommand).
+		for j := 2; j < len(args); j++ {
+			if !strings.EqualFold(args[j], "samples") || j+1 >= len(args) {
+				return errSyntax
+			}
+			n, ok := parseInt(args[j+1])
+			if !ok {
+				return errNotInt
+			}
+			if n < 0 {
+				return errSyntax
+			}
+			j++
+		}
 		e := c.r.lookup(args[1])
 		if e == nil {
 			return resp.NilReply
@@ -224,6 +327,31 @@ func cmdMemory(c *cmdCtx, args []string) resp.Reply {
 
 // LOLWUT [VERSION version] — https://redis.io/commands/lolwut/ (without
 // the art, which the server draws at random).
+//
+// The arguments are checked as lolwutCommand checks them: VERSION's number
+// (as "%u.0.0") picks the drawing, and versions 5 and 6 read up to three
+// and two numbers of their own.
 func cmdLolwut(c *cmdCtx, args []string) resp.Reply {
+	v := redisVersion
+	if len(args) >= 2 && strings.EqualFold(args[0], "version") {
+		ver, ok := parseInt(args[1])
+		if !ok {
+			return errNotInt
+		}
+		v = fmt.Sprintf("%d.0.0", uint32(ver))
+		args = args[2:]
+	}
+	numbers := 0
+	switch {
+	case v[0] == '5' && v[1] == '.' && v[2] != '9', v[0] == '4' && v[1] == '.' && v[2] == '9':
+		numbers = 3 // lolwut5Command: cols, squares per row, squares per column
+	case v[0] == '6' && v[1] == '.' && v[2] != '9', v[0] == '5' && v[1] == '.' && v[2] == '9':
+		numbers = 2 // lolwut6Command: cols, rows
+	}
+	for i := 0; i < numbers && i < len(args); i++ {
+		if _, ok := parseInt(args[i]); !ok {
+			return errNotInt
+		}
+	}
 	return resp.BulkReply("Redis ver. " + redisVersion + "\n")
 }

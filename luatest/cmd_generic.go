@@ -414,7 +414,7 @@ func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
 func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToLower(args[0])
 	if sub == "help" {
-		return resp.BulkArray(objectHelp)
+		return helpReply("OBJECT", helpTexts["object"])
 	}
 	e := c.r.lookup(args[1])
 	if e == nil {
@@ -434,24 +434,6 @@ func cmdObject(c *cmdCtx, args []string) resp.Reply {
 		return resp.ErrorReply("ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
 			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 	}
-}
-
-var objectHelp = []string{
-	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"ENCODING <key>",
-	"    Return the kind of internal representation used in order to store the value",
-	"    associated with a <key>.",
-	"FREQ <key>",
-	"    Return the access frequency index of the <key>. The returned integer is",
-	"    proportional to the logarithm of the recent access frequency of the key.",
-	"IDLETIME <key>",
-	"    Return the idle time of the <key>, that is the approximated number of",
-	"    seconds elapsed since the last access to the key.",
-	"REFCOUNT <key>",
-	"    Return the number of references of the value associated with the specified",
-	"    <key>.",
-	"HELP",
-	"    Prints this help.",
 }
 
 // encodingOf is the encoding OBJECT ENCODING reports for e under the 7.0
@@ -578,6 +560,19 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 	if !ok {
 		return resp.ErrorReply("ERR invalid cursor")
 	}
+	// HSCAN, SSCAN and ZSCAN look the key up before they read their options
+	// (hscanCommand and its peers, then scanGenericCommand): a missing key
+	// answers an empty scan whatever follows the cursor.
+	var e *entry
+	if c.name != "scan" {
+		var wrong bool
+		if e, wrong = c.r.lookupType(key, scanKinds[c.name]); wrong {
+			return errWrongType
+		}
+		if e == nil {
+			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
+		}
+	}
 	count, pattern, typ := int64(10), "*", ""
 	for i := 1; i < len(args); i++ {
 		opt := strings.ToUpper(args[i])
@@ -613,13 +608,6 @@ func cmdScan(c *cmdCtx, args []string) resp.Reply {
 			}
 		}
 	} else {
-		e, wrong := c.r.lookupType(key, scanKinds[c.name])
-		if wrong {
-			return errWrongType
-		}
-		if e == nil {
-			return resp.ArrayReply(resp.BulkReply("0"), resp.ArrayReply())
-		}
 		enc := encodingOf(e)
 		isCompact := enc == "listpack" || enc == "intset"
 		switch e.kind {

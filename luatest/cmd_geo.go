@@ -120,10 +120,22 @@ func parseLonLat(lonS, latS string) (float64, float64, *resp.Reply) {
 		return 0, 0, &errNotFloat
 	}
 	if lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax {
-		e := resp.ErrorReply(fmt.Sprintf("ERR invalid longitude,latitude pair %f,%f", lon, lat))
+		e := resp.ErrorReply(fmt.Sprintf("ERR invalid longitude,latitude pair %s,%s", formatCF(lon), formatCF(lat)))
 		return 0, 0, &e
 	}
 	return lon, lat, nil
+}
+
+// formatCF is C's printf("%f"), which writes the infinities "inf" and
+// "-inf" (Go's %f writes "+Inf" and "-Inf").
+func formatCF(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return fmt.Sprintf("%f", f)
 }
 
 // GEOADD key [NX | XX] [CH] longitude latitude member [...] —

@@ -228,6 +228,9 @@ func cmdHincrbyfloat(c *cmdCtx, args []string) resp.Reply {
 	if !ok {
 		return errNotFloat
 	}
+	if by.IsInf() { // checked before the key (hincrbyfloatCommand); NaN does not parse
+		return resp.ErrorReply("ERR value is NaN or Infinity")
+	}
 	e, wrong := c.r.lookupType(args[0], typeHash)
 	if wrong {
 		return errWrongType

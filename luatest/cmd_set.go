@@ -227,12 +227,17 @@ func cmdSpop(c *cmdCtx, args []string) resp.Reply {
 	hasCount := len(args) == 2
 	var count int64 = 1
 	if hasCount {
-		n, ok := parseInt(args[1])
-		if !ok {
-			return errNotInt
-		}
-		if c.name == "spop" && n < 0 {
-			return errPositive
+		var n int64
+		if c.name == "spop" {
+			var bad *resp.Reply
+			if n, bad = parsePositiveLong(args[1]); bad != nil {
+				return *bad
+			}
+		} else {
+			var ok bool
+			if n, ok = parseInt(args[1]); !ok {
+				return errNotInt
+			}
 		}
 		count = n
 	}

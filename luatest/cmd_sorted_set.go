@@ -557,12 +557,9 @@ func cmdZpop(c *cmdCtx, args []string) resp.Reply {
 	}
 	count := int64(1)
 	if len(args) == 2 {
-		n, ok := parseInt(args[1])
-		if !ok {
-			return errNotInt
-		}
-		if n < 0 {
-			return errPositive
+		n, bad := parsePositiveLong(args[1])
+		if bad != nil {
+			return *bad
 		}
 		count = n
 	}
@@ -792,25 +789,40 @@ func parseInterCard(c *cmdCtx, args []string, errNoKeys string) ([]string, int64
 		errTooMany = resp.ErrorReply("ERR Number of keys can't be greater than number of args")
 	}
 	fail := func(r resp.Reply) ([]string, int64, *resp.Reply) { return nil, 0, &r }
-	n, ok := parseInt(args[0])
-	if !ok {
-		return fail(errNotInt)
-	}
-	if n < 1 {
-		return fail(resp.ErrorReply(errNoKeys))
+	var n int64
+	if c.name == "sintercard" {
+		// sinterCardCommand reads numkeys with getRangeLongFromObjectOrReply.
+		var bad *resp.Reply
+		if n, bad = parseRangeLong(args[0], 1, math.MaxInt64, strings.TrimPrefix(errNoKeys, "ERR ")); bad != nil {
+			return nil, 0, bad
+		}
+	} else {
+		var ok bool
+		if n, ok = parseInt(args[0]); !ok {
+			return fail(errNotInt)
+		}
+		if n < 1 {
+			return fail(resp.ErrorReply(errNoKeys))
+		}
 	}
 	if n > int64(len(args)-1) {
 		return fail(errTooMany)
 	}
+	if c.name == "zintercard" {
+		// zunionInterDiffGenericCommand checks the keys' types before it
+		// reads the options; sinterCardCommand reads LIMIT first.
+		for _, k := range args[1 : 1+n] {
+			if _, ok := c.zsetSource(k); !ok {
+				return fail(errWrongType)
+			}
+		}
+	}
 	var limit int64
 	for i := 1 + int(n); i < len(args); i++ {
 		if strings.EqualFold(args[i], "LIMIT") && i+1 < len(args) {
-			l, ok := parseInt(args[i+1])
-			if !ok {
-				return fail(errNotInt)
-			}
-			if l < 0 {
-				return fail(resp.ErrorReply("ERR LIMIT can't be negative"))
+			l, bad := parseRangeLong(args[i+1], 0, math.MaxInt64, "LIMIT can't be negative")
+			if bad != nil {
+				return nil, 0, bad
 			}
 			limit = l
 			i++

@@ -351,14 +351,12 @@ func cmdXadd(c *cmdCtx, args []string) resp.Reply {
 	if bad != nil {
 		return *bad
 	}
-	if i >= len(args) || (len(args)-i-1) < 2 || (len(args)-i-1)%2 == 1 {
-		return errArity("xadd")
-	}
-	idArg := args[i]
+	// The ID is parsed with the options, before the fields are counted
+	// (streamParseAddOrTrimArgsOrReply, then xaddCommand's arity check).
 	var id streamID
-	auto, autoSeq := idArg == "*", false
-	if !auto {
-		if ms, seq, ok := strings.Cut(idArg, "-"); ok && seq == "*" {
+	auto, autoSeq := i < len(args) && args[i] == "*", false
+	if i < len(args) && !auto {
+		if ms, seq, ok := strings.Cut(args[i], "-"); ok && seq == "*" {
 			v, err := strconv.ParseUint(ms, 10, 64)
 			if err != nil {
 				return errStreamID
@@ -366,13 +364,16 @@ func cmdXadd(c *cmdCtx, args []string) resp.Reply {
 			id, autoSeq = streamID{ms: v}, true
 		} else {
 			var ok bool
-			if id, ok = parseStreamID(idArg, 0, true); !ok {
+			if id, ok = parseStreamID(args[i], 0, true); !ok {
 				return errStreamID
 			}
-			if id.isZero() {
-				return resp.ErrorReply("ERR The ID specified in XADD must be greater than 0-0")
-			}
 		}
+	}
+	if i >= len(args) || (len(args)-i-1) < 2 || (len(args)-i-1)%2 == 1 {
+		return errArity("xadd")
+	}
+	if !auto && !autoSeq && id.isZero() {
+		return resp.ErrorReply("ERR The ID specified in XADD must be greater than 0-0")
 	}
 	e, wrong := c.stream(args[0])
 	if wrong {
@@ -494,9 +495,6 @@ func cmdXrange(c *cmdCtx, args []string) resp.Reply {
 		}
 		return errSyntax
 	}
-	if count == 0 {
-		return nullArray
-	}
 	e, wrong := c.stream(args[0])
 	if wrong {
 		return errWrongType
@@ -504,6 +502,9 @@ func cmdXrange(c *cmdCtx, args []string) resp.Reply {
 	out := []resp.Reply{}
 	if e == nil {
 		return resp.ArrayReply(out...)
+	}
+	if count == 0 { // a null array, but only for an existing stream
+		return nullArray
 	}
 	es := e.stream.entries
 	for k := range es {
@@ -639,11 +640,14 @@ func cmdXsetid(c *cmdCtx, args []string) resp.Reply {
 func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return resp.BulkArray([]string{"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"})
+		return helpReply("XGROUP", helpTexts["xgroup"])
 	}
 	key, group := args[1], args[2]
 	mkstream := false
 	entriesRead := int64(-1)
+	// addReplySubcommandSyntaxError: an unknown option, or CREATE or SETID
+	// with a number of arguments xgroupCommand does not dispatch.
+	subSyntax := resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try XGROUP HELP.", args[0]))
 	if sub == "CREATE" || sub == "SETID" {
 		for i := 4; i < len(args); i++ {
 			switch opt := strings.ToUpper(args[i]); {
@@ -660,7 +664,7 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 				entriesRead = n
 				i++
 			default:
-				return errSyntax
+				return subSyntax
 			}
 		}
 	}
@@ -687,6 +691,9 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 			return s.lastID, true
 		}
 		return parseStreamID(args[3], 0, true)
+	}
+	if sub == "CREATE" && len(args) > 7 || sub == "SETID" && len(args) != 4 && len(args) != 6 {
+		return subSyntax
 	}
 	switch sub {
 	case "CREATE":
@@ -737,6 +744,90 @@ func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 		return resp.IntReply(int64(len(co.pel)))
 	}
 	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%s'. Try XGROUP HELP.", args[0]))
+}
+
+// lag is a group's lag as streamReplyWithCGLag answers it: nil when the
+// server cannot tell.
+func (s *streamValue) lag(g *streamGroup) resp.Reply {
+	switch {
+	case s.entriesAdded == 0:
+		return resp.IntReply(0)
+	case g.entriesRead != -1 && !s.hasTombstones(g.lastID):
+		return resp.IntReply(s.entriesAdded - g.entriesRead)
+	}
+	if d := s.distance(g.lastID); d != -1 {
+		return resp.IntReply(s.entriesAdded - d)
+	}
+	return resp.NilReply
+}
+
+// xinfoFull is the tail of XINFO STREAM key FULL [COUNT count]: the first
+// count entries, then every group (in name order) with its PEL and its
+// consumers' PELs, each cut to count (0: everything), as
+// xinfoReplyWithStreamInfo writes them. Delivery and seen times read the
+// virtual clock.
+func (c *cmdCtx) xinfoFull(s *streamValue, groups []string, count int64) []resp.Reply {
+	upTo := func(n int) int {
+		if count > 0 && int64(n) > count {
+			return int(count)
+		}
+		return n
+	}
+	entries := make([]resp.Reply, 0, upTo(len(s.entries)))
+	for _, en := range s.entries[:upTo(len(s.entries))] {
+		entries = append(entries, entryReply(en))
+	}
+	gs := make([]resp.Reply, 0, len(groups))
+	for _, name := range groups {
+		g := s.groups[name]
+		read := resp.NilReply
+		if g.entriesRead != -1 {
+			read = resp.IntReply(g.entriesRead)
+		}
+		pel := g.sortedPEL()
+		pending := make([]resp.Reply, 0, upTo(len(pel)))
+		for _, id := range pel[:upTo(len(pel))] {
+			p := g.pel[id]
+			pending = append(pending, resp.ArrayReply(resp.BulkReply(id.String()), resp.BulkReply(p.consumer),
+				resp.IntReply(p.delivered), resp.IntReply(p.count)))
+		}
+		cnames := make([]string, 0, len(g.consumers))
+		for n := range g.consumers {
+			cnames = append(cnames, n)
+		}
+		sort.Strings(cnames)
+		consumers := make([]resp.Reply, 0, len(cnames))
+		for _, n := range cnames {
+			co := g.consumers[n]
+			var ids []streamID
+			for _, id := range pel {
+				if co.pel[id] {
+					ids = append(ids, id)
+				}
+			}
+			cp := make([]resp.Reply, 0, upTo(len(ids)))
+			for _, id := range ids[:upTo(len(ids))] {
+				p := g.pel[id]
+				cp = append(cp, resp.ArrayReply(resp.BulkReply(id.String()), resp.IntReply(p.delivered), resp.IntReply(p.count)))
+			}
+			consumers = append(consumers, c.mapReply([]resp.Reply{
+				resp.BulkReply("name"), resp.BulkReply(n),
+				resp.BulkReply("seen-time"), resp.IntReply(co.seen),
+				resp.BulkReply("pel-count"), resp.IntReply(int64(len(co.pel))),
+				resp.BulkReply("pending"), resp.ArrayReply(cp...),
+			}))
+		}
+		gs = append(gs, c.mapReply([]resp.Reply{
+			resp.BulkReply("name"), resp.BulkReply(name),
+			resp.BulkReply("last-delivered-id"), resp.BulkReply(g.lastID.String()),
+			resp.BulkReply("entries-read"), read,
+			resp.BulkReply("lag"), s.lag(g),
+			resp.BulkReply("pel-count"), resp.IntReply(int64(len(g.pel))),
+			resp.BulkReply("pending"), resp.ArrayReply(pending...),
+			resp.BulkReply("consumers"), resp.ArrayReply(consumers...),
+		}))
+	}
+	return []resp.Reply{resp.BulkReply("entries"), resp.ArrayReply(entries...), resp.BulkReply("groups"), resp.ArrayReply(gs...)}
 }
 
 // consumer returns group g's consumer name, creating it.
@@ -818,6 +909,12 @@ func cmdXread(c *cmdCtx, args []string) resp.Reply {
 			return errWrongType
 		}
 		ws[i].e = e
+		// The key and group are checked before the ID (xreadCommand).
+		if group {
+			if e == nil || e.stream.groups[gname] == nil {
+				return resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, gname))
+			}
+		}
 		a := idArgs[i]
 		switch {
 		case group && a == ">":
@@ -838,11 +935,6 @@ func cmdXread(c *cmdCtx, args []string) resp.Reply {
 				return errStreamID
 			}
 			ws[i].id = id
-		}
-		if group {
-			if e == nil || e.stream.groups[gname] == nil {
-				return resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, gname))
-			}
 		}
 	}
 	var out []resp.Reply
@@ -947,14 +1039,8 @@ func (c *cmdCtx) group(key, name string) (*streamValue, *streamGroup, *resp.Repl
 
 // XACK key group id [id ...] — https://redis.io/commands/xack/
 func cmdXack(c *cmdCtx, args []string) resp.Reply {
-	var ids []streamID
-	for _, a := range args[2:] {
-		id, ok := parseStreamID(a, 0, true)
-		if !ok {
-			return errStreamID
-		}
-		ids = append(ids, id)
-	}
+	// No key or group: nothing to acknowledge, whatever the IDs
+	// (xackCommand parses them after the lookup).
 	e, wrong := c.stream(args[0])
 	if wrong {
 		return errWrongType
@@ -963,6 +1049,14 @@ func cmdXack(c *cmdCtx, args []string) resp.Reply {
 		return resp.IntReply(0)
 	}
 	g := e.stream.groups[args[1]]
+	var ids []streamID
+	for _, a := range args[2:] {
+		id, ok := parseStreamID(a, 0, true)
+		if !ok {
+			return errStreamID
+		}
+		ids = append(ids, id)
+	}
 	var n int64
 	for _, id := range ids {
 		if p := g.pel[id]; p != nil {
@@ -1078,6 +1172,11 @@ func cmdXpending(c *cmdCtx, args []string) resp.Reply {
 // unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID
 // lastid] — https://redis.io/commands/xclaim/
 func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
+	// The key and the group come first (xclaimCommand), then the arguments.
+	s, g, bad := c.group(args[0], args[1])
+	if bad != nil {
+		return *bad
+	}
 	minIdle, ok := parseInt(args[3])
 	if !ok {
 		return resp.ErrorReply("ERR Invalid min-idle-time argument for XCLAIM")
@@ -1094,6 +1193,7 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 	now := c.nowMs()
 	deliveryTime, retry := int64(-1), int64(-1)
 	force, justID := false, false
+	var lastID streamID
 	for ; i < len(args); i++ {
 		left := len(args) - i - 1
 		switch opt := strings.ToUpper(args[i]); {
@@ -1123,7 +1223,7 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 			retry = n
 			i++
 		case opt == "LASTID" && left >= 1:
-			if _, ok := parseStreamID(args[i+1], 0, true); !ok {
+			if lastID, ok = parseStreamID(args[i+1], 0, true); !ok {
 				return errStreamID
 			}
 			i++
@@ -1131,11 +1231,10 @@ func cmdXclaim(c *cmdCtx, args []string) resp.Reply {
 			return resp.ErrorReply(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", args[i]))
 		}
 	}
-	s, g, bad := c.group(args[0], args[1])
-	if bad != nil {
-		return *bad
+	if lastID.cmp(g.lastID) > 0 {
+		g.lastID = lastID // LASTID moves the group's last delivered ID forward
 	}
-	if deliveryTime > now || deliveryTime == -1 {
+	if deliveryTime < 0 || deliveryTime > now {
 		deliveryTime = now
 	}
 	co := c.consumer(g, args[2])
@@ -1243,11 +1342,11 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 // https://redis.io/commands/xinfo/. STREAM's radix-tree-keys is the
 // number of listpack nodes, as the server splits them; radix-tree-nodes
 // (the radix tree's inner nodes) is an estimate, twice that; idle times
-// read the virtual clock. FULL is not supported.
+// read the virtual clock, and so do FULL's delivery and seen times.
 func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return resp.BulkArray([]string{"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"})
+		return helpReply("XINFO", helpTexts["xinfo"])
 	}
 	e, wrong := c.stream(args[1])
 	if wrong {
@@ -1264,8 +1363,23 @@ func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sort.Strings(names)
 	switch sub {
 	case "STREAM":
-		if len(args) > 2 {
-			return resp.ErrorReply("ERR luatest: XINFO STREAM FULL is not supported")
+		// [FULL [COUNT count]], checked as xinfoReplyWithStreamInfo does.
+		opts, full, count := args[2:], false, int64(10)
+		if len(opts) > 0 {
+			if len(opts) != 1 && len(opts) != 3 || !strings.EqualFold(opts[0], "full") ||
+				len(opts) == 3 && !strings.EqualFold(opts[1], "count") {
+				return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try XINFO HELP.", args[0]))
+			}
+			if len(opts) == 3 {
+				n, ok := parseInt(opts[2])
+				if !ok {
+					return errNotInt
+				}
+				if n >= 0 {
+					count = n
+				}
+			}
+			full = true
 		}
 		nodes := len(s.nodes())
 		kvs := []resp.Reply{
@@ -1276,8 +1390,11 @@ func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 			resp.BulkReply("max-deleted-entry-id"), resp.BulkReply(s.maxDeleted.String()),
 			resp.BulkReply("entries-added"), resp.IntReply(s.entriesAdded),
 			resp.BulkReply("recorded-first-entry-id"), resp.BulkReply(s.firstID().String()),
-			resp.BulkReply("groups"), resp.IntReply(int64(len(s.groups))),
 		}
+		if full {
+			return c.mapReply(append(kvs, c.xinfoFull(s, names, count)...))
+		}
+		kvs = append(kvs, resp.BulkReply("groups"), resp.IntReply(int64(len(s.groups))))
 		first, last := resp.NilReply, resp.NilReply
 		if len(s.entries) > 0 {
 			first, last = entryReply(s.entries[0]), entryReply(s.entries[len(s.entries)-1])
@@ -1292,24 +1409,13 @@ func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 			if g.entriesRead != -1 {
 				read = resp.IntReply(g.entriesRead)
 			}
-			lag := resp.NilReply
-			switch {
-			case s.entriesAdded == 0:
-				lag = resp.IntReply(0)
-			case g.entriesRead != -1 && !s.hasTombstones(g.lastID):
-				lag = resp.IntReply(s.entriesAdded - g.entriesRead)
-			default:
-				if d := s.distance(g.lastID); d != -1 {
-					lag = resp.IntReply(s.entriesAdded - d)
-				}
-			}
 			out = append(out, c.mapReply([]resp.Reply{
 				resp.BulkReply("name"), resp.BulkReply(n),
 				resp.BulkReply("consumers"), resp.IntReply(int64(len(g.consumers))),
 				resp.BulkReply("pending"), resp.IntReply(int64(len(g.pel))),
 				resp.BulkReply("last-delivered-id"), resp.BulkReply(g.lastID.String()),
 				resp.BulkReply("entries-read"), read,
-				resp.BulkReply("lag"), lag,
+				resp.BulkReply("lag"), s.lag(g),
 			}))
 		}
 		return resp.ArrayReply(out...)

@@ -209,19 +209,21 @@ func cmdGetex(c *cmdCtx, args []string) resp.Reply {
 			return errSyntax
 		}
 	}
-	var at int64
-	if ex.unit != "" {
-		var errReply *resp.Reply
-		if at, errReply = c.expireAt(ex); errReply != nil {
-			return *errReply
-		}
-	}
+	// The key comes before the expire time's value (getexCommand): a
+	// missing key answers nil whatever EX's argument.
 	e, wrong := c.r.lookupType(args[0], typeString)
 	if wrong {
 		return errWrongType
 	}
 	if e == nil {
 		return resp.NilReply
+	}
+	var at int64
+	if ex.unit != "" {
+		var errReply *resp.Reply
+		if at, errReply = c.expireAt(ex); errReply != nil {
+			return *errReply
+		}
 	}
 	switch {
 	case ex.persist:
@@ -425,6 +427,17 @@ func cmdSetrange(c *cmdCtx, args []string) resp.Reply {
 // https://redis.io/commands/lcs/ (lcsCommand in t_string.c, including the
 // order in which it walks the table back and emits match ranges).
 func cmdLcs(c *cmdCtx, args []string) resp.Reply {
+	// The keys' types are checked before the options (lcsCommand).
+	var strs [2]string
+	for i, k := range args[:2] {
+		e := c.r.lookup(k)
+		if e != nil && e.kind != typeString {
+			return resp.ErrorReply("ERR The specified keys must contain string values")
+		}
+		if e != nil {
+			strs[i] = e.str
+		}
+	}
 	var getLen, getIdx, withMatchLen bool
 	var minMatch int64
 	for i := 2; i < len(args); i++ {
@@ -444,16 +457,6 @@ func cmdLcs(c *cmdCtx, args []string) resp.Reply {
 			i++
 		default:
 			return errSyntax
-		}
-	}
-	var strs [2]string
-	for i, k := range args[:2] {
-		e := c.r.lookup(k)
-		if e != nil && e.kind != typeString {
-			return resp.ErrorReply("ERR The specified keys must contain string values")
-		}
-		if e != nil {
-			strs[i] = e.str
 		}
 	}
 	if getIdx && getLen {

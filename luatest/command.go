@@ -109,6 +109,35 @@ var (
 	errNaNOrInfinity = resp.ErrorReply("ERR increment would produce NaN or Infinity")
 )
 
+// parseRangeLong is getRangeLongFromObjectOrReply: an integer between lo
+// and hi, else msg — for a value that is no integer too — or, when msg is
+// empty, the server's generic texts.
+func parseRangeLong(s string, lo, hi int64, msg string) (int64, *resp.Reply) {
+	n, ok := parseInt(s)
+	if !ok {
+		if msg != "" {
+			r := resp.ErrorReply("ERR " + msg)
+			return 0, &r
+		}
+		return 0, &errNotInt
+	}
+	if n < lo || n > hi {
+		r := resp.ErrorReply("ERR " + msg)
+		if msg == "" {
+			r = resp.ErrorReply(fmt.Sprintf("ERR value is out of range, value must between %d and %d", lo, hi))
+		}
+		return 0, &r
+	}
+	return n, nil
+}
+
+// parsePositiveLong is getPositiveLongFromObjectOrReply with no message of
+// its caller: "value is out of range, must be positive" for a negative
+// number and for a value that is no integer alike.
+func parsePositiveLong(s string) (int64, *resp.Reply) {
+	return parseRangeLong(s, 0, math.MaxInt64, "value is out of range, must be positive")
+}
+
 func errArity(name string) resp.Reply {
 	return resp.ErrorReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
 }
