@@ -293,6 +293,7 @@ func (t *callTrace) mergedInto(n int, noScript bool) {
 		t.merged = n
 		if noScript {
 			t.noScripts++
+			t.mode = ModeEval
 		}
 	}
 }

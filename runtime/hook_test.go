@@ -181,7 +181,8 @@ func TestHookBatch(t *testing.T) {
 
 // TestHookCoalescer: a Coalescer reports to the wrapped executor's hook,
 // with the size of the run that carried each call: 1 for the call sent
-// alone, 3 for the three that waited and ran merged.
+// alone, 3 for the three that waited and ran merged, and the merged run's
+// NOSCRIPT fallback.
 func TestHookCoalescer(t *testing.T) {
 	noLeak(t)
 	rec := &recorder{}
@@ -207,13 +208,14 @@ func TestHookCoalescer(t *testing.T) {
 	close(g.release)
 	wg.Wait()
 	ends := rec.take(t)
-	merged := map[int]int{}
+	// The merged run's companion was not loaded: NOSCRIPT, then EVAL,
+	// for each of its calls.
+	merged := map[string]int{}
 	for _, e := range ends {
-		merged[e.Merged]++
-		assert.Equal(t, runtime.ModeEvalSha, e.Mode)
+		merged[fmt.Sprintf("merged %d, %s, %d NOSCRIPT", e.Merged, e.Mode, e.NoScripts)]++
 		assert.Equal(t, runtime.OutcomeOK, e.Outcome)
 	}
-	assert.Equal(t, map[int]int{1: 1, 3: 3}, merged)
+	assert.Equal(t, map[string]int{"merged 1, EVALSHA, 0 NOSCRIPT": 1, "merged 3, EVAL, 1 NOSCRIPT": 3}, merged)
 	assert.Equal(t, "4", r.MustDo("GET", "{t}q").Str)
 }
 

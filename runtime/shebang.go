@@ -53,3 +53,9 @@ func (x *shebangless) Eval(ctx context.Context, s *Script, keys, args []string) 
 func (x *shebangless) Load(ctx context.Context, s *Script) error {
 	return x.inner.Load(ctx, x.plainScript(s))
 }
+
+// Hook implements [Hooked] with the wrapped executor's hook.
+func (x *shebangless) Hook() Hook { return hookOf(x.inner) }
+
+// ServerAddress implements [Addressed] with the wrapped executor's address.
+func (x *shebangless) ServerAddress() string { return serverOf(x.inner) }
