@@ -47,7 +47,8 @@
 // which. Every other error sets status Error with the error's text and
 // error.type: the reply's code for a server error reply (BUSY, NOPERM;
 // also db.response.status_code) and for an error raised in the script
-// (ERR, WRONGTYPE, ...), "timeout" and "canceled" for the context,
+// (WRONGTYPE, OOM, ...; "script_error" for a Lua runtime error and for a
+// reply without a code word, as rueidis strips "ERR "), "timeout" and "canceled" for the context,
 // "client_closed", "cross_slot", or the Go type of any other error
 // ("*net.OpError").
 //
@@ -323,8 +324,13 @@ func errorType(c runtime.CallEnd) (errType, status string) {
 	case runtime.OutcomeRefused:
 		return "cross_slot", ""
 	case runtime.OutcomeScriptError, runtime.OutcomeServerError:
-		if re, ok := errors.AsType[*runtime.ReplyError](c.Err); ok {
+		if re, ok := errors.AsType[*runtime.ReplyError](c.Err); ok && isCode(re.Code()) {
 			return re.Code(), re.Code()
+		}
+		if c.Outcome == runtime.OutcomeScriptError {
+			// A Lua runtime error ("user_script:14: attempt to ..."):
+			// no code word, and the line would split the series.
+			return "script_error", ""
 		}
 		return reflect.TypeOf(c.Err).String(), ""
 	}
@@ -337,6 +343,17 @@ func errorType(c runtime.CallEnd) (errType, status string) {
 		return "client_closed", ""
 	}
 	return reflect.TypeOf(c.Err).String(), ""
+}
+
+// isCode reports whether s reads as a Redis error code: upper-case
+// letters, digits and underscores (ERR, WRONGTYPE, OUT_OF_STOCK).
+func isCode(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // splitServer splits "host:port".

@@ -286,3 +286,28 @@ func renderMetrics(mets map[string]metricdata.Metrics) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestScriptErrorSpan: an error raised in a script sets status Error and
+// error.type: the reply's code for a failed redis.call, "script_error"
+// for a Lua runtime error (whose text names a line) and for a reply
+// without a code word (rueidis strips a leading "ERR ").
+func TestScriptErrorSpan(t *testing.T) {
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	srv := redistest.Start(t)
+	exec := runtime.Rueidis(srv.Client(t), runtime.WithHook(tel.hook))
+	srv.Do(t, "SET", "{e}s", "text")
+	for _, body := range []string{"return redis.call('LPUSH', KEYS[1], 'x')", "return nil + 1"} {
+		s := runtime.NewScript(runtime.ScriptSpec{Name: "e.Fail", File: "lua/e/fail.lua", Body: body})
+		_, err := s.Exec(ctx, exec, []string{"{e}s"}, nil)
+		require.Error(t, err)
+	}
+	spans := tel.spans.GetSpans()
+	require.Len(t, spans, 2)
+	for i, want := range []string{"WRONGTYPE", "script_error"} {
+		assert.Equal(t, "Error", spans[i].Status.Code.String())
+		assert.Equal(t, want, attr(spans[i], "error.type"))
+		assert.Equal(t, "script_error", attr(spans[i], "luagen.outcome"))
+	}
+	assert.Equal(t, "WRONGTYPE", attr(spans[0], "db.response.status_code"))
+}
