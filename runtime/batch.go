@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"time"
 )
 
 // ErrBatchSent is returned by [Batch.Send] on a batch already sent, and by
@@ -30,6 +31,8 @@ type PipelineCall struct {
 	// Value and Err are the reply, as [Executor.EvalSha] returns it.
 	Value Value
 	Err   error
+
+	trace *callTrace // what the call did, when a Hook watches it
 }
 
 // Pipeliner is an optional interface of an [Executor]: one that implements it
@@ -95,6 +98,11 @@ type batchCall struct {
 	exec Executor
 	PipelineCall
 	done bool // Send finished with it
+
+	// With a Hook: the context its CallStart returned, and the record of
+	// what the call did.
+	hookCtx context.Context
+	trace   callTrace
 }
 
 // Future is the result of one queued call: the method's typed result and
@@ -210,8 +218,32 @@ func sameExecutor(a, b Executor) bool {
 // way that is worth another round; the calls keep their own errors.
 var errRetryCalls = errors.New("runtime: batch calls to retry")
 
-// sendGroup runs calls, all on e, to their final outcome.
+// sendGroup runs calls, all on e, to their final outcome, between the
+// CallStart and CallEnd of e's hook, if any, for each call.
 func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
+	h := hookOf(e)
+	if h == nil {
+		runGroup(ctx, e, calls)
+		return
+	}
+	start := CallStart{Server: serverOf(e), Batch: len(calls)}
+	began := time.Now()
+	for _, c := range calls {
+		start.Script = c.Script
+		c.hookCtx = h.CallStart(ctx, start)
+		c.trace = callTrace{mode: c.Script.firstMode(e)}
+		c.PipelineCall.trace = &c.trace
+	}
+	runGroup(ctx, e, calls)
+	for _, c := range calls {
+		start.Script = c.Script
+		h.CallEnd(c.hookCtx, c.trace.end(start, began, c.Err))
+		c.hookCtx, c.PipelineCall.trace = nil, nil
+	}
+}
+
+// runGroup runs calls, all on e, to their final outcome.
+func runGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	live := make([]*PipelineCall, 0, len(calls))
 	for _, c := range calls {
 		if !c.Script.anySlot {
@@ -255,13 +287,20 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 	if !ok {
 		for _, c := range calls {
 			c.Eval, c.FCall = false, false
-			c.Value, c.Err = c.Script.run(ctx, e, c.Keys, c.Args)
+			c.trace.attempt()
+			c.Value, c.Err = c.Script.run(ctx, e, c.Keys, c.Args, c.trace)
 		}
 		return
 	}
 	fe, functions := e.(FunctionExecutor)
 	for _, c := range calls {
 		c.Eval, c.FCall, c.Value, c.Err = false, functions && c.Script.lib != nil, Value{}, nil
+		c.trace.attempt()
+		if c.FCall {
+			c.trace.sent(ModeFCall)
+		} else {
+			c.trace.sent(ModeEvalSha)
+		}
 	}
 	p.Pipeline(ctx, calls)
 	for loads := 0; ; loads++ {
@@ -273,16 +312,21 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 				continue
 			case !c.FCall && !c.Eval && IsNoScript(c.Err):
 				c.Eval = true
+				c.trace.noScript()
 			case c.FCall && IsFunctionNotFound(c.Err):
 				ok, done := ready[c.Script.lib]
 				if !done {
 					ok = loads < functionLoads && ctx.Err() == nil && loaded(fe.LoadLibrary(ctx, c.Script.lib))
 					ready[c.Script.lib] = ok
 				}
-				if !ok {
+				if ok {
+					c.trace.libraryLoad()
+				} else {
 					// The library keeps vanishing or cannot be loaded:
 					// the binary's own script, with EVAL.
 					c.FCall, c.Eval = false, true
+					c.trace.fallback()
+					c.trace.sent(ModeEval)
 				}
 			default:
 				continue

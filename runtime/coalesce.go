@@ -126,6 +126,8 @@ type coalesceCall struct {
 	state      callState
 	v          Value
 	err        error
+	merged     int  // the calls of the run that carried it
+	noScript   bool // that run's companion met NOSCRIPT
 }
 
 func (w *coalesceCall) size() int {
@@ -143,6 +145,20 @@ func (w *coalesceCall) size() int {
 // the call with concurrent ones (see [Coalescer]); else it is the wrapped
 // executor's EvalSha.
 func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
+	return c.evalSha(ctx, s, keys, args, nil)
+}
+
+// Hook implements [Hooked]: the hook of the wrapped executor, so that
+// [Script.Exec] reports calls through a Coalescer as that executor's.
+func (c *Coalescer) Hook() Hook { return hookOf(c.inner) }
+
+// ServerAddress implements [Addressed] with the wrapped executor's
+// address.
+func (c *Coalescer) ServerAddress() string { return serverOf(c.inner) }
+
+// evalSha is EvalSha; t, when a [Hook] watches the call, learns the size
+// of the run that carried it.
+func (c *Coalescer) evalSha(ctx context.Context, s *Script, keys, args []string, t *callTrace) (Value, error) {
 	if s.companion == nil {
 		return c.inner.EvalSha(ctx, s, keys, args)
 	}
@@ -159,6 +175,7 @@ func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string)
 	if q.running < c.inFlight {
 		q.running++
 		c.mu.Unlock()
+		t.mergedInto(1, false)
 		v, err := c.inner.EvalSha(ctx, s, keys, args)
 		c.next(k, q)
 		return v, err
@@ -190,6 +207,9 @@ func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string)
 	}
 	if w.state == leading {
 		c.lead(k, q, w)
+	}
+	if w.merged > 0 {
+		t.mergedInto(w.merged, w.noScript)
 	}
 	return w.v, w.err
 }
@@ -246,6 +266,7 @@ func (c *Coalescer) lead(k coalesceKey, q *coalesceQueue, w *coalesceCall) {
 
 	var unstarted []*coalesceCall
 	if len(run) == 1 {
+		w.merged, w.noScript = 1, false
 		w.v, w.err = c.inner.EvalSha(w.ctx, s, w.keys, w.args)
 	} else {
 		unstarted = c.merged(s, run)
@@ -289,7 +310,8 @@ func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesc
 	keys, args := coalesceArgs(run, c.budget.Microseconds())
 	comp := s.companion
 	v, err := c.inner.EvalSha(ctx, comp, keys, args)
-	if err != nil && IsNoScript(err) {
+	noScript := err != nil && IsNoScript(err)
+	if noScript {
 		v, err = c.inner.Eval(ctx, comp, keys, args)
 	}
 	var status string
@@ -301,6 +323,7 @@ func (c *Coalescer) merged(s *Script, run []*coalesceCall) (unstarted []*coalesc
 	}
 	cancelled := err != nil && ctx.Err() != nil
 	for i, p := range run {
+		p.merged, p.noScript = len(run), noScript
 		if err != nil {
 			p.v, p.err = Value{}, err
 			if cancelled {

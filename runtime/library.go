@@ -402,7 +402,8 @@ func (s *Script) Library() *Library { return s.lib }
 // the call, so this repeats, at most [functionLoads] loads in all; when
 // the function is still not found, or a load fails, the script runs as in
 // EVAL mode (EVALSHA, EVAL on NOSCRIPT): the binary's own code, once.
-func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string) (Value, error) {
+func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []string, t *callTrace) (Value, error) {
+	t.sent(ModeFCall)
 	v, err := e.FCall(ctx, s, keys, args)
 	// A wait for another call's load is not one of this call's loads: that
 	// load may have ended just before the FUNCTION FLUSH this call met.
@@ -416,10 +417,12 @@ func (s *Script) fcall(ctx context.Context, e FunctionExecutor, keys, args []str
 		} else {
 			waits++
 		}
+		t.libraryLoad()
 		v, err = e.FCall(ctx, s, keys, args)
 	}
 	if IsFunctionNotFound(err) {
-		return s.eval(ctx, e, keys, args)
+		t.fallback()
+		return s.eval(ctx, e, keys, args, t)
 	}
 	return v, err
 }

@@ -16,10 +16,16 @@ import (
 // sentinel or cluster. Concurrent calls share rueidis' auto-pipelining.
 type RueidisExecutor struct {
 	c       rueidis.Client
-	cluster bool // c is a cluster client: rueidis panics on cross-slot keys
+	cluster bool   // c is a cluster client: rueidis panics on cross-slot keys
+	hook    Hook   // WithHook; nil for none
+	addr    string // the one server of a standalone client, for the hook
 }
 
-var _ Executor = (*RueidisExecutor)(nil)
+var (
+	_ Executor  = (*RueidisExecutor)(nil)
+	_ Hooked    = (*RueidisExecutor)(nil)
+	_ Addressed = (*RueidisExecutor)(nil)
+)
 
 // Rueidis returns an [Executor] that runs scripts on c. Commands are sent as
 // rueidis builds them by default: EVALSHA and EVAL are not retried after a
@@ -33,11 +39,30 @@ var _ Executor = (*RueidisExecutor)(nil)
 // undeclared keys of other slots on the node it runs on), and rueidis'
 // command builder would panic on it.
 //
+// Options: [WithHook] attaches a [Hook] that sees every call.
+//
 // It panics when c is nil: a programming error, reported where it is made.
-func Rueidis(c rueidis.Client) *RueidisExecutor {
+func Rueidis(c rueidis.Client, opts ...ExecutorOption) *RueidisExecutor {
 	mustNotBeNil(c, "runtime.Rueidis: the rueidis.Client")
-	return &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster}
+	cfg := NewExecutorConfig(opts...)
+	r := &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster, hook: cfg.Hook}
+	if c.Mode() == rueidis.ClientModeStandalone {
+		if nodes := c.Nodes(); len(nodes) == 1 {
+			for addr := range nodes {
+				r.addr = addr
+			}
+		}
+	}
+	return r
 }
+
+// Hook implements [Hooked]: the hook given with [WithHook], or nil.
+func (r *RueidisExecutor) Hook() Hook { return r.hook }
+
+// ServerAddress implements [Addressed]: the "host:port" of a standalone
+// client's server (as rueidis' Client.Nodes names it), "" on a cluster or
+// Sentinel client, whose calls may go to several servers over time.
+func (r *RueidisExecutor) ServerAddress() string { return r.addr }
 
 // Client returns the rueidis.Client the executor wraps.
 func (r *RueidisExecutor) Client() rueidis.Client { return r.c }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // Executor runs scripts on a server or an offline fake. It is deliberately
@@ -237,6 +238,15 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	if err := usable(ctx, e); err != nil {
 		return Value{}, err
 	}
+	if h := hookOf(e); h != nil {
+		return s.execHooked(ctx, e, h, keys, args)
+	}
+	return s.exec(ctx, e, keys, args, nil)
+}
+
+// exec is Exec after its nil checks; t records what the call did when a
+// [Hook] watches it, and is nil otherwise.
+func (s *Script) exec(ctx context.Context, e Executor, keys, args []string, t *callTrace) (Value, error) {
 	if !s.anySlot {
 		if err := CheckSlots(s.name, keys); err != nil {
 			return Value{}, err
@@ -248,13 +258,37 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	)
 	if s.idem {
 		err = Retry(ctx, execRetry, func(ctx context.Context) (err error) {
-			v, err = s.run(ctx, e, keys, args)
+			t.attempt()
+			v, err = s.run(ctx, e, keys, args, t)
 			return err
 		})
 	} else {
-		v, err = s.run(ctx, e, keys, args)
+		t.attempt()
+		v, err = s.run(ctx, e, keys, args, t)
 	}
 	return s.finish(v, err)
+}
+
+// execHooked is Exec on an executor with hook h: exec between h's
+// CallStart and CallEnd.
+func (s *Script) execHooked(ctx context.Context, e Executor, h Hook, keys, args []string) (Value, error) {
+	start := CallStart{Script: s, Server: serverOf(e)}
+	began := time.Now()
+	ctx = h.CallStart(ctx, start)
+	t := callTrace{mode: s.firstMode(e)}
+	v, err := s.exec(ctx, e, keys, args, &t)
+	h.CallEnd(ctx, t.end(start, began, err))
+	return v, err
+}
+
+// firstMode is the command a call of s on e sends first.
+func (s *Script) firstMode(e Executor) Mode {
+	if s.lib != nil {
+		if _, ok := e.(FunctionExecutor); ok {
+			return ModeFCall
+		}
+	}
+	return ModeEvalSha
 }
 
 // finish turns one call's outcome into what Exec returns: errors
@@ -281,20 +315,28 @@ var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff
 
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.
-func (s *Script) run(ctx context.Context, e Executor, keys, args []string) (Value, error) {
+func (s *Script) run(ctx context.Context, e Executor, keys, args []string, t *callTrace) (Value, error) {
 	if s.lib != nil {
 		if fe, ok := e.(FunctionExecutor); ok {
-			return s.fcall(ctx, fe, keys, args)
+			return s.fcall(ctx, fe, keys, args, t)
 		}
 	}
-	return s.eval(ctx, e, keys, args)
+	return s.eval(ctx, e, keys, args, t)
 }
 
 // eval is one try in EVAL mode: EVALSHA, and EVAL when the server does not
 // have the script.
-func (s *Script) eval(ctx context.Context, e Executor, keys, args []string) (Value, error) {
-	v, err := e.EvalSha(ctx, s, keys, args)
+func (s *Script) eval(ctx context.Context, e Executor, keys, args []string, t *callTrace) (v Value, err error) {
+	t.sent(ModeEvalSha)
+	// A Coalescer tells a hooked call the size of the run that carried
+	// it.
+	if c, ok := coalescerOf(e, t); ok {
+		v, err = c.evalSha(ctx, s, keys, args, t)
+	} else {
+		v, err = e.EvalSha(ctx, s, keys, args)
+	}
 	if err != nil && IsNoScript(err) {
+		t.noScript()
 		v, err = e.Eval(ctx, s, keys, args)
 	}
 	return v, err

@@ -56,3 +56,9 @@ func (x *shebangless) Load(ctx context.Context, s *Script) error {
 
 // ReleasesArgs implements [ArgReleaser] for the executor x wraps.
 func (x *shebangless) ReleasesArgs() bool { return releasesArgs(x.inner) }
+
+// Hook implements [Hooked] with the wrapped executor's hook.
+func (x *shebangless) Hook() Hook { return hookOf(x.inner) }
+
+// ServerAddress implements [Addressed] with the wrapped executor's address.
+func (x *shebangless) ServerAddress() string { return serverOf(x.inner) }

@@ -78,9 +78,15 @@ import (
 type Executor struct {
 	c       redis.UniversalClient
 	cluster *redis.ClusterClient // c, when it is a cluster client
+	hook    runtime.Hook         // runtime.WithHook; nil for none
+	addr    string               // the one server of a *redis.Client, for the hook
 }
 
-var _ runtime.Executor = (*Executor)(nil)
+var (
+	_ runtime.Executor  = (*Executor)(nil)
+	_ runtime.Hooked    = (*Executor)(nil)
+	_ runtime.Addressed = (*Executor)(nil)
+)
 
 // New returns an Executor that runs scripts on c: a *redis.Client (one
 // server, or a Sentinel-managed primary from redis.NewFailoverClient), a
@@ -91,16 +97,32 @@ var _ runtime.Executor = (*Executor)(nil)
 // *redis.Ring works but is not tested, and a keyless script's EVAL may land
 // on another shard than its EVALSHA.
 //
+// Options: [runtime.WithHook] attaches a [runtime.Hook] that sees every
+// call.
+//
 // It panics when c is nil (or a nil *redis.Client or *redis.ClusterClient):
 // a programming error, reported where it is made.
-func New(c redis.UniversalClient) *Executor {
+func New(c redis.UniversalClient, opts ...runtime.ExecutorOption) *Executor {
 	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
 		panic(fmt.Sprintf("goredis.New: the redis.UniversalClient is nil (%T)", c))
 	}
-	e := &Executor{c: c}
+	e := &Executor{c: c, hook: runtime.NewExecutorConfig(opts...).Hook}
 	e.cluster, _ = c.(*redis.ClusterClient)
+	// redis.NewFailoverClient names its primary "FailoverClient" in Addr
+	// (sentinel.go clientOptions): the real one changes with failovers.
+	if one, ok := c.(*redis.Client); ok && one.Options().Addr != "FailoverClient" {
+		e.addr = one.Options().Addr
+	}
 	return e
 }
+
+// Hook implements [runtime.Hooked]: the hook given with
+// [runtime.WithHook], or nil.
+func (e *Executor) Hook() runtime.Hook { return e.hook }
+
+// ServerAddress implements [runtime.Addressed]: the Addr of a
+// *redis.Client, "" for a cluster, a Sentinel-managed primary or a ring.
+func (e *Executor) ServerAddress() string { return e.addr }
 
 // Client returns the go-redis client the executor wraps.
 func (e *Executor) Client() redis.UniversalClient { return e.c }

@@ -1,0 +1,127 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/redistest"
+	"github.com/luagen/luagen/runtime"
+)
+
+// noopHook is the cheapest Hook there is.
+type noopHook struct{}
+
+func (noopHook) CallStart(ctx context.Context, _ runtime.CallStart) context.Context { return ctx }
+func (noopHook) CallEnd(context.Context, runtime.CallEnd)                           {}
+
+// constExec answers every EVALSHA with the integer 1 and allocates
+// nothing, so what Exec itself allocates is all AllocsPerRun sees.
+type constExec struct{ hook runtime.Hook }
+
+func (constExec) EvalSha(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return runtime.Value{Kind: runtime.KindInt, Int: 1}, nil
+}
+func (constExec) Eval(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return runtime.Value{Kind: runtime.KindInt, Int: 1}, nil
+}
+func (constExec) Load(context.Context, *runtime.Script) error { return nil }
+func (c constExec) Hook() runtime.Hook                        { return c.hook }
+
+// TestHookAllocations: the hook costs no allocation, with no hook and with
+// a no-op one. On an executor that allocates nothing, Exec allocates
+// nothing in either case, for a plain script and an idempotent one (the
+// Retry path) alike; on a real redis-server through rueidis, a call with
+// no hook and one with a no-op hook allocate the same (the least of
+// several runs: rueidis' background goroutines allocate too).
+func TestHookAllocations(t *testing.T) {
+	ctx := context.Background()
+	keys, args := []string{"{a}k"}, []string{"v"}
+	for _, s := range []*runtime.Script{hookOK, hookIdem} {
+		for _, e := range []*constExec{{}, {noopHook{}}} {
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := s.Exec(ctx, e, keys, args); err != nil {
+					panic(err)
+				}
+			})
+			assert.Zero(t, allocs, "%s, hook %T", s.Name(), e.hook)
+		}
+	}
+
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	plain := runtime.Rueidis(c)
+	hooked := runtime.Rueidis(c, runtime.WithHook(noopHook{}))
+	require.NoError(t, hookOK.Load(ctx, plain))
+	exec := func(e runtime.Executor) func() {
+		return func() {
+			if _, err := hookOK.Exec(ctx, e, keys, args); err != nil {
+				panic(err)
+			}
+		}
+	}
+	// The least of several runs: other goroutines (rueidis' readers and
+	// writers, the race detector's) only ever add allocations.
+	least := func(f func()) float64 {
+		f() // warm up
+		n := testing.AllocsPerRun(500, f)
+		for range 7 {
+			n = min(n, testing.AllocsPerRun(500, f))
+		}
+		return n
+	}
+	none := least(exec(plain))
+	assert.Equal(t, none, least(exec(hooked)), "a no-op hook changes the allocations of a call")
+	t.Logf("allocations per call through rueidis: %v, with or without a no-op hook", none)
+}
+
+// BenchmarkHook measures a call with no hook, a no-op hook and on a
+// executor that allocates nothing (the hook's own cost), and on a real
+// redis-server through rueidis. luagenotel's benchmark adds the
+// OpenTelemetry hook.
+//
+//	go test -run '^$' -bench Hook -benchtime 2s ./runtime
+func BenchmarkHook(b *testing.B) {
+	ctx := context.Background()
+	keys, args := []string{"{a}k"}, []string{"v"}
+	for _, e := range []struct {
+		name string
+		e    *constExec
+	}{{"const/none", &constExec{}}, {"const/noop", &constExec{noopHook{}}}} {
+		b.Run(e.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := hookOK.Exec(ctx, e.e, keys, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	srv := redistest.Start(b)
+	c := srv.Client(b)
+	for _, e := range []struct {
+		name string
+		opts []runtime.ExecutorOption
+	}{{"redis/none", nil}, {"redis/noop", []runtime.ExecutorOption{runtime.WithHook(noopHook{})}}} {
+		b.Run(e.name, func(b *testing.B) {
+			benchExec(b, runtime.Rueidis(c, e.opts...))
+		})
+	}
+}
+
+// benchExec runs hookOK on e, loaded first, b.N times.
+func benchExec(b *testing.B, e runtime.Executor) {
+	ctx := context.Background()
+	keys, args := []string{"{a}k"}, []string{"v"}
+	if err := hookOK.Load(ctx, e); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := hookOK.Exec(ctx, e, keys, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
