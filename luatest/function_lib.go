@@ -245,7 +245,7 @@ func (reg *registry) unlink(lib *library) {
 // with the newline so line numbers stay) and runs its top level with the
 // library API as globals (luaEngineCreate).
 func (f *functions) run(lib *library, code string) string {
-	proto, info, err := compileChunk(code, functionChunkName)
+	proto, info, err := compileChunk(code, "@"+functionChunkName, 0)
 	if err != nil {
 		return "Error compiling function: " + compileErrorTextIn(err, functionChunkName)
 	}
