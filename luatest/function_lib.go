@@ -98,6 +98,11 @@ func newFunctions(r *Redis) *functions {
 	redis.Metatable = errorMetatable(L)
 	api := L.NewTable()
 	api.RawSetString("redis", vm.protect(redis))
+	// The helpers the Lua 5.1 rewrites call (lua51.go) are not globals a
+	// library sees, but its top level runs rewritten code too.
+	for _, h := range []string{concatHelperName, forNumberHelperName, modHelperName} {
+		api.RawSetString(h, L.G.Global.RawGetString(h))
+	}
 	api.Metatable = errorMetatable(L)
 	f.loadAPI = vm.protect(api)
 
