@@ -2,6 +2,7 @@ package luatest
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -234,6 +235,9 @@ func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkI
 	if err != nil {
 		return nil, nil, err
 	}
+	if strings.Contains(body, gotoName) {
+		renameGoto(reflect.ValueOf(chunk))
+	}
 	info := rewriteChunk(chunk)
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
@@ -244,6 +248,32 @@ func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkI
 	// every call, which also costs an allocation-heavy table per script run.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, info, nil
+}
+
+// renameGoto gives the name goto back to every identifier, field, key
+// and parameter checkSyntax51 wrote as gotoName for gopher-lua's parser,
+// which reserves goto (a name in Lua 5.1).
+func renameGoto(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			renameGoto(v.Elem())
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			renameGoto(v.Index(i))
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				renameGoto(v.Field(i))
+			}
+		}
+	case reflect.String:
+		if v.String() == gotoName && v.CanSet() {
+			v.SetString("goto")
+		}
+	}
 }
 
 // luaBaseError is Lua 5.1's error(message [, level]): a string or number

@@ -165,17 +165,21 @@ type lexState51 struct {
 	buff       []byte
 	source     string // the chunk's name as luaO_chunkid shows it
 	nCcalls    int    // L->nCcalls
-	// hexFloats are the numerals gopher-lua cannot read ("0x1p4", a hex
-	// mantissa with a binary exponent, which glibc's strtod reads), by
-	// position in src, with their value.
-	hexFloats []numeral51
+	// fixes are the tokens gopher-lua's lexer reads differently, in
+	// source order: hex numerals with a binary exponent ("0x1p4", which
+	// glibc's strtod reads) and the name goto (a keyword in gopher-lua).
+	fixes []sourceFix
 }
 
-// numeral51 is a numeral's place in the source and its value.
-type numeral51 struct {
+// sourceFix replaces src[start:end] with text for gopher-lua.
+type sourceFix struct {
 	start, end int
-	value      float64
+	text       string
 }
+
+// gotoName stands for the name goto in the source gopher-lua parses;
+// compileChunk renames it back in the syntax tree.
+const gotoName = "__luatest_goto"
 
 // checkSyntax51 parses src as luaY_parser does and returns a
 // *syntaxError51 for the first error Lua 5.1 reports, nil when the chunk
@@ -184,7 +188,8 @@ type numeral51 struct {
 // when the server compiles a script, more for loadstring inside one).
 // For a valid chunk it returns the source for gopher-lua: src with every
 // hexadecimal numeral that has a binary exponent (which gopher-lua's
-// lexer stops reading at the "p") written in decimal, on the same line.
+// lexer stops reading at the "p") written in decimal, and the name goto
+// written as gotoName, on the same line.
 func checkSyntax51(src, source string, nCcalls int) (forGopher string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -197,19 +202,15 @@ func checkSyntax51(src, source string, nCcalls int) (forGopher string, err error
 	}()
 	ls := &lexState51{src: src, source: chunkIDLen(source, maxSrc), nCcalls: nCcalls}
 	luaYParser(ls)
-	if len(ls.hexFloats) == 0 {
+	if len(ls.fixes) == 0 {
 		return src, nil
 	}
 	var b strings.Builder
 	last := 0
-	for _, n := range ls.hexFloats {
-		b.WriteString(src[last:n.start])
-		if math.IsInf(n.value, 0) {
-			b.WriteString("(1/0)") // gopher-lua reads 1e999 as NaN
-		} else {
-			b.WriteString(strconv.FormatFloat(n.value, 'g', -1, 64))
-		}
-		last = n.end
+	for _, f := range ls.fixes {
+		b.WriteString(src[last:f.start])
+		b.WriteString(f.text)
+		last = f.end
 	}
 	b.WriteString(src[last:])
 	return b.String(), nil
@@ -335,7 +336,11 @@ func (ls *lexState51) readNumeral() {
 	}
 	if len(ls.buff) > 2 && ls.buff[0] == '0' && (ls.buff[1] == 'x' || ls.buff[1] == 'X') &&
 		bytes.ContainsAny(ls.buff, "pP") {
-		ls.hexFloats = append(ls.hexFloats, numeral51{start: start, end: ls.offset(), value: v})
+		text := strconv.FormatFloat(v, 'g', -1, 64)
+		if math.IsInf(v, 0) {
+			text = "(1/0)" // gopher-lua reads 1e999 as NaN
+		}
+		ls.fixes = append(ls.fixes, sourceFix{start: start, end: ls.offset(), text: text})
 	}
 }
 
@@ -551,6 +556,7 @@ func (ls *lexState51) llex() token51 {
 				ls.readNumeral()
 				return token51{token: tkNumber}
 			case cIsAlpha(ls.current) || ls.current == '_':
+				start := ls.offset()
 				for {
 					ls.saveAndNext()
 					if !cIsAlnum(ls.current) && ls.current != '_' {
@@ -560,6 +566,9 @@ func (ls *lexState51) llex() token51 {
 				name := string(ls.buff)
 				if r, ok := reserved51[name]; ok {
 					return token51{token: r}
+				}
+				if name == "goto" {
+					ls.fixes = append(ls.fixes, sourceFix{start: start, end: ls.offset(), text: gotoName})
 				}
 				return token51{token: tkName, name: name}
 			default:
