@@ -68,7 +68,10 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 	}
 	proto, info, err := compileScript(body[n:])
 	if err != nil {
-		e := resp.ErrorReply("ERR Error compiling script (new function): " + compileErrorText(err))
+		// addReplyErrorFormat: trailing CR/LF trimmed, inner ones become
+		// spaces (a long string in the message can hold them).
+		msg := strings.TrimRight("Error compiling script (new function): "+compileErrorText(err), "\r\n")
+		e := resp.ErrorReply("ERR " + strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
 		return nil, &e
 	}
 	sc := &script{sha: sha, body: body, flags: flags, proto: proto, info: info}
@@ -76,13 +79,18 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 	return sc, nil
 }
 
-// compileErrorText words a gopher-lua parse error the way Lua 5.1 words
-// its own ("user_script:1: unexpected symbol near '+'"). The position and
-// the near token match; the message itself often differs (see the README).
+// compileErrorText is the text of a compile error: Lua 5.1's own for a
+// syntax error (lua51_syntax.go), else a gopher-lua error put in Lua 5.1's
+// form ("user_script:1: unexpected symbol near '+'"), which happens only
+// for a chunk Lua 5.1 accepts and gopher-lua does not (see the README).
 func compileErrorText(err error) string { return compileErrorTextIn(err, chunkName) }
 
 // compileErrorTextIn is compileErrorText for the chunk named chunkName.
 func compileErrorTextIn(err error, chunkName string) string {
+	var se *syntaxError51
+	if errors.As(err, &se) {
+		return se.msg
+	}
 	var pe *parse.Error
 	if errors.As(err, &pe) {
 		msg := pe.Message

@@ -98,6 +98,11 @@ func newFunctions(r *Redis) *functions {
 	redis.Metatable = errorMetatable(L)
 	api := L.NewTable()
 	api.RawSetString("redis", vm.protect(redis))
+	// The helpers the Lua 5.1 rewrites call (lua51.go) are not globals a
+	// library sees, but its top level runs rewritten code too.
+	for _, h := range []string{concatHelperName, forNumberHelperName, modHelperName} {
+		api.RawSetString(h, L.G.Global.RawGetString(h))
+	}
 	api.Metatable = errorMetatable(L)
 	f.loadAPI = vm.protect(api)
 
@@ -245,7 +250,7 @@ func (reg *registry) unlink(lib *library) {
 // with the newline so line numbers stay) and runs its top level with the
 // library API as globals (luaEngineCreate).
 func (f *functions) run(lib *library, code string) string {
-	proto, info, err := compileChunk(code, functionChunkName)
+	proto, info, err := compileChunk(code, "@"+functionChunkName, 0)
 	if err != nil {
 		return "Error compiling function: " + compileErrorTextIn(err, functionChunkName)
 	}

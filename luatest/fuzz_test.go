@@ -457,3 +457,130 @@ func fuzzScript(data []byte) string {
 	b.WriteString("return out\n")
 	return b.String()
 }
+
+// FuzzSyntax breaks scripts: it takes a corpus script (or one built by
+// fuzzScript), applies up to four token mutations (truncation, deleting,
+// duplicating or swapping tokens, inserting brackets, keywords, quotes,
+// long brackets, malformed numbers and escapes, cutting a token in two)
+// and requires the server's answer from SCRIPT LOAD, from loadstring and,
+// when the chunk does not compile, from FUNCTION LOAD, on luatest: the
+// same compile error, text and line, or the same SHA. SCRIPT LOAD only
+// compiles, so a mutated script that happens to be valid never runs.
+func FuzzSyntax(f *testing.F) {
+	for _, seed := range []string{
+		"\x00\x00\x00",
+		"\x01\x05\x00\x03\x00\x07",
+		"\x02\x10\x01\x02\x04\x00\x01\x05",
+		"\x03\x20\x03\x00\x09\x06\x00\x02",
+		"\xff\x01\x01\x00\x00",
+		"\x07\x31\x05\x00\x11\x04\x00\x20\x02\x01\x01",
+	} {
+		f.Add([]byte(seed))
+	}
+	var bases []string
+	for _, c := range loadCorpus(f) {
+		if !c.Library {
+			bases = append(bases, c.Script)
+		}
+	}
+	srv := redistest.Start(f)
+	real := dial(f, srv.Addr, 2)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &fuzzInput{data: data}
+		var script string
+		if b := in.next(); b == 0xff {
+			script = fuzzScript(in.data[in.i:])
+		} else {
+			script = bases[(b<<8|in.next())%len(bases)]
+		}
+		script = mutateSyntax(in, script)
+		fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+		defer fake.Close()
+		compare := func(args ...string) resp.Reply {
+			want := do(t, real, args...)
+			got := fake.Command(2, args...)
+			if !resp.Equal(want, got) {
+				t.Fatalf("%s of:\n%s\nserver:  %s\nluatest: %s", args[0], script, want, got)
+			}
+			return want
+		}
+		loaded := compare("SCRIPT", "LOAD", script)
+		msg := compare("EVAL", "local f, err = loadstring(ARGV[1]) return err", "0", script)
+		// FUNCTION LOAD sends its error as is: a CR or LF in it (a string
+		// token written with escapes, '\13\10') breaks the protocol.
+		if loaded.Kind == resp.Error && !strings.ContainsAny(msg.Str, "\r\n") {
+			do(t, real, "FUNCTION", "FLUSH")
+			compare("FUNCTION", "LOAD", "#!lua name=fz\n"+script)
+		}
+	})
+}
+
+// syntaxInserts are what mutateSyntax puts into a script: the tokens and
+// fragments that unbalance or break Lua 5.1's grammar.
+var syntaxInserts = []string{
+	"(", ")", "{", "}", "[", "]", "end", "do", "then", "else", "elseif", "until",
+	"function", "local", "return", "break", "if", "for", "while", "repeat", "in",
+	"=", "==", ",", ";", ":", ".", "..", "...", "+", "-", "#", "not", "and",
+	"'", "\"", "[[", "]]", "[==[", "]=]", "--[[", "--", "\n", "\r\n", "\\",
+	"0x", "1e", "1..2", "3.4.5", "0x1p4", "'\\400'", "'\\q'", "\x01", "goto", "::",
+	"x", "f()", "a.b", "a:b", "//", "~=", "~", "<=", "'a\\\nb'", "[=[x]=]",
+}
+
+// mutateSyntax applies up to four mutations, read from in, to script's
+// tokens (luaTokens).
+func mutateSyntax(in *fuzzInput, script string) string {
+	toks := luaTokens(script)
+	for n := in.next()%4 + 1; n > 0 && len(toks) > 0; n-- {
+		i := (in.next()<<8 | in.next()) % len(toks)
+		switch in.next() % 7 {
+		case 0: // truncate
+			toks = toks[:i]
+		case 1: // delete
+			toks = append(toks[:i:i], toks[i+1:]...)
+		case 2: // duplicate
+			toks = append(toks[:i+1:i+1], toks[i:]...)
+		case 3: // insert
+			toks = append(toks[:i:i], append([]string{in.pick(syntaxInserts)}, toks[i:]...)...)
+		case 4: // swap with the next
+			if i+1 < len(toks) {
+				toks[i], toks[i+1] = toks[i+1], toks[i]
+			}
+		case 5: // replace
+			toks[i] = in.pick(syntaxInserts)
+		default: // cut a token in two, dropping its end
+			if t := toks[i]; len(t) > 1 {
+				toks[i] = t[:1+in.next()%(len(t)-1)]
+			}
+		}
+	}
+	return strings.Join(toks, "")
+}
+
+// luaTokens splits a script into rough Lua tokens, whitespace included,
+// so that joining them gives the script back: names, numbers, quoted
+// strings, and single punctuation or space characters.
+func luaTokens(s string) []string {
+	var toks []string
+	for i := 0; i < len(s); {
+		j := i + 1
+		c := s[i]
+		switch {
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			for j < len(s) && (s[j] == '_' || s[j] == '.' && c >= '0' && c <= '9' ||
+				s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+		case c == '\'' || c == '"':
+			for j < len(s) && s[j] != c && s[j] != '\n' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(s))
+		}
+		toks = append(toks, s[i:j])
+		i = j
+	}
+	return toks
+}

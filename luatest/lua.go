@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -218,20 +217,26 @@ func (vm *luaVM) getmetatable(orig lua.LGFunction) lua.LGFunction {
 // compile parses and compiles body (the shebang line already blanked) as
 // the "@user_script" chunk, rewritten for Lua 5.1's semantics (lua51.go).
 func compileScript(body string) (*lua.FunctionProto, *chunkInfo, error) {
-	return compileChunk(body, chunkName)
+	return compileChunk(body, "@"+chunkName, 0)
 }
 
-// compileChunk compiles body as the chunk named name: "user_script" for
-// EVAL, "user_function" for FUNCTION LOAD.
-func compileChunk(body, name string) (*lua.FunctionProto, *chunkInfo, error) {
+// compileChunk compiles body as lua_load would with the chunk name source
+// ("@user_script" for EVAL, "@user_function" for FUNCTION LOAD, the
+// loadstring argument): Lua 5.1's own parser (lua51_syntax.go) judges the
+// syntax first, so a syntax error is a *syntaxError51 worded as the server
+// words it; nCcalls is the C call depth the parse starts at.
+func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkInfo, error) {
+	body, err := checkSyntax51(body, source, nCcalls)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := chunkID(source)
 	chunk, err := parse.Parse(strings.NewReader(body), name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if line, label := findGoto(reflect.ValueOf(chunk)); line > 0 {
-		// goto and labels are Lua 5.2; Lua 5.1 reads "goto x" as a
-		// statement that lacks its '='.
-		return nil, nil, fmt.Errorf("%s:%d: '=' expected near '%s'", name, line, label)
+	if strings.Contains(body, gotoName) {
+		renameGoto(reflect.ValueOf(chunk))
 	}
 	info := rewriteChunk(chunk)
 	proto, err := lua.Compile(chunk, name)
@@ -245,37 +250,30 @@ func compileChunk(body, name string) (*lua.FunctionProto, *chunkInfo, error) {
 	return proto, info, nil
 }
 
-// findGoto returns the line and label of the first goto or label
-// statement in an AST, or 0.
-func findGoto(v reflect.Value) (int, string) {
+// renameGoto gives the name goto back to every identifier, field, key
+// and parameter checkSyntax51 wrote as gotoName for gopher-lua's parser,
+// which reserves goto (a name in Lua 5.1).
+func renameGoto(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return 0, ""
+		if !v.IsNil() {
+			renameGoto(v.Elem())
 		}
-		switch n := v.Interface().(type) {
-		case *ast.GotoStmt:
-			return n.Line(), n.Label
-		case *ast.LabelStmt:
-			return n.Line(), "::"
-		}
-		return findGoto(v.Elem())
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			if line, l := findGoto(v.Index(i)); line > 0 {
-				return line, l
-			}
+			renameGoto(v.Index(i))
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				if line, l := findGoto(v.Field(i)); line > 0 {
-					return line, l
-				}
+				renameGoto(v.Field(i))
 			}
 		}
+	case reflect.String:
+		if v.String() == gotoName && v.CanSet() {
+			v.SetString("goto")
+		}
 	}
-	return 0, ""
 }
 
 // luaBaseError is Lua 5.1's error(message [, level]): a string or number

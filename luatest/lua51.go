@@ -1,6 +1,7 @@
 package luatest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -915,12 +916,16 @@ func stringDump(L *lua.LState) int {
 }
 
 // chunkID is luaO_chunkid with LUA_IDSIZE 60: how Lua 5.1 shows a chunk
-// name in messages.
-func chunkID(source string) string {
+// name in runtime errors.
+func chunkID(source string) string { return chunkIDLen(source, 60) }
+
+// chunkIDLen is luaO_chunkid(out, source, bufflen): "=name" as is, "@file"
+// with its start cut to fit, a source string as [string "first line..."].
+// The lexer's messages use a bufflen of 80 (MAXSRC in llex.c).
+func chunkIDLen(source string, bufflen int) string {
 	if i := strings.IndexByte(source, 0); i >= 0 {
 		source = source[:i] // a C string
 	}
-	const bufflen = 60
 	switch {
 	case strings.HasPrefix(source, "="):
 		if len(source)-1 > bufflen-1 {
@@ -929,8 +934,8 @@ func chunkID(source string) string {
 		return source[1:]
 	case strings.HasPrefix(source, "@"):
 		s := source[1:]
-		if l := len(s); l > bufflen-1 {
-			return "..." + s[l-(bufflen-1-3):]
+		if max := bufflen - len(" '...' ") - 1; len(s) > max {
+			return "..." + s[len(s)-max:]
 		}
 		return s
 	}
@@ -949,25 +954,20 @@ func chunkID(source string) string {
 
 // loadstring is Lua 5.1's loadstring(s [, chunkname]) under Redis: the
 // chunk is compiled like a script (the same Lua 5.1 rewrites) in the
-// global environment; binary chunks are refused as text, as Redis' Lua
-// (which never undumps) refuses them.
+// global environment. A binary chunk is refused as text, as Redis' Lua
+// (which never undumps) refuses it: "unexpected symbol near 'char(27)'".
 func (vm *luaVM) loadstring(L *lua.LState) int {
 	s := checkString51(L, 1)
-	name := chunkID(s)
+	source := s
 	if L.GetTop() >= 2 {
-		name = chunkID(checkString51(L, 2))
+		source = checkString51(L, 2)
 	}
-	if strings.HasPrefix(s, "\x1b") {
-		L.Push(lua.LNil)
-		L.Push(lua.LString(name + ":1: unexpected symbol near 'char(27)'"))
-		return 2
-	}
-	proto, info, err := compileChunk(s, name)
+	proto, info, err := compileChunk(s, source, cCallDepth(L))
 	if err != nil {
+		name := chunkID(source)
 		msg := err.Error()
-		if strings.HasPrefix(msg, name+":") {
-			// findGoto's message already has the Lua 5.1 form.
-		} else {
+		var se *syntaxError51
+		if !errors.As(err, &se) {
 			msg = name + strings.TrimPrefix(compileErrorText(err), chunkName)
 		}
 		L.Push(lua.LNil)
@@ -979,4 +979,22 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	fn.Env = vm.env
 	L.Push(fn)
 	return 1
+}
+
+// cCallDepth is L->nCcalls for a C function the script calls: the server
+// runs the script with lua_pcall (1), and every Go function in the call
+// chain that calls back into Lua (pcall, xpcall, table.sort, string.gsub)
+// did so with lua_call, one more each. Metamethods, which Lua 5.1 also
+// calls that way, are not counted.
+func cCallDepth(L *lua.LState) int {
+	n := 1
+	for level := 1; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return n
+		}
+		if _, err := L.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What == "G" {
+			n++
+		}
+	}
 }

@@ -50,10 +50,6 @@ const (
 	// to index local 't' (a nil value)"); the error class, "user_script:N:"
 	// position and the "script: <sha>, on @user_script:N." suffix must match.
 	LuaError Deviation = "luaerror"
-	// Compile: a syntax error; gopher-lua's parser words messages
-	// differently. "ERR Error compiling script (new function): user_script:"
-	// must match.
-	Compile Deviation = "compile"
 )
 
 // Case is one corpus entry.
@@ -135,7 +131,7 @@ func Parse(path, text string, split func(string) ([]string, error)) ([]Case, err
 				}
 			case strings.HasPrefix(l, "deviation:"):
 				c.Deviation = Deviation(strings.TrimSpace(l[10:]))
-				if c.Deviation != LuaError && c.Deviation != Compile {
+				if c.Deviation != LuaError {
 					err = fmt.Errorf("unknown deviation %q", c.Deviation)
 				}
 			case strings.HasPrefix(l, "file:"):

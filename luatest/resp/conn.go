@@ -78,6 +78,14 @@ var ErrProtocol = errors.New("resp: protocol error")
 // Read reads one reply from r, skipping RESP3 attributes.
 func Read(r *bufio.Reader) (Reply, error) {
 	line, err := r.ReadString('\n')
+	// A line ends at CRLF, as hiredis reads it: FUNCTION LOAD's compile
+	// errors carry a bare LF from the script (addReplyErrorSds does not
+	// replace it).
+	for err == nil && (len(line) < 2 || line[len(line)-2] != '\r') {
+		var more string
+		more, err = r.ReadString('\n')
+		line += more
+	}
 	if err != nil {
 		return Reply{}, err
 	}
