@@ -419,17 +419,22 @@ func luaToStr(v lua.LValue) string {
 	return v.String()
 }
 
-// currentLine returns the line of the innermost Lua function on the call
-// stack, or 0.
-func currentLine(L *lua.LState) int {
-	_, line := currentPos(L)
+// callerLine returns the line of the innermost Lua function on the call
+// stack of a running Go function, or 0. It starts at level 1: level 0 is
+// the Go function's own frame, which has no line (each level GetStack
+// reads costs an allocation, and redis.call reads this on every call).
+func callerLine(L *lua.LState) int {
+	_, line := currentPosFrom(L, 1)
 	return line
 }
 
 // currentPos returns the chunk name ("user_script", "user_function") and
 // line of the innermost Lua function on the call stack, or "", 0.
-func currentPos(L *lua.LState) (string, int) {
-	for level := 0; ; level++ {
+func currentPos(L *lua.LState) (string, int) { return currentPosFrom(L, 0) }
+
+// currentPosFrom is currentPos from the given stack level up.
+func currentPosFrom(L *lua.LState, from int) (string, int) {
+	for level := from; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			return "", 0

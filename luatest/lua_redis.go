@@ -100,7 +100,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 		}
 	}
 	run := r.run
-	call := Call{Command: argv[0], Args: argv[1:], Line: currentLine(L), Protected: !raise}
+	call := Call{Command: argv[0], Args: argv[1:], Line: callerLine(L), Protected: !raise}
 	if run != nil {
 		call.File = run.file
 		call.Line -= run.lineShift
@@ -164,7 +164,7 @@ func (r *Redis) checkKeys(run *runCtx, keys []string, where func() string) strin
 	for _, k := range keys {
 		switch r.keysCheck {
 		case KeysDeclared:
-			if !run.keys[k] {
+			if !run.declares(k) {
 				return fmt.Sprintf("luatest: script accessed key '%s' not declared in KEYS (%s); "+
 					"Redis Cluster refuses it when it hashes to another slot: "+
 					"Script attempted to access a non local key in a cluster node", k, where())
