@@ -51,6 +51,9 @@ type runCtx struct {
 	// lineShift is subtracted from Lua lines in the call log: a function's
 	// library line minus its .lua file line.
 	lineShift int
+	// cmd is what the command redis.call runs sees (scriptCommand): one
+	// per run, since the script runs one command at a time.
+	cmd cmdCtx
 }
 
 func sha1hex(s string) string {

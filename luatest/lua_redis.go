@@ -87,7 +87,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	if argc == 0 {
 		return fail("Please specify at least one argument for this redis lib call")
 	}
-	argv := make([]string, argc)
+	argv := r.newArgv(argc)
 	for i := range argv {
 		switch v := L.Get(i + 1).(type) {
 		case lua.LString:
@@ -126,6 +126,22 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	return 1
 }
 
+// newArgv returns a slice of n strings for redis.call's arguments. The
+// call log keeps each, so none is ever reused: they are cut one after
+// another from a shared block, which costs one allocation per block
+// instead of one per call.
+func (r *Redis) newArgv(n int) []string {
+	if cap(r.argBlock)-len(r.argBlock) < n {
+		r.argBlock = make([]string, 0, max(argBlockLen, n))
+	}
+	i := len(r.argBlock)
+	r.argBlock = r.argBlock[:i+n]
+	return r.argBlock[i : i+n : i+n]
+}
+
+// argBlockLen is how many arguments newArgv's blocks hold.
+const argBlockLen = 256
+
 // scriptCommand runs argv for a script: the checks of scriptCall in
 // script.c, in the server's order, with the luatest affordances in place of
 // the cluster check.
@@ -152,11 +168,11 @@ func (r *Redis) scriptCommand(run *runCtx, argv []string, where func() string) r
 	if msg, ok := r.faults.injected(n, rc.impl.name); ok {
 		return resp.ErrorReply(msg)
 	}
-	proto := 2
-	if run != nil {
-		proto = run.resp
+	if run == nil {
+		return r.call(rc, &cmdCtx{r: r, proto: 2, name: rc.impl.name, argv0: argv[0]}, argv)
 	}
-	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: argv[0], run: run}, argv)
+	run.cmd = cmdCtx{r: r, proto: run.resp, name: rc.impl.name, argv0: argv[0], run: run}
+	return r.call(rc, &run.cmd, argv)
 }
 
 // checkKeys returns why keys break the KEYS check, or "".

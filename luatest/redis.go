@@ -40,6 +40,8 @@ type Redis struct {
 	events   []Event
 	logs     []LogEntry
 	faults   faults
+
+	argBlock []string // where newArgv cuts redis.call's arguments from
 }
 
 // Option configures a [Redis].

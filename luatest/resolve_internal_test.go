@@ -1,0 +1,63 @@
+package luatest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	rediscmd "github.com/luagen/luagen/internal/commands"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRangeKeysMatchesKeySpecs proves redis.call's allocation-free key
+// extraction (rangeKeys) gives what the key specs give (Info.Keys) for
+// every command of the server's table it accepts, at every argument count
+// up to 9, and that it accepts the single-key commands scripts call most.
+func TestRangeKeysMatchesKeySpecs(t *testing.T) {
+	accepted := map[string]bool{}
+	for _, name := range rediscmd.Names() {
+		info, _ := rediscmd.Lookup(name)
+		for n := 1; n <= 9; n++ {
+			argv := []string{name}
+			for i := 1; i < n; i++ {
+				argv = append(argv, "a"+strconv.Itoa(i))
+			}
+			keys, ok := rangeKeys(info, argv)
+			if !ok {
+				continue
+			}
+			accepted[name] = true
+			require.Equal(t, info.Keys(argv), keys, "%s with %d arguments", name, n)
+			if len(keys) > 0 {
+				// Capped: appending to the keys must not write into argv.
+				require.Equal(t, len(keys), cap(keys), name)
+			}
+		}
+	}
+	for _, name := range []string{"get", "set", "hget", "hset", "decrby", "hincrby", "del", "exists", "expire", "zadd", "rpush"} {
+		require.True(t, accepted[name], name)
+	}
+	for _, name := range []string{"mset", "eval", "sort", "xread", "zunionstore", "migrate"} {
+		require.False(t, accepted[name], "%s has a spec rangeKeys must leave to Info.Keys", name)
+	}
+}
+
+// TestResolveByExactName proves the lower and upper case fast path of
+// resolve answers what the server's lookup answers, and that other
+// spellings and container commands still resolve.
+func TestResolveByExactName(t *testing.T) {
+	for _, argv := range [][]string{
+		{"get", "k"}, {"GET", "k"}, {"GeT", "k"}, {"hincrby", "h", "f", "1"}, {"HINCRBY", "h", "f", "1"},
+		{"object", "encoding", "k"}, {"OBJECT", "ENCODING", "k"}, {"client", "id"},
+	} {
+		rc, ok := resolve(argv)
+		require.True(t, ok, argv[0])
+		info, _ := rediscmd.LookupArgs(argv)
+		require.Same(t, info, rc.info, argv[0])
+		require.Same(t, commandTable[strings.ToLower(argv[0])], rc.impl, argv[0])
+	}
+	_, ok := resolve([]string{"nosuchcommand"})
+	require.False(t, ok)
+	_, ok = resolve([]string{"OBJECT", "nosuchsub"})
+	require.False(t, ok)
+}
