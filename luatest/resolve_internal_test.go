@@ -1,6 +1,7 @@
 package luatest
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,4 +61,14 @@ func TestResolveByExactName(t *testing.T) {
 	require.False(t, ok)
 	_, ok = resolve([]string{"OBJECT", "nosuchsub"})
 	require.False(t, ok)
+}
+
+// TestAppendNumber proves the concatenation fast path formats numbers as
+// numberToString ("%.14g") does, around the integer shortcut's edges.
+func TestAppendNumber(t *testing.T) {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 7, 1e13, 99999999999999, -99999999999999,
+		1e14, -1e14, 1e15, 123456789012345, 0.5, -2.25, 1e-7, 1.5e300, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.MaxInt64, math.MinInt64, 4503599627370497} {
+		require.Equal(t, numberToString(f), string(appendNumber([]byte("x"), f)[1:]), "%v", f)
+	}
 }
