@@ -257,8 +257,8 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
 	defer r.endRun(r.beginRun(run))
 
-	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
-	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
+	vm.globals.RawSetString("KEYS", stringsTableReusing(L, keys, &vm.lastKeys))
+	vm.globals.RawSetString("ARGV", stringsTableReusing(L, argv, &vm.lastArgv))
 	L.SetTop(0)
 	L.Push(sc.fn)
 	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
@@ -386,6 +386,41 @@ func stringsTable(L *lua.LState, ss []string) *lua.LTable {
 	}
 	return t
 }
+
+// stringsTableReusing is stringsTable for a script's KEYS or ARGV, which
+// often repeat from one run to the next: a string equal to the one at its
+// index in *last (the previous run's) reuses that Lua value instead of
+// making another (a Lua string is immutable, so sharing it is invisible;
+// the table itself is new, as in Redis). Short strings at the first
+// indexes are remembered in *last for the next run.
+func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
+	t := L.CreateTable(len(ss), 0)
+	prev := *last
+	for i, s := range ss {
+		if i < len(prev) && string(prev[i].(lua.LString)) == s {
+			t.RawSetInt(i+1, prev[i])
+			continue
+		}
+		v := lua.LValue(lua.LString(s))
+		t.RawSetInt(i+1, v)
+		switch {
+		case len(s) > maxReusedLen:
+		case i < len(prev):
+			prev[i] = v
+		case i == len(prev) && i < maxReused:
+			prev = append(prev, v)
+		}
+	}
+	*last = prev
+	return t
+}
+
+// maxReused and maxReusedLen bound what stringsTableReusing remembers, so
+// a big argument is not kept alive after its run.
+const (
+	maxReused    = 32
+	maxReusedLen = 128
+)
 
 // EvalSha implements [runtime.Executor] with EVALSHA (EVALSHA_RO for
 // read-only scripts): a script missing from the script cache answers

@@ -37,6 +37,9 @@ type luaVM struct {
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
 	chunks map[*lua.FunctionProto]*chunkInfo
+	// lastKeys and lastArgv are the Lua strings of the last script run's
+	// KEYS and ARGV, for stringsTableReusing.
+	lastKeys, lastArgv []lua.LValue
 }
 
 // chunkName is what Redis 7.0 loads every EVAL script as ("@user_script");
@@ -80,6 +83,7 @@ func newLuaVM(r *Redis) *luaVM {
 	origToString := L.GetGlobal("tostring").(*lua.LFunction).GFunction
 	g.RawSetString("tostring", L.NewFunction(luaToString(origToString)))
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	g.RawSetString("type", L.NewFunction(luaType))
 	g.RawSetString("pcall", L.NewFunction(vm.pcall))
 	g.RawSetString("xpcall", L.NewFunction(vm.xpcall))
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
@@ -118,6 +122,20 @@ func newLuaVM(r *Redis) *luaVM {
 		return 1
 	})
 	return vm
+}
+
+// luaTypeNames are type's answers, each made a Lua value once.
+var luaTypeNames = func() (names [lua.LTChannel + 1]lua.LValue) {
+	for t := range names {
+		names[t] = lua.LString(lua.LValueType(t).String())
+	}
+	return names
+}()
+
+// luaType is luaB_type, gopher-lua's type without its allocation per call.
+func luaType(L *lua.LState) int {
+	L.Push(luaTypeNames[L.CheckAny(1).Type()])
+	return 1
 }
 
 // patchLibraries brings gopher-lua's libraries in line with Lua 5.1 as

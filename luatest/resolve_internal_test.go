@@ -8,6 +8,7 @@ import (
 
 	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // TestRangeKeysMatchesKeySpecs proves redis.call's allocation-free key
@@ -71,4 +72,42 @@ func TestAppendNumber(t *testing.T) {
 		math.MaxInt64, math.MinInt64, 4503599627370497} {
 		require.Equal(t, numberToString(f), string(appendNumber([]byte("x"), f)[1:]), "%v", f)
 	}
+}
+
+// TestStringsTableReusing proves KEYS and ARGV hold the run's own strings
+// whatever the previous run passed (equal, different, fewer, more, long),
+// and that an equal short string reuses the previous run's Lua value.
+func TestStringsTableReusing(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	var last []lua.LValue
+	long := strings.Repeat("x", maxReusedLen+1)
+	runs := [][]string{
+		{"a", "b", "c"},
+		{"a", "B", "c", "d"},
+		{"a"},
+		{},
+		{"a", long, "c", "d", "e"},
+		{"a", long, "c", "d", "e"},
+	}
+	for _, ss := range runs {
+		tb := stringsTableReusing(L, ss, &last)
+		require.Equal(t, len(ss), tb.Len(), "%q", ss)
+		for i, s := range ss {
+			require.Equal(t, lua.LString(s), tb.RawGetInt(i+1), "%q", ss)
+		}
+		require.Equal(t, lua.LNil, tb.RawGetInt(len(ss)+1))
+	}
+	require.LessOrEqual(t, len(last), maxReused)
+
+	// The same short strings again cost the table and its array only; new
+	// ones one Lua string each on top.
+	same := []string{"k1", "k2", "k3"}
+	stringsTableReusing(L, same, &last)
+	require.Equal(t, 2.0, testing.AllocsPerRun(10, func() { stringsTableReusing(L, same, &last) }))
+	lists, n := [2][]string{{"k1", "x", "y"}, {"k1", "z", "w"}}, 0
+	require.Equal(t, 4.0, testing.AllocsPerRun(10, func() {
+		n++
+		stringsTableReusing(L, lists[n%2], &last)
+	}))
 }
