@@ -44,16 +44,18 @@ func (c Call) CommandLine() string {
 	return strings.TrimSpace(c.Command + " " + strings.Join(c.Args, " "))
 }
 
+// logCall adds c to the call log: a ring of callsMax calls once full,
+// where c takes the oldest one's place.
 func (r *Redis) logCall(c Call) {
 	if r.callsMax <= 0 {
 		return
 	}
-	if len(r.calls) >= 2*r.callsMax {
-		n := copy(r.calls, r.calls[len(r.calls)-r.callsMax+1:])
-		clear(r.calls[n:])
-		r.calls = r.calls[:n]
+	if len(r.calls) < r.callsMax {
+		r.calls = append(r.calls, c)
+		return
 	}
-	r.calls = append(r.calls, c)
+	r.calls[r.callsOldest] = c
+	r.callsOldest = (r.callsOldest + 1) % len(r.calls)
 }
 
 // Calls returns the redis.call and redis.pcall calls scripts made since the
@@ -63,11 +65,7 @@ func (r *Redis) logCall(c Call) {
 func (r *Redis) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.calls
-	if len(c) > r.callsMax {
-		c = c[len(c)-r.callsMax:]
-	}
-	return append([]Call(nil), c...)
+	return append(append([]Call(nil), r.calls[r.callsOldest:]...), r.calls[:r.callsOldest]...)
 }
 
 // CommandLines returns [Call.CommandLine] of every call in [Redis.Calls].
@@ -85,6 +83,7 @@ func (r *Redis) ResetCalls() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls, r.events, r.logs = nil, nil, nil
+	r.callsOldest = 0
 }
 
 // Events returns the messages scripts published (PUBLISH, SPUBLISH), in order.

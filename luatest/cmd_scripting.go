@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -34,19 +35,26 @@ type script struct {
 	flags scriptFlags
 	proto *lua.FunctionProto
 	info  *chunkInfo // for Lua 5.1 error texts
+	// fn is the script's function in vm, made once as the server defines
+	// f_<sha1> once (luaCreateFunction) and calls it on every run.
+	fn *lua.LFunction
+	vm *luaVM
 }
 
 // runCtx is the state of the script running now.
 type runCtx struct {
 	sc       *script
 	file     string          // the .lua file for messages; "" when unknown
-	keys     map[string]bool // KEYS, for the KEYS check
+	keys     map[string]bool // KEYS as a set, for declares; built on first use
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
 	readOnly bool // no-writes flag or an *_RO command
 	// lineShift is subtracted from Lua lines in the call log: a function's
 	// library line minus its .lua file line.
 	lineShift int
+	// cmd is what the command redis.call runs sees (scriptCommand): one
+	// per run, since the script runs one command at a time.
+	cmd cmdCtx
 }
 
 func sha1hex(s string) string {
@@ -247,38 +255,54 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		r.vm = newLuaVM(r)
 	}
 	vm := r.vm
-	vm.registerChunk(sc.proto, sc.info)
 	L := vm.L
+	if sc.vm != vm {
+		vm.registerChunk(sc.proto, sc.info)
+		sc.fn = L.NewFunctionFromProto(sc.proto)
+		sc.fn.Env = vm.env
+		sc.vm = vm
+	}
 	run := &runCtx{sc: sc, file: opt.file, keyList: keys, resp: 2,
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
-	defer r.beginRun(run)()
+	defer r.endRun(r.beginRun(run))
 
-	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
-	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
-	fn := L.NewFunctionFromProto(sc.proto)
-	fn.Env = vm.env
+	vm.globals.RawSetString("KEYS", stringsTableReusing(L, keys, &vm.lastKeys))
+	vm.globals.RawSetString("ARGV", stringsTableReusing(L, argv, &vm.lastArgv))
 	L.SetTop(0)
-	L.Push(fn)
+	L.Push(sc.fn)
 	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
 }
 
 // beginRun makes run the context of the script or function about to run
-// (scriptPrepareForRun): r.run, with the set of its keys for the KEYS
-// check unless that is off. The returned end undoes it and selects the
-// caller's database again: a SELECT inside a script or function lasts
-// until it returns, as the server runs both on its script client, which
-// scriptPrepareForRun points at the caller's database, so the caller's own
-// selection never changes (Redis 7.0).
-func (r *Redis) beginRun(run *runCtx) (end func()) {
-	if r.keysCheck != KeysUnchecked {
+// (scriptPrepareForRun) and returns the caller's database for endRun.
+func (r *Redis) beginRun(run *runCtx) (callerDB int) {
+	r.run = run
+	return r.dbIndex
+}
+
+// endRun undoes beginRun and selects the caller's database again: a
+// SELECT inside a script or function lasts until it returns, as the server
+// runs both on its script client, which scriptPrepareForRun points at the
+// caller's database, so the caller's own selection never changes (Redis
+// 7.0).
+func (r *Redis) endRun(callerDB int) {
+	r.run = nil
+	r.selectDB(callerDB)
+}
+
+// declares reports whether k is one of the run's KEYS, for the KEYS check:
+// a scan of a short list (what scripts pass), a set for a long one.
+func (run *runCtx) declares(k string) bool {
+	if len(run.keyList) <= 16 {
+		return slices.Contains(run.keyList, k)
+	}
+	if run.keys == nil {
 		run.keys = make(map[string]bool, len(run.keyList))
 		for _, k := range run.keyList {
 			run.keys[k] = true
 		}
 	}
-	r.run = run
-	callerDB := r.dbIndex
-	return func() { r.run = nil; r.selectDB(callerDB) }
+	return run.keys[k]
 }
 
 // callLimited calls the function on L's stack with its nargs arguments
@@ -371,6 +395,41 @@ func stringsTable(L *lua.LState, ss []string) *lua.LTable {
 	}
 	return t
 }
+
+// stringsTableReusing is stringsTable for a script's KEYS or ARGV, which
+// often repeat from one run to the next: a string equal to the one at its
+// index in *last (the previous run's) reuses that Lua value instead of
+// making another (a Lua string is immutable, so sharing it is invisible;
+// the table itself is new, as in Redis). Short strings at the first
+// indexes are remembered in *last for the next run.
+func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
+	t := L.CreateTable(len(ss), 0)
+	prev := *last
+	for i, s := range ss {
+		if i < len(prev) && string(prev[i].(lua.LString)) == s {
+			t.RawSetInt(i+1, prev[i])
+			continue
+		}
+		v := lua.LValue(lua.LString(s))
+		t.RawSetInt(i+1, v)
+		switch {
+		case len(s) > maxReusedLen:
+		case i < len(prev):
+			prev[i] = v
+		case i == len(prev) && i < maxReused:
+			prev = append(prev, v)
+		}
+	}
+	*last = prev
+	return t
+}
+
+// maxReused and maxReusedLen bound what stringsTableReusing remembers, so
+// a big argument is not kept alive after its run.
+const (
+	maxReused    = 32
+	maxReusedLen = 128
+)
 
 // EvalSha implements [runtime.Executor] with EVALSHA (EVALSHA_RO for
 // read-only scripts): a script missing from the script cache answers

@@ -58,7 +58,21 @@ func init() {
 	register(adminCommands...)
 	register(scriptingCommands...)
 	register(dumpCommands...)
+	for _, name := range rediscmd.Names() {
+		info, _ := rediscmd.Lookup(name)
+		if info.Subcommands || strings.Contains(name, "|") {
+			continue
+		}
+		rc := resolved{info: info, impl: commandTable[name]}
+		resolvedByName[name] = rc
+		resolvedByName[strings.ToUpper(name)] = rc
+	}
 }
+
+// resolvedByName is resolve's answer for every command without
+// subcommands, under its lower and upper case names: scripts spell command
+// names one of these ways, and the lookup then costs no lower-casing.
+var resolvedByName = map[string]resolved{}
 
 // resolved is a command line resolved against the server's table: info is
 // the server's entry (a subcommand's for container commands), impl luatest's
@@ -71,6 +85,11 @@ type resolved struct {
 // resolve looks argv up as the server's lookupCommand does; ok is false
 // for a command (or subcommand) the server does not know.
 func resolve(argv []string) (resolved, bool) {
+	if len(argv) > 0 {
+		if rc, ok := resolvedByName[argv[0]]; ok {
+			return rc, true
+		}
+	}
 	info, ok := rediscmd.LookupArgs(argv)
 	if !ok {
 		return resolved{}, false
@@ -83,7 +102,36 @@ func (rc resolved) keysOf(argv []string) []string {
 	if rc.impl != nil && rc.impl.keys != nil {
 		return rc.impl.keys(argv[1:])
 	}
+	if keys, ok := rangeKeys(rc.info, argv); ok {
+		return keys
+	}
 	return rc.info.Keys(argv)
+}
+
+// rangeKeys is Info.Keys without allocating for the commonest key spec:
+// one spec naming a fixed position up to an offset from it or from the end,
+// every argument (GET, HSET, DEL, MSET's is not: it steps by 2). It
+// returns a part of argv, capped so an append cannot write into argv; ok
+// is false for any other spec, which Info.Keys handles.
+func rangeKeys(info *rediscmd.Info, argv []string) (keys []string, ok bool) {
+	if len(info.Specs) != 1 {
+		return nil, false
+	}
+	sp := &info.Specs[0]
+	if sp.NotKey || sp.Unknown || sp.Keyword != "" || sp.KeyNum || sp.Index < 1 ||
+		max(sp.KeyStep, 1) != 1 || sp.LastKey < 0 && sp.Limit > 1 {
+		return nil, false
+	}
+	n := len(argv)
+	end := sp.Index + sp.LastKey
+	if sp.LastKey < 0 {
+		end = n + sp.LastKey
+	}
+	end = min(end, n-1)
+	if end < sp.Index {
+		return nil, true
+	}
+	return argv[sp.Index : end+1 : end+1], true
 }
 
 // errNotImplemented answers a command the server has and luatest lacks:

@@ -433,7 +433,7 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 	L := f.vm.L
 	run := &runCtx{file: opt.file, keyList: keys, resp: 2, lineShift: lineShift,
 		readOnly: opt.ro || fn.flags&flagNoWrites != 0}
-	defer r.beginRun(run)()
+	defer r.endRun(r.beginRun(run))
 
 	L.SetTop(0)
 	L.Push(fn.fn)

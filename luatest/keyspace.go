@@ -65,12 +65,13 @@ func (h *hashValue) get(f string) (string, bool) { v, ok := h.values[f]; return 
 
 // set stores f and reports whether it is a new field.
 func (h *hashValue) set(f, v string) bool {
-	_, ok := h.values[f]
-	if !ok {
-		h.fields = append(h.fields, f)
+	n := len(h.values)
+	h.values[f] = v // one map access: a new field is one more entry
+	if len(h.values) == n {
+		return false
 	}
-	h.values[f] = v
-	return !ok
+	h.fields = append(h.fields, f)
+	return true
 }
 
 func (h *hashValue) del(f string) bool {

@@ -36,6 +36,9 @@ type luaVM struct {
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
 	chunks map[*lua.FunctionProto]*chunkInfo
+	// lastKeys and lastArgv are the Lua strings of the last script run's
+	// KEYS and ARGV, for stringsTableReusing.
+	lastKeys, lastArgv []lua.LValue
 }
 
 // chunkName is what Redis 7.0 loads every EVAL script as ("@user_script");
@@ -79,6 +82,7 @@ func newLuaVM(r *Redis) *luaVM {
 	origToString := L.GetGlobal("tostring").(*lua.LFunction).GFunction
 	g.RawSetString("tostring", L.NewFunction(luaToString(origToString)))
 	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	g.RawSetString("type", L.NewFunction(luaType))
 	g.RawSetString("pcall", L.NewFunction(vm.pcall))
 	g.RawSetString("xpcall", L.NewFunction(vm.xpcall))
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
@@ -117,6 +121,20 @@ func newLuaVM(r *Redis) *luaVM {
 		return 1
 	})
 	return vm
+}
+
+// luaTypeNames are type's answers, each made a Lua value once.
+var luaTypeNames = func() (names [lua.LTChannel + 1]lua.LValue) {
+	for t := range names {
+		names[t] = lua.LString(lua.LValueType(t).String())
+	}
+	return names
+}()
+
+// luaType is luaB_type, gopher-lua's type without its allocation per call.
+func luaType(L *lua.LState) int {
+	L.Push(luaTypeNames[L.CheckAny(1).Type()])
+	return 1
 }
 
 // patchLibraries brings gopher-lua's libraries in line with Lua 5.1 as
@@ -417,17 +435,22 @@ func luaToStr(v lua.LValue) string {
 	return v.String()
 }
 
-// currentLine returns the line of the innermost Lua function on the call
-// stack, or 0.
-func currentLine(L *lua.LState) int {
-	_, line := currentPos(L)
+// callerLine returns the line of the innermost Lua function on the call
+// stack of a running Go function, or 0. It starts at level 1: level 0 is
+// the Go function's own frame, which has no line (each level GetStack
+// reads costs an allocation, and redis.call reads this on every call).
+func callerLine(L *lua.LState) int {
+	_, line := currentPosFrom(L, 1)
 	return line
 }
 
 // currentPos returns the chunk name ("user_script", "user_function") and
 // line of the innermost Lua function on the call stack, or "", 0.
-func currentPos(L *lua.LState) (string, int) {
-	for level := 0; ; level++ {
+func currentPos(L *lua.LState) (string, int) { return currentPosFrom(L, 0) }
+
+// currentPosFrom is currentPos from the given stack level up.
+func currentPosFrom(L *lua.LState, from int) (string, int) {
+	for level := from; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			return "", 0

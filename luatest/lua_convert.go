@@ -24,6 +24,9 @@ func replyToLua(L *lua.LState, r resp.Reply, scriptResp int) lua.LValue {
 		}
 		return lua.LFalse
 	case resp.Int:
+		if r.Int >= 0 && r.Int < int64(len(luaSmallInts)) {
+			return luaSmallInts[r.Int]
+		}
 		return lua.LNumber(r.Int)
 	case resp.Bulk:
 		return lua.LString(r.Str)
@@ -77,6 +80,15 @@ func replyToLua(L *lua.LState, r resp.Reply, scriptResp int) lua.LValue {
 	}
 	return lua.LNil
 }
+
+// luaSmallInts are the integer replies most commands give (counts, 0 and
+// 1), each made a Lua value once instead of on every reply.
+var luaSmallInts = func() (ns [256]lua.LValue) {
+	for i := range ns {
+		ns[i] = lua.LNumber(i)
+	}
+	return ns
+}()
 
 // luaErrorReply builds the error table Redis pushes for an error reply
 // (luaPushErrorBuff): from "-CODE message" it keeps "CODE message"; a

@@ -16,6 +16,15 @@ import (
 // numberToString is Lua 5.1's lua_Number → string conversion, "%.14g".
 func numberToString(f float64) string { return resp.FormatG(f, 14) }
 
+// appendNumber appends numberToString(f) to b; an integer below 1e14 in
+// magnitude, which "%.14g" prints in full, without a string in between.
+func appendNumber(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	return append(b, numberToString(f)...)
+}
+
 // str2d is luaO_str2d: strtod over s (leading spaces skipped, hex and
 // inf/nan accepted as glibc does), then only trailing spaces allowed.
 func str2d(s string) (float64, bool) {

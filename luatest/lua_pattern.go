@@ -30,6 +30,18 @@ type matchState struct {
 	pat     string
 	level   int
 	capture [luaMaxCaptures]capture
+	// whole is src as a Lua value when there is one (string.find and
+	// string.match): a capture of all of src pushes it, not a new copy.
+	whole lua.LValue
+}
+
+// pushSub pushes src[i:j], reusing whole when that is all of src.
+func (ms *matchState) pushSub(i, j int) {
+	if i == 0 && j == len(ms.src) && ms.whole != nil {
+		ms.L.Push(ms.whole)
+		return
+	}
+	ms.L.Push(lua.LString(ms.src[i:j]))
 }
 
 func (ms *matchState) s(i int) byte {
@@ -335,7 +347,7 @@ func (ms *matchState) pushCapture(i, s, e int) {
 		if i != 0 {
 			cError(ms.L, "invalid capture index")
 		}
-		ms.L.Push(lua.LString(ms.src[s:e])) // the whole match
+		ms.pushSub(s, e) // the whole match
 		return
 	}
 	c := ms.capture[i]
@@ -345,7 +357,7 @@ func (ms *matchState) pushCapture(i, s, e int) {
 	case capPosition:
 		ms.L.Push(lua.LNumber(c.init + 1))
 	default:
-		ms.L.Push(lua.LString(ms.src[c.init : c.init+c.len]))
+		ms.pushSub(c.init, c.init+c.len)
 	}
 }
 
@@ -399,6 +411,9 @@ func strFindAux(L *lua.LState, find bool) int {
 		cp = cp[1:]
 	}
 	ms := &matchState{L: L, src: s, pat: cp}
+	if v := L.Get(1); v.Type() == lua.LTString && len(v.(lua.LString)) == len(s) {
+		ms.whole = v // the interface as it is: converting it again would allocate
+	}
 	for s1 := int(init); ; s1++ {
 		ms.level = 0
 		if e := ms.match(s1, 0); e >= 0 {

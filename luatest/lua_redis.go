@@ -87,7 +87,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	if argc == 0 {
 		return fail("Please specify at least one argument for this redis lib call")
 	}
-	argv := make([]string, argc)
+	argv := r.newArgv(argc)
 	for i := range argv {
 		switch v := L.Get(i + 1).(type) {
 		case lua.LString:
@@ -100,7 +100,7 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 		}
 	}
 	run := r.run
-	call := Call{Command: argv[0], Args: argv[1:], Line: currentLine(L), Protected: !raise}
+	call := Call{Command: argv[0], Args: argv[1:], Line: callerLine(L), Protected: !raise}
 	if run != nil {
 		call.File = run.file
 		call.Line -= run.lineShift
@@ -125,6 +125,22 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	L.Push(replyToLua(L, reply, scriptResp))
 	return 1
 }
+
+// newArgv returns a slice of n strings for redis.call's arguments. The
+// call log keeps each, so none is ever reused: they are cut one after
+// another from a shared block, which costs one allocation per block
+// instead of one per call.
+func (r *Redis) newArgv(n int) []string {
+	if cap(r.argBlock)-len(r.argBlock) < n {
+		r.argBlock = make([]string, 0, max(argBlockLen, n))
+	}
+	i := len(r.argBlock)
+	r.argBlock = r.argBlock[:i+n]
+	return r.argBlock[i : i+n : i+n]
+}
+
+// argBlockLen is how many arguments newArgv's blocks hold.
+const argBlockLen = 256
 
 // scriptCommand runs argv for a script: the checks of scriptCall in
 // script.c, in the server's order, with the luatest affordances in place of
@@ -152,11 +168,11 @@ func (r *Redis) scriptCommand(run *runCtx, argv []string, where func() string) r
 	if msg, ok := r.faults.injected(n, rc.impl.name); ok {
 		return resp.ErrorReply(msg)
 	}
-	proto := 2
-	if run != nil {
-		proto = run.resp
+	if run == nil {
+		return r.call(rc, &cmdCtx{r: r, proto: 2, name: rc.impl.name, argv0: argv[0]}, argv)
 	}
-	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: argv[0], run: run}, argv)
+	run.cmd = cmdCtx{r: r, proto: run.resp, name: rc.impl.name, argv0: argv[0], run: run}
+	return r.call(rc, &run.cmd, argv)
 }
 
 // checkKeys returns why keys break the KEYS check, or "".
@@ -164,7 +180,7 @@ func (r *Redis) checkKeys(run *runCtx, keys []string, where func() string) strin
 	for _, k := range keys {
 		switch r.keysCheck {
 		case KeysDeclared:
-			if !run.keys[k] {
+			if !run.declares(k) {
 				return fmt.Sprintf("luatest: script accessed key '%s' not declared in KEYS (%s); "+
 					"Redis Cluster refuses it when it hashes to another slot: "+
 					"Script attempted to access a non local key in a cluster node", k, where())

@@ -35,11 +35,15 @@ type Redis struct {
 	timeout   time.Duration
 
 	run      *runCtx // the script running now, if any
-	calls    []Call  // the call log, up to 2×callsMax long before trimming
+	calls    []Call  // the call log, a ring of up to callsMax (see callsOldest)
 	callsMax int
 	events   []Event
 	logs     []LogEntry
 	faults   faults
+
+	argBlock []string // where newArgv cuts redis.call's arguments from
+	// callsOldest is the index of the oldest call in a full call log.
+	callsOldest int
 }
 
 // Option configures a [Redis].
