@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
@@ -388,10 +387,14 @@ func luaIsString(v lua.LValue) (string, bool) {
 	return "", false
 }
 
+// stringsTable is ss as a Lua array (KEYS or ARGV) of copies of its
+// strings: a script may keep them (SET key ARGV[1]) or answer with them,
+// and a generated method builds its strings in a buffer it uses again for
+// its next call (see runtime.CallPool).
 func stringsTable(L *lua.LState, ss []string) *lua.LTable {
 	t := L.CreateTable(len(ss), 0)
 	for i, s := range ss {
-		t.RawSetInt(i+1, lua.LString(s))
+		t.RawSetInt(i+1, lua.LString(strings.Clone(s)))
 	}
 	return t
 }
@@ -401,7 +404,8 @@ func stringsTable(L *lua.LState, ss []string) *lua.LTable {
 // index in *last (the previous run's) reuses that Lua value instead of
 // making another (a Lua string is immutable, so sharing it is invisible;
 // the table itself is new, as in Redis). Short strings at the first
-// indexes are remembered in *last for the next run.
+// indexes are remembered in *last for the next run. New strings are
+// copies, as in stringsTable.
 func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
 	t := L.CreateTable(len(ss), 0)
 	prev := *last
@@ -410,7 +414,7 @@ func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LT
 			t.RawSetInt(i+1, prev[i])
 			continue
 		}
-		v := lua.LValue(lua.LString(s))
+		v := lua.LValue(lua.LString(strings.Clone(s)))
 		t.RawSetInt(i+1, v)
 		switch {
 		case len(s) > maxReusedLen:
@@ -491,7 +495,6 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 			return ToValue(*errReply)
 		}
 	}
-	keys, args = ownStrings(keys, args)
 	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx})
 	return r.replied(ctx, reply)
 }
@@ -513,32 +516,7 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 
 var _ = time.Second
 
-// ownStrings copies keys and args into memory of luatest's own (one buffer
-// for their bytes, one array for both), since a script may keep them (SET
-// key ARGV[1]) or answer with them, and the caller's strings may share a
-// buffer that a generated method uses again for its next call (see
-// [runtime.Executor] and [runtime.CallPool]).
-func ownStrings(keys, args []string) (ownKeys, ownArgs []string) {
-	n := 0
-	for _, s := range keys {
-		n += len(s)
-	}
-	for _, s := range args {
-		n += len(s)
-	}
-	buf := make([]byte, 0, n)
-	all := make([]string, 0, len(keys)+len(args))
-	for _, list := range [2][]string{keys, args} {
-		for _, s := range list {
-			start := len(buf)
-			buf = append(buf, s...)
-			all = append(all, unsafe.String(unsafe.SliceData(buf[start:]), len(s)))
-		}
-	}
-	return all[:len(keys):len(keys)], all[len(keys):]
-}
-
-// ReleasesArgs implements [runtime.ArgReleaser]: a script runs on copies
-// of its keys and args (see ownStrings), so luatest keeps nothing of the
-// caller's.
+// ReleasesArgs implements [runtime.ArgReleaser]: a script's KEYS and ARGV
+// are copies of the caller's strings (see stringsTable), so luatest keeps
+// nothing of the caller's.
 func (r *Redis) ReleasesArgs() bool { return true }

@@ -34,7 +34,6 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	if fn == nil {
 		return ToValue(resp.ErrorReply("ERR Function not found"))
 	}
-	keys, args = ownStrings(keys, args)
 	reply := r.callFunctionShifted(fn, keys, args,
 		runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx}, s.FunctionLine()-1)
 	return r.replied(ctx, reply)
