@@ -98,6 +98,11 @@ func newFunctions(r *Redis) *functions {
 	redis.Metatable = errorMetatable(L)
 	api := L.NewTable()
 	api.RawSetString("redis", vm.protect(redis))
+	// The rewritten chunk calls luatest's helpers (lua51.go) at its top
+	// level too.
+	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName} {
+		api.RawSetString(name, vm.globals.RawGetString(name))
+	}
 	api.Metatable = errorMetatable(L)
 	f.loadAPI = vm.protect(api)
 
@@ -340,7 +345,7 @@ func readNamedArgs(L *lua.LState) *function {
 	fn := &function{}
 	haveName := false
 	var msg string
-	t.ForEach(func(k, v lua.LValue) {
+	forEach(t, func(k, v lua.LValue) {
 		if msg != "" {
 			return
 		}
