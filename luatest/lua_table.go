@@ -356,6 +356,9 @@ func (t *l51Table) size() int { return len(t.array) + len(t.node) }
 // tableShadow is what luatest knows of one gopher-lua table.
 type tableShadow struct {
 	sim *l51Table // nil until the table is first iterated
+	// known holds every key the shadow has been synced with: a key it
+	// knows that comes back was deleted and set again.
+	known map[lua.LValue]bool
 	// cons is the constructor that made the table, replayed when sim is
 	// first built; nil for tables made otherwise (lua_newtable).
 	cons *consDesc
@@ -399,8 +402,13 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 }
 
 // sync brings the shadow up to t's keys: keys without a value any more
-// are deleted, then keys it lacks are inserted in gopher-lua's order.
+// are deleted, then keys set again after a deletion are set, then new
+// keys are inserted, both in gopher-lua's order (positive integers of its
+// array part ascending, then the others in first-insertion order). When
+// the keys were in fact deleted and inserted in that order since the last
+// sync, the layout is Lua's.
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
+
 	if sh.sim == nil {
 		if sh.cons != nil {
 			sh.sim = sh.cons.replay(t, false)
@@ -410,6 +418,15 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		}
 	}
 	s := sh.sim
+	if sh.known == nil {
+		// The keys of the constructor's fields.
+		sh.known = map[lua.LValue]bool{}
+		for _, n := range s.node {
+			if n.key != nil {
+				sh.known[n.key] = true
+			}
+		}
+	}
 	for i := range s.array {
 		if s.array[i] && t.RawGetInt(i+1) == lua.LNil {
 			s.array[i] = false
@@ -420,10 +437,22 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 			n.set = false
 		}
 	}
+	var fresh []lua.LValue
 	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
-		if !s.isSet(k) {
+		switch {
+		case s.isSet(k):
+			if !sh.known[k] {
+				sh.known[k] = true
+			}
+		case sh.known[k]:
 			s.set(k, true)
+		default:
+			fresh = append(fresh, k)
 		}
+	}
+	for _, k := range fresh {
+		s.set(k, true)
+		sh.known[k] = true
 	}
 	return s
 }
@@ -644,8 +673,8 @@ func consDescOf(e *ast.TableExpr) string {
 		switch k := f.Key.(type) {
 		case *ast.StringExpr:
 			b.WriteString("s" + strconv.Quote(k.Value))
-		case *ast.NumberExpr:
-			if n, ok := str2d(k.Value); ok {
+		case *ast.NumberExpr, *ast.UnaryMinusOpExpr, *ast.ArithmeticOpExpr:
+			if n, ok := constNumber(k); ok && !math.IsNaN(n) {
 				b.WriteString("n" + strconv.FormatFloat(n, 'g', -1, 64))
 			} else {
 				b.WriteString("?")
@@ -659,6 +688,37 @@ func consDescOf(e *ast.TableExpr) string {
 		}
 	}
 	return b.String()
+}
+
+// constNumber is the value of a constant numeric expression ([-7],
+// [2^31]), as the parser folds it; ok false for anything else.
+func constNumber(e ast.Expr) (float64, bool) {
+	switch e := e.(type) {
+	case *ast.NumberExpr:
+		return str2d(e.Value)
+	case *ast.UnaryMinusOpExpr:
+		n, ok := constNumber(e.Expr)
+		return -n, ok
+	case *ast.ArithmeticOpExpr:
+		x, okx := constNumber(e.Lhs)
+		y, oky := constNumber(e.Rhs)
+		if !okx || !oky {
+			return 0, false
+		}
+		switch e.Operator {
+		case "+":
+			return x + y, true
+		case "-":
+			return x - y, true
+		case "*":
+			return x * y, true
+		case "/":
+			return x / y, true
+		case "^":
+			return math.Pow(x, y), true
+		}
+	}
+	return 0, false
 }
 
 // isMultRet reports whether e, as the last positional field, adds all its
