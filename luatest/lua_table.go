@@ -22,10 +22,11 @@ import (
 // (main positions, the lastfree collision scan, rehash and resize) run
 // on the table's keys alone, and iteration walks the shadow's slots.
 //
-// The shadow learns the table's keys when it is iterated: keys gone
-// since last time are deleted from it (their node stays, as in Lua),
-// and new keys are inserted in gopher-lua's order (integer keys of the
-// array part ascending, then the other keys in first-insertion order).
+// The shadow learns the table's keys when it is iterated (sync): keys
+// gone since last time are deleted from it (their node stays, as in
+// Lua), then keys set again and new keys are inserted, in gopher-lua's
+// order (integer keys of its array part ascending, then the other keys
+// in first-insertion order).
 // Table constructors record the sizes Lua 5.1's parser gives them and the
 // order of their keyed fields (rewriter.table), since a constructor
 // preallocates and so lays keys out differently from the same keys
@@ -373,18 +374,26 @@ var tableShadows = struct {
 	m     map[weak.Pointer[lua.LTable]]*tableShadow
 	swept int
 	cons  map[string]*consDesc
+	// last is the table shadowOf answered last, so the steps of one
+	// traversal skip weak.Make (the one table it keeps alive).
+	last   *lua.LTable
+	lastSh *tableShadow
 }{m: map[weak.Pointer[lua.LTable]]*tableShadow{}, cons: map[string]*consDesc{}}
 
 // shadowOf returns t's shadow, made on first use.
 func shadowOf(t *lua.LTable) *tableShadow {
-	wp := weak.Make(t)
 	tableShadows.Lock()
 	defer tableShadows.Unlock()
+	if tableShadows.last == t {
+		return tableShadows.lastSh
+	}
+	wp := weak.Make(t)
 	sh := tableShadows.m[wp]
 	if sh == nil {
 		sh = &tableShadow{}
 		addShadowLocked(wp, sh)
 	}
+	tableShadows.last, tableShadows.lastSh = t, sh
 	return sh
 }
 
@@ -412,6 +421,7 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	if sh.sim == nil {
 		if sh.cons != nil {
 			sh.sim = sh.cons.replay(t, false)
+			sh.known = sh.cons.fieldKeys()
 			sh.cons = nil
 		} else {
 			sh.sim = newL51Table(0, 0)
@@ -419,13 +429,7 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	}
 	s := sh.sim
 	if sh.known == nil {
-		// The keys of the constructor's fields.
 		sh.known = map[lua.LValue]bool{}
-		for _, n := range s.node {
-			if n.key != nil {
-				sh.known[n.key] = true
-			}
-		}
 	}
 	for i := range s.array {
 		if s.array[i] && t.RawGetInt(i+1) == lua.LNil {
@@ -614,6 +618,19 @@ func (c *consDesc) replay(t *lua.LTable, fresh bool) *l51Table {
 	return s
 }
 
+// fieldKeys is the set of the constructor's constant keys: a key the
+// table is later given again was set before, even when its field's value
+// was nil.
+func (c *consDesc) fieldKeys() map[lua.LValue]bool {
+	m := make(map[lua.LValue]bool, len(c.keys))
+	for _, k := range c.keys {
+		if k != nil {
+			m[k] = true
+		}
+	}
+	return m
+}
+
 // tableHelper is __luatest_table(desc, t): it records t's constructor and
 // returns t.
 func tableHelper(L *lua.LState) int {
@@ -631,6 +648,7 @@ func tableHelper(L *lua.LState) int {
 	tableShadows.Unlock()
 	if c.computed || c.multret {
 		sh.sim = c.replay(t, true)
+		sh.known = c.fieldKeys()
 		sh.cons = nil
 	}
 	L.Push(t)

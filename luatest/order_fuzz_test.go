@@ -84,7 +84,7 @@ func orderScript(data []byte) string {
 	b.WriteString("local function step(t) local s, k = {}, next(t) while k ~= nil do s[#s+1] = tostring(k) k = next(t, k) end out[#out+1] = table.concat(s, ' ') end\n")
 	b.WriteString("local function keys(t) local s = {} for k in pairs(t) do s[#s+1] = type(k) == 'string' and k or tostring(k) end return s end\n")
 	present := map[string]bool{}
-	var live []string // present keys, in a stable order for picking
+	var live []string         // present keys, in a stable order for picking
 	first := map[string]int{} // the order keys were first inserted in
 	add := func(k string) {
 		if !present[k] {
@@ -117,6 +117,9 @@ func orderScript(data []byte) string {
 				k := orderOther[c/4%len(orderOther)]
 				if !present[k] && !strings.HasPrefix(k, "string.") {
 					fields = append(fields, "["+k+"]=nil")
+					if _, ok := first[k]; !ok {
+						first[k] = len(first) // it has a node
+					}
 				}
 			}
 		}
@@ -141,7 +144,15 @@ func orderScript(data []byte) string {
 					ints = append(ints, k)
 				}
 			default:
-				if k := orderOther[c%len(orderOther)]; !present[k] && !slices.Contains(others, k) {
+				// A string key set again after a deletion may have been
+				// marked dead by the server's garbage collector, which
+				// the script does not control (README): only numbers
+				// and booleans come back.
+				k := orderOther[c%len(orderOther)]
+				if _, seen := first[k]; seen && (k[0] == '\'' || strings.HasPrefix(k, "string.")) {
+					continue
+				}
+				if !present[k] && !slices.Contains(others, k) {
 					others = append(others, k)
 				}
 			}
