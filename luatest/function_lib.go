@@ -98,10 +98,10 @@ func newFunctions(r *Redis) *functions {
 	redis.Metatable = errorMetatable(L)
 	api := L.NewTable()
 	api.RawSetString("redis", vm.protect(redis))
-	// The helpers the Lua 5.1 rewrites call (lua51.go) are not globals a
-	// library sees, but its top level runs rewritten code too.
-	for _, h := range []string{concatHelperName, forNumberHelperName, modHelperName} {
-		api.RawSetString(h, L.G.Global.RawGetString(h))
+	// The rewritten chunk calls luatest's helpers (lua51.go) at its top
+	// level too.
+	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName} {
+		api.RawSetString(name, vm.globals.RawGetString(name))
 	}
 	api.Metatable = errorMetatable(L)
 	f.loadAPI = vm.protect(api)
@@ -345,7 +345,7 @@ func readNamedArgs(L *lua.LState) *function {
 	fn := &function{}
 	haveName := false
 	var msg string
-	t.ForEach(func(k, v lua.LValue) {
+	forEach(t, func(k, v lua.LValue) {
 		if msg != "" {
 			return
 		}

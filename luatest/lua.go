@@ -88,6 +88,7 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString(modHelperName, L.NewFunction(modHelper))
+	installNext(L, g)
 	g.RawSetString("error", L.NewFunction(luaBaseError))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))

@@ -235,6 +235,13 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 			}
 			f.Value = rw.expr(s, f.Value)
 		}
+		if len(e.Fields) > 0 {
+			// The sizes and field order Lua 5.1's layout of the table
+			// follows (lua_table.go).
+			d := &ast.StringExpr{Value: consDescOf(e)}
+			d.SetLine(e.Line())
+			return helperCall(tableHelperName, e, d, e)
+		}
 	case *ast.FuncCallExpr:
 		if e.Receiver != nil {
 			e.Receiver = rw.expr(s, e.Receiver)

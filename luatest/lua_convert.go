@@ -256,12 +256,3 @@ func sanitizeLine(s string) string {
 	}
 	return string(b)
 }
-
-// forEach visits t's entries in a stable order (array part, then hash keys
-// in insertion order) through LTable.Next. LTable.ForEach ranges over Go
-// maps, whose order changes from run to run.
-func forEach(t *lua.LTable, fn func(k, v lua.LValue)) {
-	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
-		fn(k, v)
-	}
-}

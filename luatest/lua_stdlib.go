@@ -132,12 +132,16 @@ func tableForeach(indexed bool) lua.LGFunction {
 			}
 			return 0
 		}
-		k, v := t.Next(lua.LNil)
-		for k != lua.LNil {
+		// lua_next, in Lua 5.1's order.
+		k, v, bad := next51(t, lua.LNil)
+		for k != lua.LNil && !bad {
 			if call(k, v) {
 				return 1
 			}
-			k, v = t.Next(k)
+			k, v, bad = next51(t, k)
+		}
+		if bad {
+			L.Error(lua.LString("invalid key to 'next'"), 0)
 		}
 		return 0
 	}
