@@ -65,7 +65,7 @@ func Load(args []string) ([]Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b})
+		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b, ReadInclude: os.ReadFile})
 	}
 	return srcs, nil
 }

@@ -2,6 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/abandon.lua
+// Includes: lua/lock/lib/draw.lua
 
 package scripts
 
@@ -49,6 +50,10 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "scripts.Abandon",
 	File: "lua/lock/abandon.lua",
 	Body: abandonBody,
+	Lines: []runtime.LineRange{
+		{Body: 32, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 50, File: "lua/lock/abandon.lua", Line: 32},
+	},
 })
 
 // AbandonScript returns lua/lock/abandon.lua as a [runtime.Script].
@@ -135,7 +140,9 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 	return runtime.Queue(b, s.exec, abandonScript, call.kv[:6:6], call.kv[6:], abandonDecode)
 }
 
-// abandonBody is lua/lock/abandon.lua, verbatim.
+// abandonBody is lua/lock/abandon.lua, verbatim, with lua/lock/lib/draw.lua
+// inlined after its header (---@include); the Lines of abandonScript map its
+// lines back to the files.
 const abandonBody = `#!lua
 --- Abandon is how a waiter gives up: its Acquire call attempt (and every
 --- earlier one) is cancelled, whether it ran, runs later or never arrives,
@@ -165,6 +172,12 @@ const abandonBody = `#!lua
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when a hold of owner was given back
+---@include lib/draw.lua
+
+--- draw is the fencing-token helper of the lock scripts that hand out a
+--- hold (acquire, release, abandon, force_unlock): each includes this file
+--- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
+--- lib/ so that luagen, given lua/lock, does not take it for a script.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -179,7 +192,6 @@ local function draw(t, ttl)
   end
   return token
 end
-
 if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
 end
