@@ -12,31 +12,9 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
-// Shared Lua: ---@include. Redis runs each EVAL script (and each function
-// of a library) on its own, so code several scripts need is inlined into
-// each at generate time, as BullMQ's build does with --- @include:
-//
-//	---@include lib/draw.lua
-//
-// in a script's header inlines lib/draw.lua, a path relative to the
-// including file, between the header and the first code line. Several
-// lines inline their files in order; an included file may include others
-// in its own header (relative to itself), which come first; a file reached
-// twice is inlined once, where it is first reached. Script.Body is the
-// combined text, so the script cache's SHA1 is of what is sent, and
-// Script.Spans says which file and line each of its lines comes from: the
-// lint reads the combined text but reports positions in the files, and the
-// generated ScriptSpec.Lines lets runtime.ScriptError name them too.
-//
-// An included file holds Lua code under an optional header of "---" doc
-// lines and ---@include lines (no other tag: the including script's header
-// declares keys, args and reply), has no shebang, parses as Lua on its own
-// and does not return at its top level (its code runs before the
-// script's). luagen tells it from a script by where it lives: a directory
-// argument takes only the *.lua files directly in it and skips names
-// starting with '_' or '.', so included files go in a subdirectory
-// (lua/lock/lib/draw.lua) or start with '_'; a file that is both included
-// and given as a script is a diagnostic.
+// Shared Lua (---@include; the manual is the package doc, "Shared Lua"):
+// the header parse records the lines, expand builds the combined body and
+// its spans, reporter.errorf maps the lint's positions back through them.
 
 // Include is one ---@include line of a script's header.
 type Include struct {

@@ -15,7 +15,9 @@ import (
 // Source.Path keeps the path as given (joined with the file name for a
 // directory); Source.File is relative to the module root, found by looking
 // for go.mod upward from the file, or relative to the current directory
-// when there is none.
+// when there is none. Source.ReadInclude reads the files ---@include lines
+// name (os.ReadFile); they are not scripts, so a directory keeps them in a
+// subdirectory or under a name starting with '_'.
 func Load(args []string) ([]Source, error) {
 	var paths []string
 	for _, a := range args {

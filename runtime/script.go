@@ -63,7 +63,8 @@ type Script struct {
 type ScriptSpec struct {
 	Name string // Go name with package, e.g. "stock.Deduct"
 	File string // source file, e.g. "lua/stock/deduct.lua"
-	// Body is the text of the .lua file. NewScript sends it wrapped so that
+	// Body is the text of the .lua file, with the files its ---@include
+	// lines name inlined (see Lines). NewScript sends it wrapped so that
 	// a reply the script returns is never taken for the server's NOSCRIPT,
 	// MOVED, TRYAGAIN and the like;
 	// line numbers and the shebang stay (see [Script.Body]).
