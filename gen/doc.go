@@ -140,8 +140,9 @@
 // ---@include path.lua inlines a file at generate time, since Redis runs
 // each script (and each function) on its own. The path is relative to
 // the file holding the line, with forward slashes, one per line, no
-// quotes, never absolute. The files are inlined after the script's header
-// (before its first code line), in the order of the lines; an included
+// quotes, never absolute. The files are inlined right after the last line
+// of the script's header that is not blank (so before its first code
+// line), in the order of the lines; an included
 // file may include others in its own header, relative to itself, which
 // are inlined before it. A file reached twice, directly or through others,
 // is inlined once, where it is first reached; a cycle and a file that

@@ -140,7 +140,7 @@ const (
 
 // expand returns text, the source of the script at p (file relative to the
 // module root) whose header ends before lines[codeStart], with the files
-// incs name inlined after the header (see the top of this file), and the
+// incs name inlined after the header's last non-blank line, and the
 // spans of the result. Problems are reported in r (at the script's lines)
 // or in the included files. ok is false when an included file does not
 // parse.
@@ -158,6 +158,11 @@ func expand(r *reporter, src Source, text string, lines []string, codeStart int,
 
 // file writes one file: its header, the files it includes, its code.
 func (e *expander) file(r *reporter, p, file, text string, lines []string, codeStart int, incs []*Include) {
+	// The included files go right after the last "---" line, so that
+	// blank lines ending the header still part them from the code.
+	for codeStart > 0 && strings.TrimSpace(lines[codeStart-1]) == "" {
+		codeStart--
+	}
 	_, starts := splitLines(text)
 	cut := len(text)
 	if codeStart < len(lines) {

@@ -39,7 +39,7 @@ func includeScript(t *testing.T, lib bool) *runtime.Script {
 	for _, sp := range s.Spans[1:] { // as gen/emit.go writes them
 		lines = append(lines, runtime.LineRange{Body: sp.Line, File: sp.File, Line: sp.FileLine})
 	}
-	require.Equal(t, []runtime.LineRange{{Body: 8, File: failFile, Line: 1}, {Body: 17, File: raiseFile, Line: 8}}, lines)
+	require.Equal(t, []runtime.LineRange{{Body: 7, File: failFile, Line: 1}, {Body: 16, File: raiseFile, Line: 7}}, lines)
 	sc := runtime.NewScript(runtime.ScriptSpec{Name: "include.Raise", File: s.File, Body: s.Body, Lines: lines})
 	if lib {
 		runtime.NewLibrary(runtime.LibrarySpec{Name: "include", Scripts: []*runtime.Script{sc}})
@@ -84,7 +84,7 @@ func TestIncludedErrorPositions(t *testing.T) {
 				assert.True(t, strings.HasPrefix(se.Error(), failFile+":8: include.Raise: "), se.Error())
 				assert.Contains(t, se.Message(), "invalid expire time")
 				if mode == "eval" {
-					assert.Contains(t, se.Err.Msg, "script: "+s.SHA1()+", on @user_script:15.", "the server hashed the body sent")
+					assert.Contains(t, se.Err.Msg, "script: "+s.SHA1()+", on @user_script:14.", "the server hashed the body sent")
 				}
 
 				_, err = s.Exec(ctx, e, []string{"k"}, []string{"script"})

@@ -51,8 +51,8 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/abandon.lua",
 	Body: abandonBody,
 	Lines: []runtime.LineRange{
-		{Body: 32, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 50, File: "lua/lock/abandon.lua", Line: 32},
+		{Body: 31, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 49, File: "lua/lock/abandon.lua", Line: 31},
 	},
 })
 
@@ -173,7 +173,6 @@ const abandonBody = `#!lua
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when a hold of owner was given back
 ---@include lib/draw.lua
-
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, release, abandon, force_unlock): each includes this file
 --- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
@@ -192,6 +191,7 @@ local function draw(t, ttl)
   end
   return token
 end
+
 if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
 end

@@ -70,8 +70,8 @@ var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
 	Lines: []runtime.LineRange{
-		{Body: 50, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 68, File: "lua/lock/acquire.lua", Line: 50},
+		{Body: 49, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 67, File: "lua/lock/acquire.lua", Line: 49},
 	},
 })
 
@@ -217,7 +217,6 @@ const acquireBody = `#!lua
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
 ---@include lib/draw.lua
-
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, release, abandon, force_unlock): each includes this file
 --- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
@@ -236,6 +235,7 @@ local function draw(t, ttl)
   end
   return token
 end
+
 local owner = ARGV[1]
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])

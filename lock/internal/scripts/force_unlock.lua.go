@@ -43,8 +43,8 @@ var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/force_unlock.lua",
 	Body: forceUnlockBody,
 	Lines: []runtime.LineRange{
-		{Body: 17, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 35, File: "lua/lock/force_unlock.lua", Line: 17},
+		{Body: 16, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 34, File: "lua/lock/force_unlock.lua", Line: 16},
 	},
 })
 
@@ -131,7 +131,6 @@ const forceUnlockBody = `#!lua
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when there was a lock to delete
 ---@include lib/draw.lua
-
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, release, abandon, force_unlock): each includes this file
 --- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
@@ -150,6 +149,7 @@ local function draw(t, ttl)
   end
   return token
 end
+
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end

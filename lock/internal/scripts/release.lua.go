@@ -77,8 +77,8 @@ var releaseScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/release.lua",
 	Body: releaseBody,
 	Lines: []runtime.LineRange{
-		{Body: 37, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 55, File: "lua/lock/release.lua", Line: 37},
+		{Body: 36, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 54, File: "lua/lock/release.lua", Line: 36},
 	},
 	Errors: []*runtime.CodeError{ErrNotHeld},
 })
@@ -185,7 +185,6 @@ const releaseBody = `#!lua
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
 ---@include lib/draw.lua
-
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, release, abandon, force_unlock): each includes this file
 --- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
@@ -204,6 +203,7 @@ local function draw(t, ttl)
   end
   return token
 end
+
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])
   if latched then
