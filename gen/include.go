@@ -112,6 +112,10 @@ func includedHeader(r *reporter, text string, lines []string) (int, []*Include) 
 		case i >= codeStart && strings.HasPrefix(trimmed, "---@"):
 			r.errorf(Pos{i + 1, len(line) - len(trimmed) + 4}, "%s after the header: tags belong in the --- block at the top of the file, which ended at line %d",
 				strings.Fields(trimmed[3:])[0], codeStart)
+		case strings.HasPrefix(trimmed, "--"):
+			if at, tag := misspelledTag(trimmed); tag == "@include" {
+				r.errorf(Pos{i + 1, len(line) - len(trimmed) + at + 1}, "%q is a plain comment: write \"---@include\" (three dashes, no space) to include a file", trimmed[:at+len(tag)])
+			}
 		}
 	}
 	return codeStart, incs
