@@ -60,8 +60,15 @@ func (ds Diagnostics) Error() string {
 type reporter struct {
 	path  string
 	diags Diagnostics
+	// spans, set while the lint reads a script's combined body (the script
+	// with its ---@include files inlined), map its lines back to the files.
+	spans []Span
 }
 
+// errorf reports a problem at p: in a combined body, at the file and line
+// p comes from, with "(included by path)" after the message when that is
+// an included file, since whether it is a problem can depend on the
+// script (e.g. KEYS[3] in a script that declares two keys).
 func (r *reporter) errorf(p Pos, format string, args ...any) {
 	if p.Line < 1 {
 		p.Line = 1
@@ -69,5 +76,27 @@ func (r *reporter) errorf(p Pos, format string, args ...any) {
 	if p.Col < 1 {
 		p.Col = 1
 	}
-	r.diags = append(r.diags, Diagnostic{Path: r.path, Pos: p, Msg: fmt.Sprintf(format, args...)})
+	path, msg := r.path, fmt.Sprintf(format, args...)
+	if sp := spanAt(r.spans, p.Line); sp != nil {
+		p.Line = sp.FileLine + p.Line - sp.Line
+		if sp.Path != r.path {
+			path, msg = sp.Path, msg+" (included by "+r.path+")"
+		}
+	}
+	r.diags = append(r.diags, Diagnostic{Path: path, Pos: p, Msg: msg})
+}
+
+// lineRef names line of the text being reported on, for a message about
+// a position on line from: "line N", or "path:N" when the two are in
+// different files of a combined body.
+func (r *reporter) lineRef(line, from int) string {
+	sp, fsp := spanAt(r.spans, line), spanAt(r.spans, from)
+	if sp == nil {
+		return fmt.Sprintf("line %d", line)
+	}
+	n := sp.FileLine + line - sp.Line
+	if fsp != nil && fsp.Path == sp.Path {
+		return fmt.Sprintf("line %d", n)
+	}
+	return fmt.Sprintf("%s:%d", sp.Path, n)
 }

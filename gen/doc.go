@@ -28,6 +28,7 @@
 //	---@idempotent reason                 running twice = running once: retry after connection errors
 //	---@unsafe-keys reason                turn off the cluster-safety lint for this file
 //	---@coalesce [max]                    a runtime.Coalescer may merge up to max (64) concurrent calls into one run
+//	---@include path.lua                  inline a shared Lua file (relative to this one) after the header
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
 // time.Time; the two time types need a unit, ms or s, right after the type.
@@ -133,6 +134,47 @@
 // clock during a script), a time every merged call was in flight at; a
 // deny-oom script is refused or run as a whole; the server's error
 // statistics count a merged call's error as part of a successful run.
+//
+// # Shared Lua
+//
+// ---@include path.lua inlines a file at generate time, since Redis runs
+// each script (and each function) on its own. The path is relative to
+// the file holding the line, with forward slashes, one per line, no
+// quotes, never absolute. The files are inlined right after the last line
+// of the script's header that is not blank (so before its first code
+// line), in the order of the lines; an included
+// file may include others in its own header, relative to itself, which
+// are inlined before it. A file reached twice, directly or through others,
+// is inlined once, where it is first reached; a cycle and a file that
+// cannot be read are diagnostics at the ---@include line.
+//
+// Script.Body is the combined text, so the generated body, and the SHA1
+// the script cache keys it by, are of what is sent; Script.Spans map its
+// lines back to the files, and the generated ScriptSpec.Lines (one
+// runtime.LineRange per change of file after line 1) let a
+// runtime.ScriptError name an included file's own line. The generated
+// file lists the included files under "// Includes:". The checks read the
+// combined text against the script's header, so a helper's KEYS[2] is the
+// script's use of its second key, and report each problem at its own file
+// and line; a problem inside an included file ends with "(included by
+// <script>)", since it can depend on the script's header.
+//
+// An included file is Lua under an optional header of "---" doc lines and
+// ---@include lines; any other tag, a shebang, a byte order mark and a
+// top-level return (the script's code follows it) are diagnostics in it,
+// and it must parse as Lua on its own (a syntax error is reported in it,
+// not where the script goes on). It is told from a script by where it
+// lives: [Load] takes the *.lua files directly in a directory and skips
+// names starting with '_' or '.', so included files go in a subdirectory
+// (lua/lock/lib/draw.lua) or start with '_'. A file that is both a script
+// of the package and included by one is a diagnostic. In function mode
+// each script's function holds its own copy, as under EVAL: a copy at the
+// library's top level could not read the KEYS and ARGV that each
+// function's callback receives as parameters.
+//
+// [Load] sets Source.ReadInclude to read included files from disk; [Parse]
+// reads none, so an ---@include there is a diagnostic ([ParseSource] with
+// a ReadInclude reads them), and [Expand] returns the combined text alone.
 //
 // Go names are the annotation names in PascalCase with Go's initialisms (ttl
 // → TTL, holdCount → HoldCount, sku_id → SKUID); since '_' is dropped, a

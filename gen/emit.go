@@ -269,6 +269,9 @@ type scriptEmitter struct {
 func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.HeaderComment("Source: " + commentSafe(s.File))
+	if inc := s.inlinedFiles(); len(inc) > 0 {
+		f.HeaderComment("Includes: " + commentSafe(strings.Join(inc, ", ")))
+	}
 	e := &scriptEmitter{s: s, cfg: cfg, pkg: pkg, f: f, sv: lowerCamel(s.Name) + "Script", ref: "[Scripts." + s.Name + "]"}
 	e.keys()
 	e.args()
@@ -473,6 +476,16 @@ func (e *scriptEmitter) scriptVar() {
 	}
 	if s.Coalesce > 0 {
 		items = append(items, jen.Id("Coalesce").Op(":").Lit(s.Coalesce))
+	}
+	if len(s.Spans) > 0 {
+		// Line 1 of Body is line 1 of File: only the changes after it.
+		var ranges []jen.Code
+		for _, sp := range s.Spans[1:] {
+			ranges = append(ranges, jen.Values(jen.Id("Body").Op(":").Lit(sp.Line),
+				jen.Id("File").Op(":").Lit(sp.File), jen.Id("Line").Op(":").Lit(sp.FileLine)))
+		}
+		items = append(items, jen.Id("Lines").Op(":").Index().Add(rt("LineRange")).Custom(
+			jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, ranges...))
 	}
 	if len(s.Errors) > 0 {
 		var errs []jen.Code
@@ -927,7 +940,12 @@ func (e *scriptEmitter) methodDoc() []string {
 func (e *scriptEmitter) body() {
 	s := e.s
 	name := lowerCamel(s.Name) + "Body"
-	e.f.Add(docComment(fmt.Sprintf("%s is %s, verbatim.", name, commentSafe(s.File))))
+	doc := fmt.Sprintf("%s is %s, verbatim.", name, commentSafe(s.File))
+	if inc := s.inlinedFiles(); len(inc) > 0 {
+		doc = fmt.Sprintf("%s is %s, verbatim, with %s inlined after its header (---@include); the Lines of %s map its lines back to the files.",
+			name, commentSafe(s.File), commentSafe(strings.Join(inc, ", ")), e.sv)
+	}
+	e.f.Add(docComment(wrap(doc, 76)...))
 	var lit jen.Code
 	if utf8.ValidString(s.Body) && !strings.ContainsAny(s.Body, "`\r\x00\ufeff") {
 		lit = jen.Op("`" + s.Body + "`")

@@ -79,7 +79,7 @@ var longLines = map[string]string{
 // thousands of times its length; caching per line keeps it to a few.
 func TestParseLongLines(t *testing.T) {
 	for name, src := range longLines {
-		_, diags, loc := parseCounted("f.lua", "f.lua", []byte(src))
+		_, diags, loc := parseCounted(Source{Path: "f.lua", File: "f.lua", Src: []byte(src)})
 		assert.GreaterOrEqual(t, len(diags), 3000, name)
 		require.NotNil(t, loc, name)
 		assert.LessOrEqual(t, loc.work, 8*len(src), "%s: the locator scanned %d bytes of a %d-byte source", name, loc.work, len(src))

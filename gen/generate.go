@@ -106,6 +106,10 @@ type Source struct {
 	Path string // as the user named it; used in diagnostics
 	File string // relative to the module root (outside a module, to the current directory), forward slashes; recorded in ScriptSpec.File
 	Src  []byte
+	// ReadInclude reads a file an ---@include line names, given its path
+	// joined with Path's directory (see include.go); [Load] sets it to
+	// os.ReadFile. Without it an ---@include is a diagnostic.
+	ReadInclude func(path string) ([]byte, error)
 }
 
 // PackageFile is the name of the generated file that holds Scripts, the
@@ -135,7 +139,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	var diags Diagnostics
 	var scripts []*Script
 	for _, src := range srcs {
-		s, ds := Parse(src.Path, src.File, src.Src)
+		s, ds := ParseSource(src)
 		diags = append(diags, ds...)
 		if cfg.Functions && s != nil {
 			diags = append(diags, s.functionLimits...)
@@ -146,6 +150,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	diags = append(diags, ds...)
 	diags = append(diags, familyNames(fams)...)
 	diags = append(diags, checkPackage(scripts, cfg)...)
+	diags = append(diags, checkIncluded(scripts)...)
 	if len(diags) > 0 {
 		return nil, diags.Sort()
 	}

@@ -42,12 +42,24 @@ func archiveConfig(a *txtar.Archive) Config {
 }
 
 // archiveSources returns the .lua files of an archive as sources of
-// lua/<pkg>/.
+// lua/<pkg>/: those under lib/ only to be included (---@include), as Load
+// would skip a subdirectory, the others as scripts (which can be included
+// too).
 func archiveSources(a *txtar.Archive, cfg Config) []Source {
+	files := map[string][]byte{}
+	for _, f := range a.Files {
+		files[filepath.ToSlash(filepath.Clean(f.Name))] = f.Data
+	}
+	read := func(p string) ([]byte, error) {
+		if b, ok := files[filepath.ToSlash(filepath.Clean(p))]; ok {
+			return b, nil
+		}
+		return nil, &os.PathError{Op: "open", Path: p, Err: os.ErrNotExist}
+	}
 	var srcs []Source
 	for _, f := range a.Files {
-		if strings.HasSuffix(f.Name, ".lua") {
-			srcs = append(srcs, Source{Path: f.Name, File: "lua/" + cfg.Package + "/" + f.Name, Src: f.Data})
+		if strings.HasSuffix(f.Name, ".lua") && !strings.HasPrefix(f.Name, "lib/") {
+			srcs = append(srcs, Source{Path: f.Name, File: "lua/" + cfg.Package + "/" + f.Name, Src: f.Data, ReadInclude: read})
 		}
 	}
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Path < srcs[j].Path })

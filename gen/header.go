@@ -12,13 +12,13 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce"}
+var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce", "@include"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
 	"@param": "@arg", "@argv": "@arg", "@returns": "@return",
 	"@ret": "@return", "@err": "@error", "@name": "@script", "@unsafe": "@unsafe-keys",
-	"@retry": "@idempotent", "@retryable": "@idempotent",
+	"@retry": "@idempotent", "@retryable": "@idempotent", "@import": "@include", "@require": "@include",
 }
 
 // typeAliases suggests a type for names people reach for from other languages.
@@ -246,6 +246,10 @@ func (p *headerParser) tag(col int) {
 		p.s.IdempotentPos = p.pos(ws[0].col)
 	case "@coalesce":
 		p.coalesce(ws)
+	case "@include":
+		if inc := parseInclude(p.r, p.lineNo, ws); inc != nil {
+			p.s.Includes = append(p.s.Includes, inc)
+		}
 	case "@unsafe-keys":
 		if !p.once(ws[0]) {
 			return

@@ -15,7 +15,9 @@ import (
 // Source.Path keeps the path as given (joined with the file name for a
 // directory); Source.File is relative to the module root, found by looking
 // for go.mod upward from the file, or relative to the current directory
-// when there is none.
+// when there is none. Source.ReadInclude reads the files ---@include lines
+// name (os.ReadFile); they are not scripts, so a directory keeps them in a
+// subdirectory or under a name starting with '_'.
 func Load(args []string) ([]Source, error) {
 	var paths []string
 	for _, a := range args {
@@ -65,7 +67,7 @@ func Load(args []string) ([]Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b})
+		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b, ReadInclude: os.ReadFile})
 	}
 	return srcs, nil
 }

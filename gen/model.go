@@ -54,7 +54,7 @@ type Type struct {
 type Script struct {
 	Path    string // the file as the user named it, for diagnostics
 	File    string // the file relative to the module root, with forward slashes
-	Body    string // the file's text, sent to Redis verbatim
+	Body    string // the file's text with its ---@include files inlined, sent to Redis verbatim
 	Name    string // Go name: ---@script, else the file name in PascalCase
 	NamePos Pos    // where Name was declared (1:1 when derived from the file name)
 	Doc     []string
@@ -82,6 +82,13 @@ type Script struct {
 
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
+
+	// Includes are the header's ---@include lines, in order; Spans map
+	// the lines of Body to the files they come from, nil when Body is the
+	// file's text alone (see include.go).
+	Includes     []*Include
+	Spans        []Span
+	includeSites []includeSite
 
 	Families   []*Family // ---@keys declared in this file
 	family     *famModel // the family whose fields are all of the script's keys

@@ -9,18 +9,28 @@ import (
 // which it lints against the header. path names the file in diagnostics (as
 // the user gave it); file is its path relative to the module root, recorded
 // in the generated code. The Script is usable only when there are no
-// diagnostics.
+// diagnostics. Parse reads no files, so a script with ---@include lines
+// needs [ParseSource] with a Source that can read them.
 func Parse(path, file string, src []byte) (*Script, Diagnostics) {
-	s, diags, _ := parseCounted(path, file, src)
+	return ParseSource(Source{Path: path, File: file, Src: src})
+}
+
+// ParseSource is [Parse] for a Source, whose ReadInclude reads the files
+// the script's ---@include lines name: they are inlined into Script.Body,
+// and the lint reads the combined text but reports each problem at its own
+// file and line (see include.go).
+func ParseSource(src Source) (*Script, Diagnostics) {
+	s, diags, _ := parseCounted(src)
 	return s, diags
 }
 
-// parseCounted is Parse that also returns the locator of the lint, for tests that
-// count its work (nil when the Lua did not parse).
-func parseCounted(path, file string, src []byte) (*Script, Diagnostics, *locator) {
+// parseCounted is ParseSource that also returns the locator of the lint,
+// for tests that count its work (nil when the Lua did not parse).
+func parseCounted(src Source) (*Script, Diagnostics, *locator) {
+	path := src.Path
 	r := &reporter{path: path}
-	text := string(src)
-	s := &Script{Path: path, File: file, Body: text}
+	text := string(src.Src)
+	s := &Script{Path: path, File: src.File, Body: text}
 	if strings.HasPrefix(text, "\ufeff") {
 		// Lua fails at the first byte. Check the rest as if the mark were
 		// blank, so that every other diagnostic is still right.
@@ -67,6 +77,22 @@ func parseCounted(path, file string, src []byte) (*Script, Diagnostics, *locator
 		} else if strings.HasPrefix(trimmed, "#!") {
 			r.errorf(Pos{i + 1, len(slines[i]) - len(trimmed) + 1}, "the shebang must be on line 1: Redis reads flags only there and fails to compile a script with #! anywhere else")
 		}
+	}
+	if len(s.Includes) > 0 {
+		// The header parse read every line of the script's own header, so
+		// positions up to here need no mapping; the lint reads the
+		// combined text (a mark blanked as above) and r maps what it reports.
+		body, spans, sites, ok := expand(r, src, s.Body, lines, codeStart, s.Includes)
+		s.Body, s.Spans, s.includeSites = body, spans, sites
+		if !ok {
+			return s, r.diags.Sort(), nil // the included file's syntax error is reported in it
+		}
+		text = body
+		if strings.HasPrefix(text, "\ufeff") {
+			text = "   " + text[len("\ufeff"):]
+		}
+		lines, _ = splitLines(text)
+		r.spans = spans
 	}
 	loc := lintLua(r, s, text, lines)
 	return s, r.diags.Sort(), loc

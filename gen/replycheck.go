@@ -129,9 +129,9 @@ func (c *replyChecker) checkReserved(site replySite, v lval) {
 }
 
 // at names where v was made when it is not where it is reported.
-func at(p Pos, v lval) string {
+func (c *replyChecker) at(p Pos, v lval) string {
 	if v.line > 0 && v.line != p.Line {
-		return fmt.Sprintf(" (line %d)", v.line)
+		return " (" + c.r.lineRef(v.line, p.Line) + ")"
 	}
 	return ""
 }
@@ -149,7 +149,7 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 		if !ok || !isCode(code) || reservedCodes[code] != "" || c.errCodes[code] || ret == nil || ret.Shape == ShapeNone {
 			return
 		}
-		c.r.errorf(p, "%s%s has code %s, which no ---@error declares: add ---@error %s Name description so that callers can match it with errors.Is", v.what, at(p, v), code, code)
+		c.r.errorf(p, "%s%s has code %s, which no ---@error declares: add ---@error %s Name description so that callers can match it with errors.Is", v.what, c.at(p, v), code, code)
 		return
 	case vFalse, vNil:
 		if v.data || c.errNil || ret == nil || ret.Shape == ShapeNone || ret.Shape == ShapeOptional || ret.Elem == Bool && ret.Shape == ShapeScalar {
@@ -160,11 +160,11 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 			hint += ", or ---@return " + ret.Elem.String() + "?"
 		}
 		if v.kind == vFalse && v.what != "false" {
-			c.r.errorf(p, "%s%s can be false, which reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
+			c.r.errorf(p, "%s%s can be false, which reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, c.at(p, v), typeString(ret), hint)
 		} else if v.kind == vFalse {
-			c.r.errorf(p, "%s%s reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
+			c.r.errorf(p, "%s%s reaches the caller as a nil reply (Redis sends Lua false as nil), which ---@return %s cannot hold: %s", v.what, c.at(p, v), typeString(ret), hint)
 		} else {
-			c.r.errorf(p, "%s%s is a nil reply, which ---@return %s cannot hold: %s", v.what, at(p, v), typeString(ret), hint)
+			c.r.errorf(p, "%s%s is a nil reply, which ---@return %s cannot hold: %s", v.what, c.at(p, v), typeString(ret), hint)
 		}
 		return
 	case vInt, vNum:
@@ -182,7 +182,7 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 	if ret == nil {
 		return
 	}
-	v.what += at(p, v)
+	v.what += c.at(p, v)
 	for _, m := range c.problems(v, ret.Type, ret, "---@return "+typeString(ret)) {
 		c.r.errorf(p, "%s", m)
 	}

@@ -43,7 +43,7 @@ type script struct {
 // runCtx is the state of the script running now.
 type runCtx struct {
 	sc       *script
-	file     string          // the .lua file for messages; "" when unknown
+	src      *runtime.Script // the script, for the .lua file and line of messages; nil when unknown
 	keys     map[string]bool // KEYS as a set, for declares; built on first use
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
@@ -239,9 +239,9 @@ var scriptHelp = []string{
 
 // runOptions says how a script is called.
 type runOptions struct {
-	proto int    // the caller's protocol
-	ro    bool   // EVAL_RO / EVALSHA_RO
-	file  string // the .lua file, for the KEYS check message
+	proto int             // the caller's protocol
+	ro    bool            // EVAL_RO / EVALSHA_RO
+	src   *runtime.Script // the script run, for the .lua file and line of the KEYS check message; nil for raw EVAL
 	ctx   context.Context
 }
 
@@ -261,7 +261,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		sc.fn.Env = vm.env
 		sc.vm = vm
 	}
-	run := &runCtx{sc: sc, file: opt.file, keyList: keys, resp: 2,
+	run := &runCtx{sc: sc, src: opt.src, keyList: keys, resp: 2,
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
 	defer r.endRun(r.beginRun(run))
 
@@ -495,7 +495,7 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 			return ToValue(*errReply)
 		}
 	}
-	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), file: s.File(), ctx: ctx})
+	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx})
 	return r.replied(ctx, reply)
 }
 

@@ -102,8 +102,11 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 	run := r.run
 	call := Call{Command: argv[0], Args: argv[1:], Line: callerLine(L), Protected: !raise}
 	if run != nil {
-		call.File = run.file
-		call.Line -= run.lineShift
+		if run.src != nil {
+			// The line of the .lua file, or of the ---@include file the
+			// line came from, as runtime.ScriptError names it.
+			call.File, call.Line = run.src.Position(call.Line - run.lineShift)
+		}
 	}
 	reply := r.scriptCommand(run, argv, call.where)
 	call.Reply = reply

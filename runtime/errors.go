@@ -89,12 +89,14 @@ func IsNoScript(err error) bool {
 // ScriptError is a runtime error raised while a script ran: a failed
 // redis.call, error(), or a Lua error such as indexing nil. Redis reports the
 // script line as "@user_script:N"; since [Script.Body] keeps every line of
-// the .lua file where it is, Line is the line in File. Err is the server's
-// reply, unchanged (also through Unwrap); Error leaves out the parts of it
-// File and Line repeat.
+// the .lua file where it is, Line is the line in File. When the script
+// inlines other files (---@include), File and Line name the file the line
+// came from ([Script.Position]), e.g. lua/lock/lib/draw.lua:7 for an error
+// raised in a helper. Err is the server's reply, unchanged (also through
+// Unwrap); Error leaves out the parts of it File and Line repeat.
 type ScriptError struct {
 	Script string // Go name, e.g. "stock.Deduct"
-	File   string // the .lua file, relative to the module root
+	File   string // the .lua file holding Line (the script's or an included one), relative to the module root
 	Line   int    // 1-based line in File; 0 when the server did not say
 	Err    *ReplyError
 }

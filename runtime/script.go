@@ -54,13 +54,18 @@ type Script struct {
 	lib    *Library
 	fn     string // function name in lib
 	fnLine int    // the library line holding line 1 of the .lua file
+
+	// lines says where source's lines come from when it inlines
+	// ---@include files (ScriptSpec.Lines).
+	lines []LineRange
 }
 
 // ScriptSpec describes a script to [NewScript].
 type ScriptSpec struct {
 	Name string // Go name with package, e.g. "stock.Deduct"
 	File string // source file, e.g. "lua/stock/deduct.lua"
-	// Body is the text of the .lua file. NewScript sends it wrapped so that
+	// Body is the text of the .lua file, with the files its ---@include
+	// lines name inlined (see Lines). NewScript sends it wrapped so that
 	// a reply the script returns is never taken for the server's NOSCRIPT,
 	// MOVED, TRYAGAIN and the like;
 	// line numbers and the shebang stay (see [Script.Body]).
@@ -85,10 +90,25 @@ type ScriptSpec struct {
 	// calls cannot tell a merged run from runs of their own. It is ignored
 	// with AllowCrossSlot (merged calls must share a slot).
 	Coalesce int
+	// Lines maps Body's lines back to the files they come from when the
+	// .lua file inlines others (---@include): one [LineRange] for each
+	// change of file after line 1, in Body order. Without it, line N of
+	// Body is line N of File. A *[ScriptError] names the file and line
+	// it gives.
+	Lines []LineRange
 	// Errors are the script's declared failure replies (---@error). Exec
 	// returns the matching sentinel instead of the reply. NewScript keeps a
 	// copy of the slice.
 	Errors []*CodeError
+}
+
+// LineRange says that the lines of a [ScriptSpec.Body] from Body on, up
+// to the next LineRange, are the lines of File from Line on: luagen
+// generates them for a script whose ---@include lines inline other files.
+type LineRange struct {
+	Body int    // the first line of the range in Body, 1-based
+	File string // the file the lines come from, relative to the module root
+	Line int    // the line of File that Body's line Body is
 }
 
 // NewScript returns the Script for spec, wrapping its body (see
@@ -106,6 +126,7 @@ func NewScript(spec ScriptSpec) *Script {
 		readOnly: spec.ReadOnly,
 		anySlot:  spec.AllowCrossSlot,
 		idem:     spec.Idempotent,
+		lines:    slices.Clone(spec.Lines),
 		codes:    slices.Clone(spec.Errors),
 	}
 	if spec.Coalesce > 1 && !spec.AllowCrossSlot {
@@ -118,6 +139,7 @@ func NewScript(spec ScriptSpec) *Script {
 			body:     comp,
 			sha1:     sha1Hex(comp),
 			readOnly: spec.ReadOnly,
+			lines:    s.lines, // the merged run keeps every line's number too
 		}
 	}
 	for _, c := range spec.Errors {
@@ -161,8 +183,22 @@ func (s *Script) Name() string { return s.name }
 func (s *Script) File() string { return s.file }
 
 // Source returns the script text as given to [NewScript]: the .lua file,
-// verbatim.
+// verbatim, with the files its ---@include lines name inlined.
 func (s *Script) Source() string { return s.source }
+
+// Position returns the file and line that line n of [Script.Source] comes
+// from (see [ScriptSpec.Lines]): [Script.File] and n, unless the line was
+// inlined from an ---@include file.
+func (s *Script) Position(n int) (file string, line int) {
+	file, line = s.file, n
+	for _, r := range s.lines {
+		if r.Body > n {
+			break
+		}
+		file, line = r.File, r.Line+n-r.Body
+	}
+	return file, line
+}
 
 // Body returns the text an [Executor] sends with EVAL and SCRIPT LOAD: the
 // source with its code wrapped in a function whose result is checked before
@@ -368,7 +404,8 @@ func (s *Script) classify(err error) error {
 		line, ok = s.functionLine(re.Msg)
 	}
 	if ok {
-		return &ScriptError{Script: s.name, File: s.file, Line: line, Err: re}
+		file, line := s.Position(line)
+		return &ScriptError{Script: s.name, File: file, Line: line, Err: re}
 	}
 	return err
 }

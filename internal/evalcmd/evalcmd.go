@@ -16,6 +16,15 @@
 // rueidis: rueidis strips "ERR " from error replies and hides whether a
 // string was a status or a bulk reply, and redis-cli's output shows both.
 //
+// A script whose header has ---@include lines runs with the files they name
+// inlined, exactly the text generated code sends (gen.Expand); an include
+// that cannot be read is reported and nothing runs. Its lines are then
+// those of the combined text, as in the server's "@user_script:N", so an
+// error reply naming one is followed on stderr by the file and line it
+// comes from:
+//
+//	luagen eval: user_script:60 is lua/lock/lib/draw.lua:12 (the script runs with its ---@include files inlined)
+//
 // When the script has a luagen header (any ---@ line), the number of keys
 // and args is checked against its ---@key and ---@arg lines before anything
 // runs (a variadic ...name takes any number beyond the fixed ones); a
@@ -38,6 +47,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,6 +95,11 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Can't open file '%s': %s\n", rest[0], errText(err))
 		return 1
 	}
+	text, spans, diags := gen.Expand(gen.Source{Path: rest[0], File: rest[0], Src: body, ReadInclude: os.ReadFile})
+	if len(diags) > 0 {
+		fmt.Fprintln(stderr, diags.Error())
+		return 1
+	}
 	var seed [][]string
 	if *initFile != "" {
 		if seed, err = readInit(*initFile); err != nil {
@@ -100,7 +116,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	if *resp3 {
 		proto = 3
 	}
-	cmd := append([]string{"EVAL", string(body), fmt.Sprint(len(keys))}, keys...)
+	cmd := append([]string{"EVAL", text, fmt.Sprint(len(keys))}, keys...)
 	cmd = append(cmd, argv...)
 
 	var do func(args ...string) (resp.Reply, error)
@@ -152,7 +168,38 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	io.WriteString(stdout, out)
+	if where := includedLine(reply, spans); where != "" {
+		fmt.Fprintf(stderr, "luagen eval: %s (the script runs with its ---@include files inlined)\n", where)
+	}
 	return 0
+}
+
+var reUserScript = regexp.MustCompile(`user_script:([0-9]+)`)
+
+// includedLine returns "user_script:N is file.lua:M" for an error reply
+// that names line N of a script with included files, or "".
+func includedLine(reply resp.Reply, spans []gen.Span) string {
+	if reply.Kind != resp.Error || spans == nil {
+		return ""
+	}
+	ms := reUserScript.FindAllStringSubmatch(reply.Str, -1)
+	if ms == nil {
+		return ""
+	}
+	n, err := strconv.Atoi(ms[len(ms)-1][1])
+	if err != nil {
+		return ""
+	}
+	var at *gen.Span
+	for i := range spans {
+		if spans[i].Line <= n {
+			at = &spans[i]
+		}
+	}
+	if at == nil {
+		return ""
+	}
+	return fmt.Sprintf("user_script:%d is %s:%d", n, at.Path, at.FileLine+n-at.Line)
 }
 
 // checkArity compares the words with the keys and args the script's header

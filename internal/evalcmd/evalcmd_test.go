@@ -93,14 +93,20 @@ func TestOutputMatchesRedisCli(t *testing.T) {
 			flags = append(flags, "--resp3")
 		}
 		want := redisCli(t, append(append(cli, "--eval", script), words...)...)
-		got := run(append(append(flags, script), words...)...)
+		// luagen eval inlines a file's ---@include files itself; redis-cli
+		// runs the text the corpus inlined them into, as luagen sends it.
+		evalScript := script
+		if tc.ScriptFile != "" {
+			evalScript = tc.ScriptFile
+		}
+		got := run(append(append(flags, evalScript), words...)...)
 		if got.stdout != want.stdout || got.code != want.code {
 			t.Errorf("%s %q: luagen eval differs from redis-cli:\nredis-cli (exit %d):\n%s%s\nluagen eval (exit %d):\n%s%s",
 				tc.File, tc.Name, want.code, want.stdout, want.stderr, got.code, got.stdout, got.stderr)
 		}
 		_, err := conn.Do("FLUSHALL")
 		require.NoError(t, err)
-		viaServer := run(append(append([]string{"--redis", srv.Addr}, append(flags, script)...), words...)...)
+		viaServer := run(append(append([]string{"--redis", srv.Addr}, append(flags, evalScript)...), words...)...)
 		if viaServer.stdout != want.stdout || viaServer.code != want.code {
 			t.Errorf("%s %q: luagen eval --redis differs from redis-cli:\nredis-cli:\n%s\n--redis:\n%s%s",
 				tc.File, tc.Name, want.stdout, viaServer.stdout, viaServer.stderr)
@@ -242,4 +248,32 @@ return 1
 	broken := filepath.Join(dir, "broken.lua")
 	require.NoError(t, os.WriteFile(broken, []byte("---@kye a k\nreturn #KEYS\n"), 0o644))
 	assert.Equal(t, result{stdout: "(integer) 2\n"}, run(broken, "a", "b"))
+}
+
+// A script with ---@include lines runs with its files inlined, offline and
+// on a real server alike; an error reply's line is followed on stderr by
+// the file and line it comes from, and an include that cannot be read
+// stops the run.
+func TestIncludedScript(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "set.lua")
+	helper := filepath.Join(dir, "lib", "put.lua")
+	require.NoError(t, os.MkdirAll(filepath.Dir(helper), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte("---@key k the key\n---@arg ms int64 lease\n---@include lib/put.lua\nreturn put(ARGV[1])\n"), 0o644))
+	require.NoError(t, os.WriteFile(helper, []byte("-- put sets k for ms\nlocal function put(ms)\n  return redis.call('SET', KEYS[1], 'v', 'PX', ms)\nend\n"), 0o644))
+	srv := redistest.Start(t)
+	for _, extra := range [][]string{nil, {"--redis", srv.Addr}} {
+		ok := run(append(extra, script, "k", ",", "1000")...)
+		assert.Equal(t, result{"OK\n", "", 0}, ok)
+		bad := run(append(extra, script, "k", ",", "0")...)
+		assert.Equal(t, 0, bad.code)
+		assert.Contains(t, bad.stdout, "(error) ERR invalid expire time in 'set' command script: ")
+		assert.Contains(t, bad.stdout, "on @user_script:6.")
+		assert.Equal(t, "luagen eval: user_script:6 is "+helper+":3 (the script runs with its ---@include files inlined)\n", bad.stderr)
+	}
+	require.NoError(t, os.Remove(helper))
+	missing := run(script, "k", ",", "1000")
+	assert.Equal(t, 1, missing.code)
+	assert.Empty(t, missing.stdout)
+	assert.Equal(t, script+":3:13: cannot include lib/put.lua: open "+helper+": no such file or directory\n", missing.stderr)
 }

@@ -11,7 +11,8 @@
 //	args: 2 u7                    (optional)
 //	resp3                         (optional: the client speaks RESP3, like redis-cli -3)
 //	deviation: luaerror           (optional: a documented deviation, see Deviation)
-//	file: ../../../lua/stock/deduct.lua   (optional: the script, relative to the corpus file)
+//	file: ../../../lua/stock/deduct.lua   (optional: the script, relative to the corpus file,
+//	                                       with its ---@include files inlined as luagen sends it)
 //	---
 //	return redis.call('GET', KEYS[1])   (the script, unless file: is given)
 //
@@ -35,6 +36,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/luagen/luagen/gen"
 )
 
 // Deviation names a documented way luatest's reply may differ from the
@@ -63,6 +66,10 @@ type Case struct {
 	RESP3     bool
 	Deviation Deviation
 	Script    string
+	// ScriptFile is the file: line's script, whose text with its
+	// ---@include files inlined (gen.Expand, what generated code sends)
+	// is Script; "" for a script written in the case.
+	ScriptFile string
 	// Library: Script is a function library for FUNCTION LOAD, and Calls
 	// the commands run after loading it.
 	Library bool
@@ -135,9 +142,15 @@ func Parse(path, text string, split func(string) ([]string, error)) ([]Case, err
 					err = fmt.Errorf("unknown deviation %q", c.Deviation)
 				}
 			case strings.HasPrefix(l, "file:"):
+				c.ScriptFile = filepath.Join(filepath.Dir(path), strings.TrimSpace(l[5:]))
 				var b []byte
-				b, err = os.ReadFile(filepath.Join(filepath.Dir(path), strings.TrimSpace(l[5:])))
-				c.Script = string(b)
+				if b, err = os.ReadFile(c.ScriptFile); err == nil {
+					var diags gen.Diagnostics
+					c.Script, _, diags = gen.Expand(gen.Source{Path: c.ScriptFile, File: c.ScriptFile, Src: b, ReadInclude: os.ReadFile})
+					if len(diags) > 0 {
+						err = diags
+					}
+				}
 			default:
 				err = fmt.Errorf("unknown header line %q", l)
 			}

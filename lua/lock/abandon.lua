@@ -27,20 +27,7 @@
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when a hold of owner was given back
-
--- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
--- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
--- GET option returns the last token in the same call, so only a clock that
--- stepped back below it costs a second write.
-local function draw(t, ttl)
-  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
-  if last >= token then
-    token = last + 1
-    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
-  end
-  return token
-end
+---@include lib/draw.lua
 
 if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])

@@ -45,20 +45,7 @@
 ---@field ttl       time.Duration ms  the lock's remaining lease after the call (PTTL): when acquired, owner's (<= 0: already gone); when refused, the holder's (-1: none, -2: free but others queue first)
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
-
--- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
--- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
--- GET option returns the last token in the same call, so only a clock that
--- stepped back below it costs a second write.
-local function draw(t, ttl)
-  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
-  if last >= token then
-    token = last + 1
-    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
-  end
-  return token
-end
+---@include lib/draw.lua
 
 local owner = ARGV[1]
 if KEYS[6] then

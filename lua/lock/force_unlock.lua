@@ -12,20 +12,7 @@
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when there was a lock to delete
-
--- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
--- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
--- GET option returns the last token in the same call, so only a clock that
--- stepped back below it costs a second write.
-local function draw(t, ttl)
-  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
-  if last >= token then
-    token = last + 1
-    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
-  end
-  return token
-end
+---@include lib/draw.lua
 
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0

@@ -32,20 +32,7 @@
 ---@return int64                    holds left; 0 when the lock was released or handed over
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
-
--- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
--- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
--- GET option returns the last token in the same call, so only a clock that
--- stepped back below it costs a second write.
-local function draw(t, ttl)
-  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = tonumber(redis.call('SET', KEYS[2], token, 'PX', ttl, 'GET') or '0') or 0
-  if last >= token then
-    token = last + 1
-    redis.call('SET', KEYS[2], token, 'PX', ttl) -- below 2^53: written exactly
-  end
-  return token
-end
+---@include lib/draw.lua
 
 if KEYS[6] then
   local latched = redis.call('GET', KEYS[6])

@@ -2,6 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/abandon.lua
+// Includes: lua/lock/lib/draw.lua
 
 package scripts
 
@@ -49,6 +50,10 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "scripts.Abandon",
 	File: "lua/lock/abandon.lua",
 	Body: abandonBody,
+	Lines: []runtime.LineRange{
+		{Body: 31, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 49, File: "lua/lock/abandon.lua", Line: 31},
+	},
 })
 
 // AbandonScript returns lua/lock/abandon.lua as a [runtime.Script].
@@ -142,7 +147,9 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 	return runtime.Queue(b, s.exec, abandonScript, call.kv[:6:6], call.kv[6:], abandonDecode)
 }
 
-// abandonBody is lua/lock/abandon.lua, verbatim.
+// abandonBody is lua/lock/abandon.lua, verbatim, with lua/lock/lib/draw.lua
+// inlined after its header (---@include); the Lines of abandonScript map its
+// lines back to the files.
 const abandonBody = `#!lua
 --- Abandon is how a waiter gives up: its Acquire call attempt (and every
 --- earlier one) is cancelled, whether it ran, runs later or never arrives,
@@ -172,6 +179,11 @@ const abandonBody = `#!lua
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when a hold of owner was given back
+---@include lib/draw.lua
+--- draw is the fencing-token helper of the lock scripts that hand out a
+--- hold (acquire, release, abandon, force_unlock): each includes this file
+--- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
+--- lib/ so that luagen, given lua/lock, does not take it for a script.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's

@@ -2,6 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/acquire.lua
+// Includes: lua/lock/lib/draw.lua
 
 package scripts
 
@@ -68,6 +69,10 @@ var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "scripts.Acquire",
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
+	Lines: []runtime.LineRange{
+		{Body: 49, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 67, File: "lua/lock/acquire.lua", Line: 49},
+	},
 })
 
 // AcquireScript returns lua/lock/acquire.lua as a [runtime.Script].
@@ -161,7 +166,9 @@ func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireA
 	}, acquireDecode)
 }
 
-// acquireBody is lua/lock/acquire.lua, verbatim.
+// acquireBody is lua/lock/acquire.lua, verbatim, with lua/lock/lib/draw.lua
+// inlined after its header (---@include); the Lines of acquireScript map its
+// lines back to the files.
 const acquireBody = `#!lua
 --- Acquire is one attempt of owner to take the lock, or to raise its hold
 --- count when it holds the lock already (the reentrant form, named by a
@@ -209,6 +216,11 @@ const acquireBody = `#!lua
 ---@field ttl       time.Duration ms  the lock's remaining lease after the call (PTTL): when acquired, owner's (<= 0: already gone); when refused, the holder's (-1: none, -2: free but others queue first)
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
+---@include lib/draw.lua
+--- draw is the fencing-token helper of the lock scripts that hand out a
+--- hold (acquire, release, abandon, force_unlock): each includes this file
+--- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
+--- lib/ so that luagen, given lua/lock, does not take it for a script.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's

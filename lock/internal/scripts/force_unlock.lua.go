@@ -2,6 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/force_unlock.lua
+// Includes: lua/lock/lib/draw.lua
 
 package scripts
 
@@ -41,6 +42,10 @@ var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 	Name: "scripts.ForceUnlock",
 	File: "lua/lock/force_unlock.lua",
 	Body: forceUnlockBody,
+	Lines: []runtime.LineRange{
+		{Body: 16, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 34, File: "lua/lock/force_unlock.lua", Line: 16},
+	},
 })
 
 // ForceUnlockScript returns lua/lock/force_unlock.lua as a [runtime.Script].
@@ -115,7 +120,9 @@ func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args 
 	return runtime.Queue(b, s.exec, forceUnlockScript, call.kv[:5:5], call.kv[5:], forceUnlockDecode)
 }
 
-// forceUnlockBody is lua/lock/force_unlock.lua, verbatim.
+// forceUnlockBody is lua/lock/force_unlock.lua, verbatim, with
+// lua/lock/lib/draw.lua inlined after its header (---@include); the Lines of
+// forceUnlockScript map its lines back to the files.
 const forceUnlockBody = `#!lua
 --- ForceUnlock deletes the lock whoever holds it and hands it to the first
 --- live waiter, as the holder's last Release would. It is for operators (a
@@ -130,6 +137,11 @@ const forceUnlockBody = `#!lua
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when there was a lock to delete
+---@include lib/draw.lua
+--- draw is the fencing-token helper of the lock scripts that hand out a
+--- hold (acquire, release, abandon, force_unlock): each includes this file
+--- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
+--- lib/ so that luagen, given lua/lock, does not take it for a script.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's

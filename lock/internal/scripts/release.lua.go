@@ -2,6 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/release.lua
+// Includes: lua/lock/lib/draw.lua
 
 package scripts
 
@@ -72,9 +73,13 @@ var (
 
 // releaseScript is lua/lock/release.lua; [ReleaseScript] returns it.
 var releaseScript = runtime.NewScript(runtime.ScriptSpec{
-	Name:   "scripts.Release",
-	File:   "lua/lock/release.lua",
-	Body:   releaseBody,
+	Name: "scripts.Release",
+	File: "lua/lock/release.lua",
+	Body: releaseBody,
+	Lines: []runtime.LineRange{
+		{Body: 36, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 54, File: "lua/lock/release.lua", Line: 36},
+	},
 	Errors: []*runtime.CodeError{ErrNotHeld},
 })
 
@@ -142,7 +147,9 @@ func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseA
 	}, releaseDecode)
 }
 
-// releaseBody is lua/lock/release.lua, verbatim.
+// releaseBody is lua/lock/release.lua, verbatim, with lua/lock/lib/draw.lua
+// inlined after its header (---@include); the Lines of releaseScript map its
+// lines back to the files.
 const releaseBody = `#!lua
 --- Release lowers owner's hold count by one. The last hold goes to the
 --- first live waiter in queue, in this script (a handoff): it gets hold
@@ -177,6 +184,11 @@ const releaseBody = `#!lua
 ---@return int64                    holds left; 0 when the lock was released or handed over
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
+---@include lib/draw.lua
+--- draw is the fencing-token helper of the lock scripts that hand out a
+--- hold (acquire, release, abandon, force_unlock): each includes this file
+--- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
+--- lib/ so that luagen, given lua/lock, does not take it for a script.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's

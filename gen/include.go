@@ -1,0 +1,377 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Shared Lua (---@include; the manual is the package doc, "Shared Lua"):
+// the header parse records the lines, expand builds the combined body and
+// its spans, reporter.errorf maps the lint's positions back through them.
+
+// Include is one ---@include line of a script's header.
+type Include struct {
+	Path string // as written: relative to the including file, forward slashes
+	Pos  Pos    // where the path is written
+}
+
+// Span says that the lines of a script's combined body (Script.Body) from
+// Line on, up to the next Span, are the lines of one file from FileLine on:
+// the script's own .lua file or one it includes.
+type Span struct {
+	Line     int    // the first line of the span in Script.Body, 1-based
+	Path     string // the file as diagnostics name it
+	File     string // the file relative to the module root, as the generated code records it
+	FileLine int    // the line of the file that Body's line Line is
+}
+
+// includeSite is where a script reaches an included file, for the check
+// that no file is both a script of the package and included.
+type includeSite struct {
+	path string // the included file, cleaned
+	by   string // the file whose ---@include line names it
+	at   Pos
+}
+
+// parseInclude reads the words of an ---@include line (ws[0] is the tag)
+// on line, reporting a malformed one.
+func parseInclude(r *reporter, line int, ws []word) *Include {
+	at := func(w word) Pos { return Pos{line, w.col} }
+	if len(ws) < 2 {
+		r.errorf(at(ws[0]), "malformed ---@include: want ---@include path.lua, relative to this file")
+		return nil
+	}
+	if len(ws) > 2 {
+		r.errorf(at(ws[2]), "malformed ---@include: unexpected %q after the path; include one file per line", ws[2].s)
+	}
+	p := ws[1].s
+	switch {
+	case strings.ContainsAny(p[:1], `"'`):
+		r.errorf(at(ws[1]), "write the ---@include path without quotes: ---@include %s", strings.Trim(p, `"'`))
+	case strings.Contains(p, `\`):
+		r.errorf(at(ws[1]), "---@include %s: write the path with forward slashes, as on every platform", p)
+	case path.IsAbs(p) || len(p) > 1 && p[1] == ':':
+		r.errorf(at(ws[1]), "---@include %s: the path must be relative to this file, so the scripts build the same on every machine", p)
+	case !strings.HasSuffix(p, ".lua"):
+		r.errorf(at(ws[1]), "---@include %s: not a .lua file", p)
+	default:
+		return &Include{Path: p, Pos: at(ws[1])}
+	}
+	return nil
+}
+
+// includedHeader reads the header of an included file: blank lines, "---"
+// doc lines and ---@include lines, reporting any other tag, a shebang, a
+// byte order mark and a tag after the header. It returns the index of the
+// first line after the header and the includes.
+func includedHeader(r *reporter, text string, lines []string) (int, []*Include) {
+	if strings.HasPrefix(text, "\ufeff") {
+		r.errorf(Pos{1, 1}, "the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one")
+	}
+	var incs []*Include
+	codeStart := len(lines)
+	for i, line := range lines {
+		trimmed := strings.TrimLeft(line, " \t")
+		indent := len(line) - len(trimmed)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#!") {
+			continue // a shebang is reported below, wherever it is
+		}
+		if !strings.HasPrefix(trimmed, "---") {
+			codeStart = i
+			break
+		}
+		if !strings.HasPrefix(trimmed, "---@") {
+			continue
+		}
+		ws := splitWords(line[indent+3:])
+		for k := range ws {
+			ws[k].col += indent + 3
+		}
+		if ws[0].s == "@include" {
+			if inc := parseInclude(r, i+1, ws); inc != nil {
+				incs = append(incs, inc)
+			}
+			continue
+		}
+		r.errorf(Pos{i + 1, indent + 4}, "---%s in an included file: it takes only ---@include; the header of each script that includes it declares the keys, args and reply", ws[0].s)
+	}
+	_, strs := mask(text)
+	slines, _ := splitLines(strs)
+	for i, line := range slines {
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case strings.HasPrefix(trimmed, "#!"):
+			r.errorf(Pos{i + 1, len(line) - len(trimmed) + 1}, "an included file cannot have a shebang: its text goes into each script that includes it, where only the script's line 1 may hold one")
+		case i >= codeStart && strings.HasPrefix(trimmed, "---@"):
+			r.errorf(Pos{i + 1, len(line) - len(trimmed) + 4}, "%s after the header: tags belong in the --- block at the top of the file, which ended at line %d",
+				strings.Fields(trimmed[3:])[0], codeStart)
+		case strings.HasPrefix(trimmed, "--"):
+			if at, tag := misspelledTag(trimmed); tag == "@include" {
+				r.errorf(Pos{i + 1, len(line) - len(trimmed) + at + 1}, "%q is a plain comment: write \"---@include\" (three dashes, no space) to include a file", trimmed[:at+len(tag)])
+			}
+		}
+	}
+	return codeStart, incs
+}
+
+// expander builds a script's combined body.
+type expander struct {
+	read  func(string) ([]byte, error)
+	diags Diagnostics
+	state map[string]int // by cleaned path: onStack while being inlined, then inlined
+	stack []string       // the paths being inlined, outermost first
+	b     strings.Builder
+	lines int  // line breaks written so far, as Lua counts them
+	open  byte // the last byte written when it is a line break another could pair with, else 0
+	spans []Span
+	sites []includeSite
+	// broken is set when an included file has a syntax error: it is
+	// reported in that file, and the combined body is not linted.
+	broken bool
+}
+
+const (
+	onStack = 1
+	inlined = 2
+)
+
+// expand returns text, the source of the script at p (file relative to the
+// module root) whose header ends before lines[codeStart], with the files
+// incs name inlined after the header's last non-blank line, and the
+// spans of the result. Problems are reported in r (at the script's lines)
+// or in the included files. ok is false when an included file does not
+// parse.
+func expand(r *reporter, src Source, text string, lines []string, codeStart int, incs []*Include) (body string, spans []Span, sites []includeSite, ok bool) {
+	e := &expander{read: src.ReadInclude, state: map[string]int{}}
+	e.state[filepath.Clean(src.Path)] = onStack
+	e.stack = []string{src.Path}
+	e.file(r, src.Path, src.File, text, lines, codeStart, incs)
+	r.diags = append(r.diags, e.diags...)
+	if len(e.spans) == 1 {
+		return text, nil, e.sites, !e.broken // nothing was inlined
+	}
+	return e.b.String(), e.spans, e.sites, !e.broken
+}
+
+// file writes one file: its header, the files it includes, its code.
+func (e *expander) file(r *reporter, p, file, text string, lines []string, codeStart int, incs []*Include) {
+	// The included files go right after the last "---" line, so that
+	// blank lines ending the header still part them from the code.
+	for codeStart > 0 && strings.TrimSpace(lines[codeStart-1]) == "" {
+		codeStart--
+	}
+	_, starts := splitLines(text)
+	cut := len(text)
+	if codeStart < len(lines) {
+		cut = starts[codeStart]
+	}
+	e.write(p, file, 1, text[:cut])
+	for _, inc := range incs {
+		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path))
+		key := filepath.Clean(ip)
+		switch e.state[key] {
+		case onStack:
+			i := len(e.stack) - 1
+			for i > 0 && filepath.Clean(e.stack[i]) != key {
+				i--
+			}
+			cycle := append(append([]string{}, e.stack[i:]...), ip)
+			r.errorf(inc.Pos, "include cycle: %s; a file cannot include itself, directly or through others", strings.Join(cycle, " → "))
+			continue
+		case inlined:
+			continue // once: where it was first reached
+		}
+		e.sites = append(e.sites, includeSite{path: key, by: p, at: inc.Pos})
+		var b []byte
+		err := errors.New("gen.Parse reads no files: build the Source with gen.Load, or set Source.ReadInclude")
+		if e.read != nil {
+			b, err = e.read(ip)
+		}
+		e.state[key] = inlined
+		if err != nil {
+			r.errorf(inc.Pos, "cannot include %s: %v", inc.Path, err)
+			continue
+		}
+		hr := &reporter{path: ip}
+		htext := string(b)
+		hlines, _ := splitLines(htext)
+		hcode, hincs := includedHeader(hr, htext, hlines)
+		e.checkCode(hr, htext, hlines)
+		e.state[key] = onStack
+		e.stack = append(e.stack, ip)
+		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), htext, hlines, hcode, hincs)
+		e.stack = e.stack[:len(e.stack)-1]
+		e.state[key] = inlined
+		e.diags = append(e.diags, hr.diags...)
+	}
+	if cut < len(text) {
+		e.write(p, file, codeStart+1, text[cut:])
+	}
+}
+
+var reReturn = regexp.MustCompile(`\breturn\b`)
+
+// checkCode parses an included file on its own, so that a syntax error is
+// reported in it rather than where the including script's code goes on,
+// and reports a return at its top level, which would end the script there.
+func (e *expander) checkCode(r *reporter, text string, lines []string) {
+	// A byte order mark and #! lines are reported by includedHeader.
+	parsed := []byte(text)
+	if strings.HasPrefix(text, "\ufeff") {
+		copy(parsed, "   ")
+	}
+	_, starts := splitLines(text)
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t\ufeff"), "#!") {
+			for j := starts[i]; j < starts[i]+len(line); j++ {
+				parsed[j] = ' '
+			}
+		}
+	}
+	code, _, open := maskOpen(string(parsed))
+	chunk, err := parse.Parse(strings.NewReader(string(parsed)), r.path)
+	if err != nil {
+		reportSyntax(r, err, string(parsed), lines, open)
+		e.broken = true
+		return
+	}
+	if n := len(chunk); n > 0 {
+		if ret, ok := chunk[n-1].(*ast.ReturnStmt); ok {
+			r.errorf(newLocator(code).find(ret.Line(), reReturn),
+				"an included file cannot return at its top level: its code runs inline, before the code of the script that includes it, which the return would end (Lua refuses it there)")
+			e.broken = true
+		}
+	}
+}
+
+// write appends chunk, lines of file p from line from on, to the body.
+func (e *expander) write(p, file string, from int, chunk string) {
+	if chunk == "" {
+		return
+	}
+	if e.b.Len() > 0 {
+		if last := e.b.String()[e.b.Len()-1]; last != '\n' && last != '\r' {
+			// The previous file ends without a line break.
+			e.b.WriteByte('\n')
+			e.lines++
+			e.open = '\n'
+		}
+		if e.open != 0 && (chunk[0] == '\n' || chunk[0] == '\r') && chunk[0] != e.open {
+			// Lua would read the two breaks as one ("\n\r", "\r\n") and
+			// every later line would be one off: a blank keeps them apart.
+			e.b.WriteByte(' ')
+		}
+	}
+	if n := len(e.spans); n == 0 || e.spans[n-1].Path != p || e.spans[n-1].FileLine+e.lines+1-e.spans[n-1].Line != from {
+		e.spans = append(e.spans, Span{Line: e.lines + 1, Path: p, File: file, FileLine: from})
+	}
+	e.b.WriteString(chunk)
+	n, open := countBreaks(chunk)
+	e.lines += n
+	e.open = open
+}
+
+// countBreaks counts the line breaks in s as Lua's lexer does ("\n", "\r",
+// "\r\n" and "\n\r" each one) and returns the last byte of s when it is a
+// break that a following "\n" or "\r" would pair with, else 0.
+func countBreaks(s string) (n int, open byte) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\n' && c != '\r' {
+			continue
+		}
+		n++
+		if i+1 < len(s) && (s[i+1] == '\n' || s[i+1] == '\r') && s[i+1] != c {
+			i++
+		} else if i == len(s)-1 {
+			open = c
+		}
+	}
+	return n, open
+}
+
+// Expand returns the text a script sends, its .lua file with the files its
+// ---@include lines name inlined (read with src.ReadInclude), and the spans
+// that map its lines back to those files (nil when nothing is inlined),
+// reporting only problems with the includes: what `luagen eval` runs. Use
+// [Generate] or [ParseSource] to check the script itself.
+func Expand(src Source) (string, []Span, Diagnostics) {
+	text := string(src.Src)
+	lines, _ := splitLines(text)
+	s := &Script{Path: src.Path, File: src.File}
+	codeStart := parseHeader(&reporter{path: src.Path}, s, lines)
+	if len(s.Includes) == 0 {
+		return text, nil, nil
+	}
+	r := &reporter{path: src.Path}
+	body, spans, _, _ := expand(r, src, text, lines, codeStart, s.Includes)
+	return body, spans, r.diags.Sort()
+}
+
+// spanAt returns the span holding line of a combined body, or nil when
+// spans is empty.
+func spanAt(spans []Span, line int) *Span {
+	var at *Span
+	for i := range spans {
+		if spans[i].Line > line {
+			break
+		}
+		at = &spans[i]
+	}
+	return at
+}
+
+// Position returns the file (as diagnostics name it) and line that line
+// of s.Body comes from: s.Path and line unless it was inlined by
+// ---@include.
+func (s *Script) Position(line int) (string, int) {
+	if sp := spanAt(s.Spans, line); sp != nil {
+		return sp.Path, sp.FileLine + line - sp.Line
+	}
+	return s.Path, line
+}
+
+// inlinedFiles returns the module-relative files s inlines, in order.
+func (s *Script) inlinedFiles() []string {
+	var out []string
+	seen := map[string]bool{s.File: true}
+	for _, sp := range s.Spans {
+		if !seen[sp.File] {
+			seen[sp.File] = true
+			out = append(out, sp.File)
+		}
+	}
+	return out
+}
+
+// checkIncluded reports files that are both scripts of the package and
+// included by one: the script would be generated from them too.
+func checkIncluded(scripts []*Script) Diagnostics {
+	byPath := map[string]bool{}
+	for _, s := range scripts {
+		if s != nil {
+			byPath[filepath.Clean(s.Path)] = true
+		}
+	}
+	var diags Diagnostics
+	for _, s := range scripts {
+		if s == nil {
+			continue
+		}
+		for _, site := range s.includeSites {
+			if byPath[site.path] {
+				diags = append(diags, Diagnostic{Path: site.by, Pos: site.at, Msg: fmt.Sprintf(
+					"%s is also a script of this package, so luagen would generate it as one too: keep included files out of the scripts it is given, in a subdirectory (lib/%s) or with a name starting with _ (_%s), which a directory argument skips",
+					site.path, filepath.Base(site.path), filepath.Base(site.path))})
+			}
+		}
+	}
+	return diags
+}
