@@ -22,11 +22,15 @@ import (
 // (main positions, the lastfree collision scan, rehash and resize) run
 // on the table's keys alone, and iteration walks the shadow's slots.
 //
-// The shadow learns the table's keys when it is iterated (sync): keys
-// gone since last time are deleted from it (their node stays, as in
-// Lua), then keys set again and new keys are inserted, in gopher-lua's
-// order (integer keys of its array part ascending, then the other keys
-// in first-insertion order).
+// The shadow sees the stores into the table as they happen (recordStore,
+// lua_store.go: the chunk rewrite routes assignments to indexed targets
+// through helpers), so its layout follows the table's real history. What
+// it did not see, it learns when the table is iterated (sync): the keys
+// the C code put into a table it built, and any store made past the
+// helpers. Keys gone since last time are deleted from it (their node
+// stays, as in Lua), then keys set again and new keys are inserted, in
+// gopher-lua's order (integer keys of its array part ascending, then the
+// other keys in first-insertion order).
 // Table constructors record the sizes Lua 5.1's parser gives them and the
 // order of their keyed fields (rewriter.table), since a constructor
 // preallocates and so lays keys out differently from the same keys
@@ -363,6 +367,9 @@ type tableShadow struct {
 	// cons is the constructor that made the table, replayed when sim is
 	// first built; nil for tables made otherwise (lua_newtable).
 	cons *consDesc
+	// tracked is set from the table's first recorded store on
+	// (lua_store.go): sim has seen every store since, in order.
+	tracked bool
 }
 
 // tableShadows maps gopher-lua tables to their shadows, without keeping
@@ -415,7 +422,8 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 // keys are inserted, both in gopher-lua's order (positive integers of its
 // array part ascending, then the others in first-insertion order). When
 // the keys were in fact deleted and inserted in that order since the last
-// sync, the layout is Lua's.
+// sync, the layout is Lua's. A tracked table has nothing to learn unless
+// a store went past the helpers.
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 
 	if sh.sim == nil {
