@@ -28,6 +28,9 @@ type luaVM struct {
 	// has the metatable that raises on unknown names.
 	globalsMeta *lua.LTable
 	handler     *lua.LFunction // the error handler every script runs under
+	// pendingKeys are the computed keys of the constructors being
+	// evaluated, per thread (keyHelper, tableHelper).
+	pendingKeys map[*lua.LState][]lua.LValue
 	// storeHelpers are the store helpers' functions (lua_store.go):
 	// frames Lua 5.1 does not have (its VM stores itself), which the
 	// error handler's position skips like xpHandlers.
@@ -93,6 +96,9 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString(modHelperName, L.NewFunction(modHelper))
 	installNext(L, g)
+	vm.pendingKeys = map[*lua.LState][]lua.LValue{}
+	g.RawSetString(tableHelperName, L.NewFunction(vm.tableHelper))
+	g.RawSetString(keyHelperName, L.NewFunction(vm.keyHelper))
 	vm.storeHelpers = map[*lua.LFunction]bool{}
 	for name, fn := range map[string]lua.LGFunction{
 		setHelperName: vm.setHelper, setLateHelperName: vm.setLateHelper, setMultiHelperName: vm.setMultiHelper,

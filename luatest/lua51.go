@@ -339,6 +339,12 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 			// follows (lua_table.go).
 			d := &ast.StringExpr{Value: consDescOf(e)}
 			d.SetLine(e.Line())
+			for _, f := range e.Fields {
+				if f.Key != nil && keyDesc(f.Key) == "?" {
+					// Its value is recorded as the field is evaluated.
+					f.Key = helperCall(keyHelperName, f.Key, f.Key)
+				}
+			}
 			return helperCall(tableHelperName, e, d, e)
 		}
 	case *ast.FuncCallExpr:

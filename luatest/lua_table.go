@@ -3,6 +3,7 @@ package luatest
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -428,7 +429,7 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 
 	if sh.sim == nil {
 		if sh.cons != nil {
-			sh.sim = sh.cons.replay(t, false)
+			sh.sim = sh.cons.replay(t, false, nil)
 			sh.known = sh.cons.fieldKeys()
 			sh.cons = nil
 		} else {
@@ -547,7 +548,6 @@ func luaPairs(L *lua.LState) int {
 func installNext(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("next", L.NewFunction(luaNext))
 	g.RawSetString("pairs", L.NewClosure(luaPairs, L.NewFunction(luaNext)))
-	g.RawSetString(tableHelperName, L.NewFunction(tableHelper))
 }
 
 // tableHelperName is the global the rewritten chunks call around a table
@@ -564,6 +564,7 @@ type consDesc struct {
 	keys          []lua.LValue
 	nilValue      []bool // the field's value is the literal nil
 	computed      bool
+	ncomputed     int // how many keys are computed
 	multret       bool
 }
 
@@ -584,41 +585,25 @@ func int2fb(x int) int {
 // replay builds the layout the constructor gave t: the preallocated
 // sizes, then its keyed fields in order (a field takes a node even when
 // its value is nil); positional fields go to the preallocated array part.
-// A constructor with computed keys takes them from t in gopher-lua's
-// order (the keys no field names), and one ending in a call or "..."
-// reads how many values it stored, so both are replayed as soon as they
-// have run (fresh), when t's values are the fields' values too.
-func (c *consDesc) replay(t *lua.LTable, fresh bool) *l51Table {
+// A constructor with computed keys gets their values in order (keys,
+// recorded by keyHelper as the fields were evaluated), and one ending in
+// a call or "..." reads how many values it stored, so both are replayed
+// as soon as they have run (fresh), when t's values are the fields'
+// values too.
+func (c *consDesc) replay(t *lua.LTable, fresh bool, keys []lua.LValue) *l51Table {
 	s := newL51Table(c.narray, c.nhash)
 	last := 0
 	if c.multret {
 		last = t.MaxN()
 	}
-	var extra []lua.LValue
-	if c.computed {
-		named := map[lua.LValue]bool{}
-		for _, k := range c.keys {
-			if k != nil {
-				named[k] = true
-			}
-		}
-		for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
-			if n := arrayIndex(k); !named[k] && (n < 1 || n > max(c.narray, last)) {
-				extra = append(extra, k)
-			}
-		}
-	}
 	for i, k := range c.keys {
 		if k == nil {
-			if len(extra) == 0 {
+			if len(keys) == 0 {
 				continue
 			}
-			k, extra = extra[0], extra[1:]
+			k, keys = keys[0], keys[1:]
 		}
 		s.set(k, !c.nilValue[i] && (!fresh || t.RawGet(k) != lua.LNil))
-	}
-	for _, k := range extra {
-		s.set(k, true)
 	}
 	if last > len(s.array) {
 		s.resizeArray(last)
@@ -640,8 +625,9 @@ func (c *consDesc) fieldKeys() map[lua.LValue]bool {
 }
 
 // tableHelper is __luatest_table(desc, t): it records t's constructor and
-// returns t.
-func tableHelper(L *lua.LState) int {
+// returns t. The values of its computed keys are the last ones keyHelper
+// recorded on this thread.
+func (vm *luaVM) tableHelper(L *lua.LState) int {
 	desc := string(L.Get(1).(lua.LString))
 	t := L.Get(2).(*lua.LTable)
 	wp := weak.Make(t)
@@ -655,11 +641,39 @@ func tableHelper(L *lua.LState) int {
 	addShadowLocked(wp, sh)
 	tableShadows.Unlock()
 	if c.computed || c.multret {
-		sh.sim = c.replay(t, true)
+		var keys []lua.LValue
+		if c.computed {
+			pending := vm.pendingKeys[L]
+			n := min(c.ncomputed, len(pending))
+			keys = slices.Clone(pending[len(pending)-n:])
+			if pending = pending[:len(pending)-n]; len(pending) == 0 {
+				delete(vm.pendingKeys, L)
+			} else {
+				vm.pendingKeys[L] = pending
+			}
+		}
+		sh.sim = c.replay(t, true, keys)
 		sh.known = c.fieldKeys()
+		for _, k := range keys {
+			sh.known[k] = true
+		}
 		sh.cons = nil
 	}
 	L.Push(t)
+	return 1
+}
+
+// keyHelperName is the global the rewritten chunks wrap a constructor's
+// computed key in.
+const keyHelperName = "__luatest_key"
+
+// keyHelper is __luatest_key(k): it records k for the constructor being
+// evaluated on this thread (tableHelper takes it) and returns k. A field
+// whose value is nil leaves nothing in the table but has a node in Lua's.
+func (vm *luaVM) keyHelper(L *lua.LState) int {
+	k := L.Get(1)
+	vm.pendingKeys[L] = append(vm.pendingKeys[L], k)
+	L.Push(k)
 	return 1
 }
 
@@ -696,24 +710,27 @@ func consDescOf(e *ast.TableExpr) string {
 		if _, ok := f.Value.(*ast.NilExpr); ok {
 			b.WriteByte('-')
 		}
-		switch k := f.Key.(type) {
-		case *ast.StringExpr:
-			b.WriteString("s" + strconv.Quote(k.Value))
-		case *ast.NumberExpr, *ast.UnaryMinusOpExpr, *ast.ArithmeticOpExpr:
-			if n, ok := constNumber(k); ok && !math.IsNaN(n) {
-				b.WriteString("n" + strconv.FormatFloat(n, 'g', -1, 64))
-			} else {
-				b.WriteString("?")
-			}
-		case *ast.TrueExpr:
-			b.WriteString("t")
-		case *ast.FalseExpr:
-			b.WriteString("f")
-		default:
-			b.WriteString("?")
-		}
+		b.WriteString(keyDesc(f.Key))
 	}
 	return b.String()
+}
+
+// keyDesc describes a constructor's key: "s<string>", "n<number>", "t",
+// "f", or "?" for a computed key.
+func keyDesc(k ast.Expr) string {
+	switch k := k.(type) {
+	case *ast.StringExpr:
+		return "s" + strconv.Quote(k.Value)
+	case *ast.NumberExpr, *ast.UnaryMinusOpExpr, *ast.ArithmeticOpExpr:
+		if n, ok := constNumber(k); ok && !math.IsNaN(n) {
+			return "n" + strconv.FormatFloat(n, 'g', -1, 64)
+		}
+	case *ast.TrueExpr:
+		return "t"
+	case *ast.FalseExpr:
+		return "f"
+	}
+	return "?"
 }
 
 // constNumber is the value of a constant numeric expression ([-7],
@@ -786,6 +803,7 @@ func parseConsDesc(desc string) *consDesc {
 			k = lua.LFalse
 		default:
 			c.computed = true
+			c.ncomputed++
 		}
 		c.keys = append(c.keys, k)
 	}
