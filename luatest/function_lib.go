@@ -101,7 +101,7 @@ func newFunctions(r *Redis) *functions {
 	// The rewritten chunk calls luatest's helpers (lua51.go) at its top
 	// level too.
 	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName,
-		keyHelperName, setHelperName, setLateHelperName, setMultiHelperName} {
+		keyHelperName, valHelperName, setHelperName, setLateHelperName, setMultiHelperName} {
 		api.RawSetString(name, vm.globals.RawGetString(name))
 	}
 	api.Metatable = errorMetatable(L)

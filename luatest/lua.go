@@ -30,7 +30,7 @@ type luaVM struct {
 	handler     *lua.LFunction // the error handler every script runs under
 	// pendingKeys are the computed keys of the constructors being
 	// evaluated, per thread (keyHelper, tableHelper).
-	pendingKeys map[*lua.LState][]lua.LValue
+	pendingKeys map[*lua.LState][]pendingKey
 	// storeHelpers are the store helpers' functions (lua_store.go):
 	// frames Lua 5.1 does not have (its VM stores itself), which the
 	// error handler's position skips like xpHandlers.
@@ -96,9 +96,10 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString(modHelperName, L.NewFunction(modHelper))
 	installNext(L, g)
-	vm.pendingKeys = map[*lua.LState][]lua.LValue{}
+	vm.pendingKeys = map[*lua.LState][]pendingKey{}
 	g.RawSetString(tableHelperName, L.NewFunction(vm.tableHelper))
 	g.RawSetString(keyHelperName, L.NewFunction(vm.keyHelper))
+	g.RawSetString(valHelperName, L.NewFunction(vm.valHelper))
 	vm.storeHelpers = map[*lua.LFunction]bool{}
 	for name, fn := range map[string]lua.LGFunction{
 		setHelperName: vm.setHelper, setLateHelperName: vm.setLateHelper, setMultiHelperName: vm.setMultiHelper,

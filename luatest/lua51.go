@@ -343,6 +343,7 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 				if f.Key != nil && keyDesc(f.Key) == "?" {
 					// Its value is recorded as the field is evaluated.
 					f.Key = helperCall(keyHelperName, f.Key, f.Key)
+					f.Value = helperCall(valHelperName, f.Value, f.Value)
 				}
 			}
 			return helperCall(tableHelperName, e, d, e)

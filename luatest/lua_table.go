@@ -437,9 +437,6 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		}
 	}
 	s := sh.sim
-	if sh.known == nil {
-		sh.known = map[lua.LValue]bool{}
-	}
 	for i := range s.array {
 		if s.array[i] && t.RawGetInt(i+1) == lua.LNil {
 			s.array[i] = false
@@ -455,7 +452,7 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		switch {
 		case s.isSet(k):
 			if !sh.known[k] {
-				sh.known[k] = true
+				sh.know(k)
 			}
 		case sh.known[k]:
 			s.set(k, true)
@@ -465,9 +462,17 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	}
 	for _, k := range fresh {
 		s.set(k, true)
-		sh.known[k] = true
+		sh.know(k)
 	}
 	return s
+}
+
+// know adds k to the keys the shadow has been synced with.
+func (sh *tableShadow) know(k lua.LValue) {
+	if sh.known == nil {
+		sh.known = map[lua.LValue]bool{}
+	}
+	sh.known[k] = true
 }
 
 // next51 is luaH_next over t in Lua 5.1's order: the key after key (nil:
@@ -590,7 +595,7 @@ func int2fb(x int) int {
 // a call or "..." reads how many values it stored, so both are replayed
 // as soon as they have run (fresh), when t's values are the fields'
 // values too.
-func (c *consDesc) replay(t *lua.LTable, fresh bool, keys []lua.LValue) *l51Table {
+func (c *consDesc) replay(t *lua.LTable, fresh bool, keys []pendingKey) *l51Table {
 	s := newL51Table(c.narray, c.nhash)
 	last := 0
 	if c.multret {
@@ -601,7 +606,9 @@ func (c *consDesc) replay(t *lua.LTable, fresh bool, keys []lua.LValue) *l51Tabl
 			if len(keys) == 0 {
 				continue
 			}
-			k, keys = keys[0], keys[1:]
+			s.set(keys[0].key, keys[0].set)
+			keys = keys[1:]
+			continue
 		}
 		s.set(k, !c.nilValue[i] && (!fresh || t.RawGet(k) != lua.LNil))
 	}
@@ -641,7 +648,7 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 	addShadowLocked(wp, sh)
 	tableShadows.Unlock()
 	if c.computed || c.multret {
-		var keys []lua.LValue
+		var keys []pendingKey
 		if c.computed {
 			pending := vm.pendingKeys[L]
 			n := min(c.ncomputed, len(pending))
@@ -655,7 +662,7 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 		sh.sim = c.replay(t, true, keys)
 		sh.known = c.fieldKeys()
 		for _, k := range keys {
-			sh.known[k] = true
+			sh.known[k.key] = true
 		}
 		sh.cons = nil
 	}
@@ -663,17 +670,39 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 	return 1
 }
 
-// keyHelperName is the global the rewritten chunks wrap a constructor's
-// computed key in.
-const keyHelperName = "__luatest_key"
+// Helper globals the rewritten chunks wrap a constructor's computed key
+// and its value in: [__luatest_key(k)] = __luatest_val(v).
+const (
+	keyHelperName = "__luatest_key"
+	valHelperName = "__luatest_val"
+)
+
+// pendingKey is a computed key of a constructor being evaluated, and
+// whether its field's value is not nil.
+type pendingKey struct {
+	key lua.LValue
+	set bool
+}
 
 // keyHelper is __luatest_key(k): it records k for the constructor being
 // evaluated on this thread (tableHelper takes it) and returns k. A field
 // whose value is nil leaves nothing in the table but has a node in Lua's.
 func (vm *luaVM) keyHelper(L *lua.LState) int {
 	k := L.Get(1)
-	vm.pendingKeys[L] = append(vm.pendingKeys[L], k)
+	vm.pendingKeys[L] = append(vm.pendingKeys[L], pendingKey{key: k})
 	L.Push(k)
+	return 1
+}
+
+// valHelper is __luatest_val(v): it records whether the value of the
+// field whose key keyHelper recorded last on this thread is nil (the
+// constructors inside v took theirs already), and returns v.
+func (vm *luaVM) valHelper(L *lua.LState) int {
+	v := L.Get(1)
+	if p := vm.pendingKeys[L]; len(p) > 0 {
+		p[len(p)-1].set = v != lua.LNil
+	}
+	L.Push(v)
 	return 1
 }
 
