@@ -100,7 +100,8 @@ func newFunctions(r *Redis) *functions {
 	api.RawSetString("redis", vm.protect(redis))
 	// The rewritten chunk calls luatest's helpers (lua51.go) at its top
 	// level too.
-	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName} {
+	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName,
+		keyHelperName, valHelperName, setHelperName, setLateHelperName, setMultiHelperName} {
 		api.RawSetString(name, vm.globals.RawGetString(name))
 	}
 	api.Metatable = errorMetatable(L)

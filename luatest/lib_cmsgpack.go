@@ -350,10 +350,14 @@ func mpDecode(L *lua.LState, c *mpCursor) lua.LValue {
 }
 
 // mpDecodeTable decodes n array elements or n map pairs into a new table,
-// stored with lua_settable's rules (nil values store nothing, a nil or NaN
-// key raises).
+// stored with lua_settable's rules (a nil value gives a new key a node
+// holding nil, a nil or NaN key raises). Until a store does something a
+// traversal could not infer (a nil value, a number key of a map), the
+// stores are not recorded: the table's shadow learns them in the order
+// they were made when it first has to (lua_store.go).
 func mpDecodeTable(L *lua.LState, c *mpCursor, n uint64, isMap bool) lua.LValue {
 	t := L.NewTable()
+	recording := false
 	for index := 1; n > 0; n-- {
 		var k lua.LValue
 		if isMap {
@@ -377,7 +381,14 @@ func mpDecodeTable(L *lua.LState, c *mpCursor, n uint64, isMap bool) lua.LValue 
 				cError(L, "table index is NaN")
 			}
 		}
-		L.SetTable(t, k, v)
+		if _, num := k.(lua.LNumber); !recording && (v == lua.LNil || isMap && num) {
+			recording = true
+		}
+		if recording {
+			rawStore(L, t, k, v)
+		} else {
+			t.RawSet(k, v)
+		}
 	}
 	return t
 }

@@ -28,6 +28,13 @@ type luaVM struct {
 	// has the metatable that raises on unknown names.
 	globalsMeta *lua.LTable
 	handler     *lua.LFunction // the error handler every script runs under
+	// pendingKeys are the computed keys of the constructors being
+	// evaluated, per thread (keyHelper, tableHelper).
+	pendingKeys map[*lua.LState][]pendingKey
+	// storeHelpers are the store helpers' functions (lua_store.go):
+	// frames Lua 5.1 does not have (its VM stores itself), which the
+	// error handler's position skips like xpHandlers.
+	storeHelpers map[*lua.LFunction]bool
 	// xpHandlers are the Go handlers xpcall puts between an error and the
 	// script's own handler: frames Lua 5.1 does not have, which the error
 	// handler's position skips.
@@ -89,9 +96,21 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString(modHelperName, L.NewFunction(modHelper))
 	installNext(L, g)
+	vm.pendingKeys = map[*lua.LState][]pendingKey{}
+	g.RawSetString(tableHelperName, L.NewFunction(vm.tableHelper))
+	g.RawSetString(keyHelperName, L.NewFunction(vm.keyHelper))
+	g.RawSetString(valHelperName, L.NewFunction(vm.valHelper))
+	vm.storeHelpers = map[*lua.LFunction]bool{}
+	for name, fn := range map[string]lua.LGFunction{
+		setHelperName: vm.setHelper, setLateHelperName: vm.setLateHelper, setMultiHelperName: vm.setMultiHelper,
+	} {
+		f := L.NewFunction(fn)
+		vm.storeHelpers[f] = true
+		g.RawSetString(name, f)
+	}
 	g.RawSetString("error", L.NewFunction(luaBaseError))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
-	g.RawSetString("rawset", L.NewFunction(vm.rawset(g.RawGetString("rawset").(*lua.LFunction).GFunction)))
+	g.RawSetString("rawset", L.NewFunction(vm.rawset(recordedRawset(g.RawGetString("rawset").(*lua.LFunction).GFunction))))
 	g.RawSetString("setmetatable", L.NewFunction(vm.setmetatable(g.RawGetString("setmetatable").(*lua.LFunction).GFunction)))
 	g.RawSetString("getmetatable", L.NewFunction(vm.getmetatable(g.RawGetString("getmetatable").(*lua.LFunction).GFunction)))
 	// Redis' own handler, which scripts can pass to xpcall (runtime's
@@ -155,14 +174,9 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 	str.RawSetString("format", L.NewFunction(strFormat))
 	tbl := vm.globals.RawGetString("table").(*lua.LTable)
 	tbl.RawSetString("concat", L.NewFunction(tableConcat))
-	insert := tbl.RawGetString("insert").(*lua.LFunction).GFunction
-	tbl.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		// tinsert: two or three arguments, else this error.
-		if _, ok := L.Get(1).(*lua.LTable); ok && L.GetTop() != 2 && L.GetTop() != 3 {
-			cError(L, "wrong number of arguments to 'insert'")
-		}
-		return insert(L)
-	}))
+	// Lua 5.1's own, whose stores the table's shadow records.
+	tbl.RawSetString("insert", L.NewFunction(vm.tableInsert))
+	tbl.RawSetString("remove", L.NewFunction(vm.tableRemove))
 	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
 	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
@@ -383,7 +397,7 @@ func (vm *luaVM) raisePos(L *lua.LState) (source string, line int, ok bool) {
 			}
 			if fn, err := L.GetInfo("Slf", dbg, lua.LNil); err != nil {
 				return nil, false
-			} else if f, isFn := fn.(*lua.LFunction); isFn && vm.xpHandlers[f] {
+			} else if f, isFn := fn.(*lua.LFunction); isFn && (vm.xpHandlers[f] || vm.storeHelpers[f]) {
 				continue
 			}
 			return dbg, true

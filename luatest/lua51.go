@@ -115,24 +115,29 @@ func rewriteChunk(chunk []ast.Stmt) *chunkInfo {
 func (rw *rewriter) add(s opSite) { rw.info.sites[s.line] = append(rw.info.sites[s.line], s) }
 
 func (rw *rewriter) block(s *scope, stmts []ast.Stmt) *scope {
-	for _, st := range stmts {
-		s = rw.stmt(s, st)
+	for i, st := range stmts {
+		s, stmts[i] = rw.stmt(s, st)
 	}
 	return s
 }
 
 // stmt handles one statement and returns the scope after it (a local
-// declaration opens a new one).
-func (rw *rewriter) stmt(s *scope, st ast.Stmt) *scope {
+// declaration opens a new one) and the statement or its replacement.
+func (rw *rewriter) stmt(s *scope, st ast.Stmt) (*scope, ast.Stmt) {
 	switch st := st.(type) {
 	case *ast.AssignStmt:
 		rw.exprs(s, st.Rhs)
+		indexed := false
 		for i, e := range st.Lhs {
 			if a, ok := e.(*ast.AttrGetExpr); ok {
 				rw.index(s, a)
+				indexed = true
 			} else {
 				st.Lhs[i] = rw.expr(s, e)
 			}
+		}
+		if indexed {
+			return s, store(s, st)
 		}
 	case *ast.LocalAssignStmt:
 		inner := &scope{fn: s.fn, locals: append([]string(nil), st.Names...), parent: s}
@@ -141,11 +146,11 @@ func (rw *rewriter) stmt(s *scope, st ast.Stmt) *scope {
 				// "local function f" (and, as gopher-lua compiles it,
 				// "local f = function"): f is visible in its body.
 				rw.function(inner, f, false)
-				return inner
+				return inner, st
 			}
 		}
 		rw.exprs(s, st.Exprs)
-		return inner
+		return inner, st
 	case *ast.FuncCallStmt:
 		st.Expr = rw.expr(s, st.Expr)
 	case *ast.DoBlockStmt:
@@ -178,11 +183,105 @@ func (rw *rewriter) stmt(s *scope, st ast.Stmt) *scope {
 		} else {
 			st.Name.Receiver = rw.expr(s, st.Name.Receiver)
 		}
-		rw.function(s, st.Func, st.Name.Method != "")
+		method := st.Name.Method != ""
+		rw.function(s, st.Func, method)
+		return s, funcDefStore(st)
 	case *ast.ReturnStmt:
 		rw.exprs(s, st.Exprs)
 	}
-	return s
+	return s, st
+}
+
+// store replaces an assignment with an indexed target by a call of a
+// store helper (lua_store.go), which records the stores for the tables'
+// shadows. Lua 5.1 evaluates the targets' tables and keys left to right,
+// then the values, then stores from the last target to the first; a
+// table or key that is a local (or a constant) is read at the store. A
+// single target whose table and key are both such goes to
+// __luatest_setl(values..., t, k), any other to __luatest_set(t, k,
+// values...); a multiple assignment to __luatest_setn(layout, tables and
+// keys..., values...), which returns the values of its name targets for
+// the VM to assign after the indexed stores.
+func store(s *scope, st *ast.AssignStmt) ast.Stmt {
+	if len(st.Lhs) == 1 {
+		a := st.Lhs[0].(*ast.AttrGetExpr)
+		var call ast.Expr
+		if readAtStore(s, a.Object) && readAtStore(s, a.Key) {
+			call = helperCall(setLateHelperName, a, append(slices.Clone(st.Rhs), a.Object, a.Key)...)
+		} else {
+			call = helperCall(setHelperName, a, append([]ast.Expr{a.Object, a.Key}, st.Rhs...)...)
+		}
+		return callStmt(st, call)
+	}
+	var layout []byte
+	var names, args []ast.Expr
+	for _, e := range st.Lhs {
+		if a, ok := e.(*ast.AttrGetExpr); ok {
+			layout = append(layout, 'i')
+			args = append(args, a.Object, a.Key)
+		} else {
+			layout = append(layout, 'n')
+			names = append(names, e)
+		}
+	}
+	d := &ast.StringExpr{Value: string(layout)}
+	d.SetLine(st.Lhs[0].Line())
+	call := helperCall(setMultiHelperName, st.Lhs[0], append(append([]ast.Expr{d}, args...), st.Rhs...)...)
+	if len(names) == 0 {
+		return callStmt(st, call)
+	}
+	call.(*ast.FuncCallExpr).AdjustRet = false
+	a := &ast.AssignStmt{Lhs: names, Rhs: []ast.Expr{call}}
+	a.SetLine(st.Line())
+	a.SetLastLine(st.LastLine())
+	return a
+}
+
+// readAtStore reports whether Lua 5.1 reads e when it stores rather than
+// before the values are evaluated: a local of the running function (its
+// register) or a constant.
+func readAtStore(s *scope, e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		return s.lookup(e.Value) == "local"
+	case *ast.StringExpr, *ast.NumberExpr, *ast.NilExpr, *ast.TrueExpr, *ast.FalseExpr:
+		return true
+	}
+	return false
+}
+
+// funcDefStore replaces "function t.a.b()" and "function t:m()" (a store
+// into a table) with a store helper call; "function f()" stays.
+func funcDefStore(st *ast.FuncDefStmt) ast.Stmt {
+	var obj, key ast.Expr
+	if st.Name.Func != nil {
+		a, ok := st.Name.Func.(*ast.AttrGetExpr)
+		if !ok {
+			return st
+		}
+		obj, key = a.Object, a.Key
+	} else {
+		// gopher-lua's compiler adds self to a method; as a function
+		// expression it is a parameter like the others.
+		obj = st.Name.Receiver
+		k := &ast.StringExpr{Value: st.Name.Method}
+		k.SetLine(obj.Line())
+		key = k
+		st.Func.ParList.Names = append([]string{"self"}, st.Func.ParList.Names...)
+	}
+	at := obj
+	if st.Name.Func != nil {
+		at = st.Name.Func
+	}
+	return callStmt(st, helperCall(setHelperName, at, obj, key, st.Func))
+}
+
+// callStmt is call as a statement in st's place.
+func callStmt(st ast.Stmt, call ast.Expr) ast.Stmt {
+	c := &ast.FuncCallStmt{Expr: call}
+	c.SetLine(st.Line())
+	c.SetLastLine(st.LastLine())
+	return c
 }
 
 func (rw *rewriter) function(s *scope, f *ast.FunctionExpr, method bool) {
@@ -240,6 +339,13 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 			// follows (lua_table.go).
 			d := &ast.StringExpr{Value: consDescOf(e)}
 			d.SetLine(e.Line())
+			for _, f := range e.Fields {
+				if f.Key != nil && keyDesc(f.Key) == "?" {
+					// Its value is recorded as the field is evaluated.
+					f.Key = helperCall(keyHelperName, f.Key, f.Key)
+					f.Value = helperCall(valHelperName, f.Value, f.Value)
+				}
+			}
 			return helperCall(tableHelperName, e, d, e)
 		}
 	case *ast.FuncCallExpr:

@@ -3,6 +3,7 @@ package luatest
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,11 +23,15 @@ import (
 // (main positions, the lastfree collision scan, rehash and resize) run
 // on the table's keys alone, and iteration walks the shadow's slots.
 //
-// The shadow learns the table's keys when it is iterated (sync): keys
-// gone since last time are deleted from it (their node stays, as in
-// Lua), then keys set again and new keys are inserted, in gopher-lua's
-// order (integer keys of its array part ascending, then the other keys
-// in first-insertion order).
+// The shadow sees the stores into the table as they happen (recordStore,
+// lua_store.go: the chunk rewrite routes assignments to indexed targets
+// through helpers), so its layout follows the table's real history. What
+// it did not see, it learns when the table is iterated (sync): the keys
+// the C code put into a table it built, and any store made past the
+// helpers. Keys gone since last time are deleted from it (their node
+// stays, as in Lua), then keys set again and new keys are inserted, in
+// gopher-lua's order (integer keys of its array part ascending, then the
+// other keys in first-insertion order).
 // Table constructors record the sizes Lua 5.1's parser gives them and the
 // order of their keyed fields (rewriter.table), since a constructor
 // preallocates and so lays keys out differently from the same keys
@@ -363,6 +368,9 @@ type tableShadow struct {
 	// cons is the constructor that made the table, replayed when sim is
 	// first built; nil for tables made otherwise (lua_newtable).
 	cons *consDesc
+	// tracked is set from the table's first recorded store on
+	// (lua_store.go): sim has seen every store since, in order.
+	tracked bool
 }
 
 // tableShadows maps gopher-lua tables to their shadows, without keeping
@@ -415,12 +423,13 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 // keys are inserted, both in gopher-lua's order (positive integers of its
 // array part ascending, then the others in first-insertion order). When
 // the keys were in fact deleted and inserted in that order since the last
-// sync, the layout is Lua's.
+// sync, the layout is Lua's. A tracked table has nothing to learn unless
+// a store went past the helpers.
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 
 	if sh.sim == nil {
 		if sh.cons != nil {
-			sh.sim = sh.cons.replay(t, false)
+			sh.sim = sh.cons.replay(t, false, nil)
 			sh.known = sh.cons.fieldKeys()
 			sh.cons = nil
 		} else {
@@ -428,9 +437,6 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		}
 	}
 	s := sh.sim
-	if sh.known == nil {
-		sh.known = map[lua.LValue]bool{}
-	}
 	for i := range s.array {
 		if s.array[i] && t.RawGetInt(i+1) == lua.LNil {
 			s.array[i] = false
@@ -446,7 +452,7 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		switch {
 		case s.isSet(k):
 			if !sh.known[k] {
-				sh.known[k] = true
+				sh.know(k)
 			}
 		case sh.known[k]:
 			s.set(k, true)
@@ -456,9 +462,17 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	}
 	for _, k := range fresh {
 		s.set(k, true)
-		sh.known[k] = true
+		sh.know(k)
 	}
 	return s
+}
+
+// know adds k to the keys the shadow has been synced with.
+func (sh *tableShadow) know(k lua.LValue) {
+	if sh.known == nil {
+		sh.known = map[lua.LValue]bool{}
+	}
+	sh.known[k] = true
 }
 
 // next51 is luaH_next over t in Lua 5.1's order: the key after key (nil:
@@ -539,7 +553,6 @@ func luaPairs(L *lua.LState) int {
 func installNext(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("next", L.NewFunction(luaNext))
 	g.RawSetString("pairs", L.NewClosure(luaPairs, L.NewFunction(luaNext)))
-	g.RawSetString(tableHelperName, L.NewFunction(tableHelper))
 }
 
 // tableHelperName is the global the rewritten chunks call around a table
@@ -556,6 +569,7 @@ type consDesc struct {
 	keys          []lua.LValue
 	nilValue      []bool // the field's value is the literal nil
 	computed      bool
+	ncomputed     int // how many keys are computed
 	multret       bool
 }
 
@@ -576,41 +590,27 @@ func int2fb(x int) int {
 // replay builds the layout the constructor gave t: the preallocated
 // sizes, then its keyed fields in order (a field takes a node even when
 // its value is nil); positional fields go to the preallocated array part.
-// A constructor with computed keys takes them from t in gopher-lua's
-// order (the keys no field names), and one ending in a call or "..."
-// reads how many values it stored, so both are replayed as soon as they
-// have run (fresh), when t's values are the fields' values too.
-func (c *consDesc) replay(t *lua.LTable, fresh bool) *l51Table {
+// A constructor with computed keys gets their values in order (keys,
+// recorded by keyHelper as the fields were evaluated), and one ending in
+// a call or "..." reads how many values it stored, so both are replayed
+// as soon as they have run (fresh), when t's values are the fields'
+// values too.
+func (c *consDesc) replay(t *lua.LTable, fresh bool, keys []pendingKey) *l51Table {
 	s := newL51Table(c.narray, c.nhash)
 	last := 0
 	if c.multret {
 		last = t.MaxN()
 	}
-	var extra []lua.LValue
-	if c.computed {
-		named := map[lua.LValue]bool{}
-		for _, k := range c.keys {
-			if k != nil {
-				named[k] = true
-			}
-		}
-		for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
-			if n := arrayIndex(k); !named[k] && (n < 1 || n > max(c.narray, last)) {
-				extra = append(extra, k)
-			}
-		}
-	}
 	for i, k := range c.keys {
 		if k == nil {
-			if len(extra) == 0 {
+			if len(keys) == 0 {
 				continue
 			}
-			k, extra = extra[0], extra[1:]
+			s.set(keys[0].key, keys[0].set)
+			keys = keys[1:]
+			continue
 		}
 		s.set(k, !c.nilValue[i] && (!fresh || t.RawGet(k) != lua.LNil))
-	}
-	for _, k := range extra {
-		s.set(k, true)
 	}
 	if last > len(s.array) {
 		s.resizeArray(last)
@@ -632,8 +632,9 @@ func (c *consDesc) fieldKeys() map[lua.LValue]bool {
 }
 
 // tableHelper is __luatest_table(desc, t): it records t's constructor and
-// returns t.
-func tableHelper(L *lua.LState) int {
+// returns t. The values of its computed keys are the last ones keyHelper
+// recorded on this thread.
+func (vm *luaVM) tableHelper(L *lua.LState) int {
 	desc := string(L.Get(1).(lua.LString))
 	t := L.Get(2).(*lua.LTable)
 	wp := weak.Make(t)
@@ -647,11 +648,61 @@ func tableHelper(L *lua.LState) int {
 	addShadowLocked(wp, sh)
 	tableShadows.Unlock()
 	if c.computed || c.multret {
-		sh.sim = c.replay(t, true)
+		var keys []pendingKey
+		if c.computed {
+			pending := vm.pendingKeys[L]
+			n := min(c.ncomputed, len(pending))
+			keys = slices.Clone(pending[len(pending)-n:])
+			if pending = pending[:len(pending)-n]; len(pending) == 0 {
+				delete(vm.pendingKeys, L)
+			} else {
+				vm.pendingKeys[L] = pending
+			}
+		}
+		sh.sim = c.replay(t, true, keys)
 		sh.known = c.fieldKeys()
+		for _, k := range keys {
+			sh.known[k.key] = true
+		}
 		sh.cons = nil
 	}
 	L.Push(t)
+	return 1
+}
+
+// Helper globals the rewritten chunks wrap a constructor's computed key
+// and its value in: [__luatest_key(k)] = __luatest_val(v).
+const (
+	keyHelperName = "__luatest_key"
+	valHelperName = "__luatest_val"
+)
+
+// pendingKey is a computed key of a constructor being evaluated, and
+// whether its field's value is not nil.
+type pendingKey struct {
+	key lua.LValue
+	set bool
+}
+
+// keyHelper is __luatest_key(k): it records k for the constructor being
+// evaluated on this thread (tableHelper takes it) and returns k. A field
+// whose value is nil leaves nothing in the table but has a node in Lua's.
+func (vm *luaVM) keyHelper(L *lua.LState) int {
+	k := L.Get(1)
+	vm.pendingKeys[L] = append(vm.pendingKeys[L], pendingKey{key: k})
+	L.Push(k)
+	return 1
+}
+
+// valHelper is __luatest_val(v): it records whether the value of the
+// field whose key keyHelper recorded last on this thread is nil (the
+// constructors inside v took theirs already), and returns v.
+func (vm *luaVM) valHelper(L *lua.LState) int {
+	v := L.Get(1)
+	if p := vm.pendingKeys[L]; len(p) > 0 {
+		p[len(p)-1].set = v != lua.LNil
+	}
+	L.Push(v)
 	return 1
 }
 
@@ -688,24 +739,27 @@ func consDescOf(e *ast.TableExpr) string {
 		if _, ok := f.Value.(*ast.NilExpr); ok {
 			b.WriteByte('-')
 		}
-		switch k := f.Key.(type) {
-		case *ast.StringExpr:
-			b.WriteString("s" + strconv.Quote(k.Value))
-		case *ast.NumberExpr, *ast.UnaryMinusOpExpr, *ast.ArithmeticOpExpr:
-			if n, ok := constNumber(k); ok && !math.IsNaN(n) {
-				b.WriteString("n" + strconv.FormatFloat(n, 'g', -1, 64))
-			} else {
-				b.WriteString("?")
-			}
-		case *ast.TrueExpr:
-			b.WriteString("t")
-		case *ast.FalseExpr:
-			b.WriteString("f")
-		default:
-			b.WriteString("?")
-		}
+		b.WriteString(keyDesc(f.Key))
 	}
 	return b.String()
+}
+
+// keyDesc describes a constructor's key: "s<string>", "n<number>", "t",
+// "f", or "?" for a computed key.
+func keyDesc(k ast.Expr) string {
+	switch k := k.(type) {
+	case *ast.StringExpr:
+		return "s" + strconv.Quote(k.Value)
+	case *ast.NumberExpr, *ast.UnaryMinusOpExpr, *ast.ArithmeticOpExpr:
+		if n, ok := constNumber(k); ok && !math.IsNaN(n) {
+			return "n" + strconv.FormatFloat(n, 'g', -1, 64)
+		}
+	case *ast.TrueExpr:
+		return "t"
+	case *ast.FalseExpr:
+		return "f"
+	}
+	return "?"
 }
 
 // constNumber is the value of a constant numeric expression ([-7],
@@ -778,6 +832,7 @@ func parseConsDesc(desc string) *consDesc {
 			k = lua.LFalse
 		default:
 			c.computed = true
+			c.ncomputed++
 		}
 		c.keys = append(c.keys, k)
 	}

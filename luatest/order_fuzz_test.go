@@ -15,11 +15,11 @@ import (
 // a constructor or {}, then rounds of deletions and insertions of string,
 // number and boolean keys, each round ending in a traversal (pairs, next,
 // cmsgpack.pack, cjson.encode of the keys) — and requires the server's
-// traversal orders. A round deletes first, then inserts the positive
-// integer keys ascending, then the other keys: the histories luatest
-// reproduces exactly, since it learns a table's keys when it is
-// traversed (README, "Table iteration order"). The seeds run with every
-// `go test`.
+// traversal orders. The stores of a round are interleaved in any order:
+// deletions (before the first traversal too), integer and other keys,
+// integers descending, nil stores on absent keys, multiple assignments
+// and rawset, since luatest sees each store as it happens (README, "Table
+// iteration order"). The seeds run with every `go test`.
 func FuzzTableOrder(f *testing.F) {
 	for _, seed := range []string{
 		"\x00\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09",
@@ -82,6 +82,7 @@ func orderScript(data []byte) string {
 	b.WriteString("local out = {}\n")
 	b.WriteString("local function walk(t) local s = {} for k in pairs(t) do s[#s+1] = tostring(k) end out[#out+1] = table.concat(s, ',') end\n")
 	b.WriteString("local function step(t) local s, k = {}, next(t) while k ~= nil do s[#s+1] = tostring(k) k = next(t, k) end out[#out+1] = table.concat(s, ' ') end\n")
+	b.WriteString("local none local function key(k) return k end\n")
 	b.WriteString("local function keys(t) local s = {} for k in pairs(t) do s[#s+1] = type(k) == 'string' and k or tostring(k) end return s end\n")
 	present := map[string]bool{}
 	var live []string         // present keys, in a stable order for picking
@@ -95,7 +96,6 @@ func orderScript(data []byte) string {
 			first[k] = len(first)
 		}
 	}
-	isInt := func(k string) bool { return k != "" && strings.Trim(k, "0123456789") == "" }
 	if in.next()%2 == 0 {
 		b.WriteString("local t = {}\n")
 	} else {
@@ -112,11 +112,15 @@ func orderScript(data []byte) string {
 				fields = append(fields, "["+k+"]=1")
 				add(k)
 			case 3:
-				// A computed key with a nil value leaves no trace luatest
-				// can see (README): nil fields have constant keys.
+				// A nil field, its key constant or computed (its value
+				// then nil at run time only).
 				k := orderOther[c/4%len(orderOther)]
-				if !present[k] && !strings.HasPrefix(k, "string.") {
-					fields = append(fields, "["+k+"]=nil")
+				if !present[k] {
+					if c/4%2 == 0 {
+						fields = append(fields, "["+k+"]=nil")
+					} else {
+						fields = append(fields, "[key("+k+")]=none")
+					}
 					if _, ok := first[k]; !ok {
 						first[k] = len(first) // it has a node
 					}
@@ -128,75 +132,63 @@ func orderScript(data []byte) string {
 		}
 		b.WriteString("local t = {" + strings.Join(fields, ", ") + "}\n")
 	}
+	// A key of either kind, by the byte c: positive integers (array
+	// candidates) or the others.
+	pick := func(c int) string {
+		if c%3 == 0 {
+			return fmt.Sprint(orderInts[(c/3)%len(orderInts)])
+		}
+		return orderOther[c%len(orderOther)]
+	}
+	// A string key set again after it had no value may have been marked
+	// dead by the server's garbage collector, which the script does not
+	// control (README): only numbers and booleans come back.
+	settable := func(k string) bool {
+		_, seen := first[k]
+		return !present[k] && !(seen && (k[0] == '\'' || strings.HasPrefix(k, "string.")))
+	}
 	for round := 0; round < 12 && in.i < len(in.data); round++ {
-		var dels, others []string
-		var ints []int
+		// The stores of a round come in the order drawn: deletions,
+		// insertions of any kind of key, nil stores on keys the table
+		// lacks, multiple assignments and rawset, interleaved.
 		for n := in.next() % 16; n > 0; n-- {
 			c := in.next()
-			switch {
-			case c%5 == 0 && len(live) > 0:
-				k := live[(c/5)%len(live)]
-				if !slices.Contains(dels, k) {
-					dels = append(dels, k)
-				}
-			case c%5 == 1:
-				if k := orderInts[(c/5)%len(orderInts)]; !present[fmt.Sprint(k)] && !slices.Contains(ints, k) {
-					ints = append(ints, k)
-				}
-			default:
-				// A string key set again after a deletion may have been
-				// marked dead by the server's garbage collector, which
-				// the script does not control (README): only numbers
-				// and booleans come back.
-				k := orderOther[c%len(orderOther)]
-				if _, seen := first[k]; seen && (k[0] == '\'' || strings.HasPrefix(k, "string.")) {
+			switch c % 8 {
+			case 0, 1:
+				if len(live) == 0 {
 					continue
 				}
-				if !present[k] && !slices.Contains(others, k) {
-					others = append(others, k)
+				k := live[(c/8)%len(live)]
+				fmt.Fprintf(&b, "t[%s] = nil\n", k)
+				delete(present, k)
+				live = slices.DeleteFunc(live, func(s string) bool { return s == k })
+			case 2:
+				// A nil store on a key the table lacks gives it a node.
+				if k := pick(in.next()); !present[k] {
+					fmt.Fprintf(&b, "t[%s] = nil\n", k)
+					if _, ok := first[k]; !ok {
+						first[k] = len(first)
+					}
+				}
+			case 3:
+				// A multiple assignment stores from its last target.
+				k1, k2 := pick(in.next()), pick(in.next())
+				if k1 != k2 && settable(k1) && settable(k2) {
+					fmt.Fprintf(&b, "t[%s], t[%s] = 1, 2\n", k1, k2)
+					add(k2)
+					add(k1)
+				}
+			case 4:
+				if k := pick(in.next()); settable(k) {
+					fmt.Fprintf(&b, "rawset(t, %s, 1)\n", k)
+					add(k)
+				}
+			default:
+				if k := pick(c / 8); settable(k) {
+					fmt.Fprintf(&b, "t[%s] = 1\n", k)
+					add(k)
 				}
 			}
-		}
-		for _, k := range dels {
-			fmt.Fprintf(&b, "t[%s] = nil\n", k)
-			delete(present, k)
-			live = slices.DeleteFunc(live, func(s string) bool { return s == k })
-		}
-		// Keys set again come first: positive integers ascending, then
-		// the others in the order they were first inserted.
-		var again, fresh []string
-		slices.Sort(ints)
-		for _, k := range ints {
-			if _, ok := first[fmt.Sprint(k)]; ok {
-				again = append(again, fmt.Sprint(k))
-			} else {
-				fresh = append(fresh, fmt.Sprint(k))
-			}
-		}
-		for _, k := range others {
-			if _, ok := first[k]; ok {
-				again = append(again, k)
-			}
-		}
-		slices.SortFunc(again, func(x, y string) int {
-			switch {
-			case isInt(x) && isInt(y):
-				return cmpInt(x, y)
-			case isInt(x):
-				return -1
-			case isInt(y):
-				return 1
-			}
-			return first[x] - first[y]
-		})
-		for _, k := range others {
-			if _, ok := first[k]; !ok {
-				fresh = append(fresh, k)
-			}
-		}
-		for _, k := range append(again, fresh...) {
-			fmt.Fprintf(&b, "t[%s] = 1\n", k)
-			add(k)
 		}
 		switch in.next() % 4 {
 		case 0:
@@ -211,12 +203,4 @@ func orderScript(data []byte) string {
 	}
 	b.WriteString("walk(t)\nreturn out\n")
 	return b.String()
-}
-
-// cmpInt orders two decimal integers by value.
-func cmpInt(x, y string) int {
-	var a, b int
-	fmt.Sscan(x, &a)
-	fmt.Sscan(y, &b)
-	return a - b
 }
