@@ -1,0 +1,5 @@
+//go:build !race
+
+package fuzzscripts_test
+
+const raceEnabled = false
