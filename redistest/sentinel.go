@@ -107,7 +107,7 @@ func startSentinel(dir string, primaryPort int) (*Server, error) {
 		text := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndir %s\nlogfile redis.log\n"+
 			"sentinel monitor %s 127.0.0.1 %d 2\n"+
 			"sentinel down-after-milliseconds %[3]s 1000\n"+
-			"sentinel failover-timeout %[3]s 10000\n"+
+			"sentinel failover-timeout %[3]s 2000\n"+
 			"sentinel parallel-syncs %[3]s 1\n", s.Port, dir, SentinelMaster, primaryPort)
 		// The sentinel rewrites its configuration file, so each gets its own.
 		if err = os.WriteFile(conf, []byte(text), 0o644); err != nil {
@@ -143,6 +143,12 @@ func (s *Sentinel) ready() error {
 			return fmt.Errorf("replica %s not in sync (%v)", r.Addr, err)
 		}
 	}
+	return s.sentinelsReady()
+}
+
+// sentinelsReady reports whether every sentinel knows as many replicas
+// as the deployment has, and the two other sentinels.
+func (s *Sentinel) sentinelsReady() error {
 	for _, sn := range s.Sentinels {
 		res, err := doResult(sn.Addr, "SENTINEL", "MASTER", SentinelMaster)
 		if err != nil {
@@ -249,4 +255,32 @@ func (s *Sentinel) WaitFailover(old *Server, timeout time.Duration) (*Server, er
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil, fmt.Errorf("no failover within %v: %w", timeout, last)
+}
+
+// WaitReplica waits until r is a replica of the primary the sentinels
+// name, with its link up, and every sentinel counts it (as after a
+// restart of an old primary, which the sentinels turn into a replica of
+// the new one).
+func (s *Sentinel) WaitReplica(r *Server, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		m, err := s.Master()
+		if err == nil {
+			var out string
+			out, err = do(r.Addr, "INFO", "replication")
+			if err == nil && (!strings.Contains(out, "master_port:"+strconv.Itoa(m.Port)+"\r\n") || !strings.Contains(out, "master_link_status:up")) {
+				err = fmt.Errorf("%s is not yet a replica of %s in sync", r.Addr, m.Addr)
+			}
+		}
+		if err == nil {
+			err = s.sentinelsReady()
+		}
+		if err == nil {
+			return nil
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("not a replica within %v: %w", timeout, last)
 }
