@@ -69,7 +69,7 @@ func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs
 func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (scripts.AcquireResult, time.Time, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		r := m.callAcquire(ctx, keys, args, window)
-		return r.res, r.sent, r.err
+		return r.res, r.sent, r.outcome()
 	}
 	// The call itself may outlive ctx, so that an answer that came in
 	// time but found this goroutine not yet running again (a GC pause, a
@@ -83,12 +83,12 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 	}()
 	select {
 	case r := <-ch:
-		return r.res, r.sent, r.err
+		return r.res, r.sent, r.outcome()
 	case <-ctx.Done():
 	}
 	select {
 	case r := <-ch:
-		return r.res, r.sent, r.err
+		return r.res, r.sent, r.outcome()
 	default:
 		cancel()
 		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
@@ -96,20 +96,52 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 }
 
 // callAcquire is runAcquire's call, on the caller's goroutine or not.
+//
+// With WithReplicas each try is followed by WAIT, which counts only when
+// the try acquired (a refused one's WAIT is not looked at). A first
+// acquire whose WAIT failed (the node was demoted: a MOVED or a Sentinel
+// switch sent the script to the new primary, WAIT to the old one) is
+// tried again within the window: the same attempt finds the hold its
+// earlier try took, writes its lease anew, and the WAIT after it covers
+// the hold. A reentrant one is not (its retry may replay its latch,
+// writing nothing); when its answer came from a retry, confirm asks the
+// replicas after a write of its own.
 func (m *Mutex) callAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
+	reentrant, tries := len(keys.Latch) > 0, 0
 	r.err = m.retryWithin(ctx, window, func(ctx context.Context) (err error) {
+		tries++
 		r.sent = time.Now()
-		r.res, err = m.scripts.Acquire(ctx, keys, args)
+		cctx, w := m.askAcks(ctx)
+		r.res, err = m.scripts.Acquire(cctx, keys, args)
+		r.short = nil
+		if err == nil && r.res.Acquired {
+			if r.short = m.short(w); r.short != nil && r.short.Err != nil && !reentrant {
+				return r.short
+			}
+		}
 		return err
 	})
+	if reentrant && tries > 1 && r.err == nil && r.res.Acquired && r.short == nil && m.cfg.replicas > 0 {
+		r.short = m.confirm(ctx)
+	}
 	return r
 }
 
 // acquireReply is the outcome of runAcquire's call.
 type acquireReply struct {
-	res  scripts.AcquireResult
-	sent time.Time
-	err  error
+	res   scripts.AcquireResult
+	sent  time.Time
+	err   error
+	short *ReplicaError // acquired, but fewer replicas acknowledged it than WithReplicas asks
+}
+
+// outcome is the call's error: a hold too few replicas acknowledged is
+// one (the caller rolls it back).
+func (r *acquireReply) outcome() error {
+	if r.err == nil && r.short != nil {
+		return r.short
+	}
+	return r.err
 }
 
 // release gives back one hold and returns the holds left. A release that
@@ -226,6 +258,12 @@ func (e *lostConnection) Error() string {
 // error or a timeout below the caller's context) or the server did not run
 // the script and asks to try later.
 func retryable(err error) bool {
+	// A hold whose WAIT failed is asked for again (see callAcquire); one
+	// that too few replicas acknowledged is an answer.
+	var ra *ReplicaError
+	if errors.As(err, &ra) {
+		return ra.Err != nil && !errors.Is(ra.Err, ErrLost)
+	}
 	// runtime.Transient is the one list of failures worth another try
 	// (connection errors, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, ...); a
 	// script that ran and raised an error would raise it again.
@@ -247,6 +285,10 @@ func unanswered(err error) bool {
 // wrote anything: the scripts read before they write), for a declared
 // reply (NotHeld) and for a call never sent.
 func mayHaveRun(err error) bool {
+	var ra *ReplicaError
+	if errors.As(err, &ra) { // it ran: the hold is on the primary
+		return true
+	}
 	var re *runtime.ReplyError
 	return !errors.As(err, &re) && !errors.Is(err, runtime.ErrCrossSlot) && !errors.Is(err, scripts.ErrNotHeld)
 }

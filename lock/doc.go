@@ -112,6 +112,72 @@
 // not get through, the owner's place in the queue expires with QueueTTL
 // and a hold it took with its lease.
 //
+// # Failover
+//
+// Redis replicates asynchronously: a hold the primary granted may not have
+// reached any replica when the primary dies, and the replica that Sentinel
+// or the cluster promotes then has no hold, so another owner acquires the
+// lock while the first still holds it. Every Redis lock design names this
+// its core risk, and the fencing token does not help against it (the new
+// primary draws its tokens from the server clock, so they still rise, but
+// both holders hold valid ones).
+//
+// WithReplicas(n, timeout) (Redisson's checkLockSyncedSlaves) counts a
+// hold only once n replicas acknowledged it: each acquire and each
+// renewal is followed by WAIT n timeout on the same connection, in the
+// same round trip (runtime.ReplicaWaiter; one rueidis DoMulti, one
+// go-redis pipeline on the key's primary), so WAIT waits for the
+// replication offset of exactly that script's writes. Its reply is always
+// checked. An acquire fewer replicas acknowledged is rolled back (Abandon,
+// as for a cancelled acquire; a reentrant acquire's extra hold is
+// released) and Lock or TryLock returns a *ReplicaError{Want, Acked}
+// (errors.Is ErrNotReplicated): nothing is held. A renewal fewer
+// acknowledged is a failed renewal (EventRenewFailed, retried sooner):
+// the hold keeps the validity of its last acknowledged write and ends
+// with ErrLost when none comes in time. A handoff is acknowledged by the
+// heir: the grant was written on the releaser's connection, which the
+// heir's WAIT cannot cover, so with WithReplicas a wake message makes the
+// heir attempt at once; the attempt finds the lock granted to it, sets
+// its lease anew (a write) and WAITs, and replicas that have that write
+// have the grant written before it.
+//
+// The corner cases Redisson's users hit are handled so: the WAIT reply is
+// checked on every call (redisson#3994 ignored it); WAIT never goes to a
+// node other than the one that ran the script, since it travels in the
+// same round trip on the same connection (redisson#4822: a WAIT sent to a
+// node demoted to a replica failed every acquire); a script sent to a
+// demoted node fails with READONLY or MOVED before it runs, which the
+// lock retries within the retry window while the client moves to the new
+// primary (rueidis on Sentinel's +switch-master and on MOVED, go-redis by
+// closing a connection that answered READONLY and reloading its slot
+// map), and a first acquire whose WAIT failed (the script was redirected
+// to the new primary, WAIT was not) is simply attempted again: the retry
+// finds its own hold and writes it anew, so nothing is stuck and no
+// acquire fails for good after a failover (redisson#4706); a Lock never
+// waits on WAIT longer than timeout per attempt (TryLock's bound grows by
+// timeout).
+//
+// What it guarantees: when Lock returns, n replicas had the hold. A
+// failover that promotes one of them keeps the hold, so nobody else
+// acquires until its lease ends. What it cannot: replication stays
+// asynchronous, and WAIT "does not make Redis a strongly consistent
+// store" (https://redis.io/docs/latest/commands/wait/). A hold is lost
+// when every replica that acknowledged it dies with the primary, or when
+// the failover promotes a replica that had not acknowledged it: with
+// several replicas and n below their number, Sentinel and the cluster
+// prefer the replica with the largest replication offset, but that is a
+// best effort, not a promise (redisson#5256); n equal to the number of
+// replicas closes that gap at the price of refusing every acquire while
+// any replica is down. A primary restarted without persistence before a
+// failover, and a replica that applies the write but loses it in a
+// restart of its own, lose it too. A refused attempt's WAIT is not looked
+// at, so while too few replicas are up every acquire fails with a
+// *ReplicaError after timeout; an operator who prefers the lock to keep
+// working then turns the option off (what many Redisson users do,
+// redisson#4672), accepting the hazard. Use it where two holders cost
+// more than a failed Lock during a replica outage, and where one more
+// replication round trip per acquire (see bench/lock) is affordable.
+//
 // # Fencing
 //
 // Every first acquire (the lock was free) draws a fencing token,

@@ -254,7 +254,13 @@ func (h *hold) send(until time.Time) (next time.Duration, gone bool) {
 	defer cancel()
 	defer context.AfterFunc(m.c.ctx, cancel)()
 	sent := time.Now()
-	ok, err := m.scripts.Renew(ctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: lease})
+	cctx, w := m.askAcks(ctx)
+	ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: lease})
+	if short := m.short(w); err == nil && ok && short != nil {
+		// The primary has the new lease, the replicas may not: count
+		// the one they acknowledged last, and try again sooner.
+		err = short
+	}
 	switch {
 	case err == nil && ok:
 		h.mu.Lock()

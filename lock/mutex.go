@@ -104,7 +104,11 @@ func New(c *Client, name string, opts ...Option) (*Mutex, error) {
 	if err := runtime.CheckSlots("lock.New", []string{m.keys.Lock, m.keys.Fence, m.keys.Wake, m.tomb}); err != nil {
 		return nil, nameError(name, optionError("%v", err))
 	}
-	m.scripts = scripts.New(c.executor(&cfg))
+	exec, err := withReplicas(&cfg, c.executor(&cfg))
+	if err != nil {
+		return nil, nameError(name, err)
+	}
+	m.scripts = scripts.New(exec)
 	return m, nil
 }
 
@@ -323,6 +327,15 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 				m.abandon(seq) // gives the lock back
 				return m.failed(ctx, start, n, err)
 			}
+			if m.cfg.replicas > 0 {
+				// The grant was written on the releaser's connection,
+				// and WAIT covers only the caller's own writes: the
+				// next attempt finds the grant held by this owner,
+				// writes its lease anew and WAITs, and the replicas
+				// that have that write have the grant before it.
+				trigger = TriggerHandoff
+				continue
+			}
 			// The grant's lease began after the refused attempt was sent.
 			validUntil, again, err := m.claim(actx, seq, refused, m.cfg.grantLease(), m.cfg.grantLease())
 			switch {
@@ -401,6 +414,12 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 	losses := m.losses
 	m.mu.Unlock()
 	res, sent, err := m.acquireAgain(actx)
+	if ra := (*ReplicaError)(nil); errors.As(err, &ra) {
+		// The primary counted the extra hold; give it back (a release
+		// that fails leaves the server one hold above this Mutex, which
+		// Unlock copes with).
+		_, _ = m.release(context.WithoutCancel(ctx), false)
+	}
 	var validUntil time.Time
 	if err == nil && res.Acquired {
 		validUntil, err = m.validity(actx, sent, res.TTL, m.cfg.leaseFor())

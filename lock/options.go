@@ -169,6 +169,9 @@ type config struct {
 	retryWindow time.Duration
 	fenceTTL    time.Duration
 	exec        runtime.Executor
+
+	replicas       int           // WithReplicas' n; 0: off
+	replicaTimeout time.Duration // WithReplicas' timeout
 }
 
 func defaultConfig() config {
@@ -203,6 +206,9 @@ func (c *config) validate() error {
 	if err := checkDuration("fence TTL", c.fenceTTL, time.Millisecond); err != nil {
 		return err
 	}
+	if err := c.validateReplicas(); err != nil {
+		return err
+	}
 	w := c.wait
 	if w.MinPoll < 0 || w.MinPoll > MaxLease {
 		return optionError("wait strategy MinPoll must be between 0 and %v, got %v", MaxLease, w.MinPoll)
@@ -230,6 +236,22 @@ func checkDuration(what string, d, min time.Duration) error {
 	return nil
 }
 
+// validateReplicas checks WithReplicas: a WAIT that may take longer than
+// a third of the lease would leave a hold little of it once acknowledged.
+func (c *config) validateReplicas() error {
+	switch {
+	case c.replicas < 0:
+		return optionError("replicas must be at least 0, got %d", c.replicas)
+	case c.replicas == 0:
+		return nil
+	}
+	most := min(c.leaseFor(), c.grantLease()) / 3
+	if c.replicaTimeout < time.Millisecond || c.replicaTimeout > most {
+		return optionError("replica timeout must be between 1ms and a third of the lease (%v), got %v", most, c.replicaTimeout)
+	}
+	return nil
+}
+
 // renewEvery is the watchdog's interval: a third of the lease, as
 // Redisson's internalLockLeaseTime / 3.
 func (c *config) renewEvery() time.Duration { return c.watchdog / 3 }
@@ -247,12 +269,17 @@ func (c *config) leaseFor() time.Duration {
 // even when it reaches the server late.
 func (c *config) latchTTL() time.Duration { return 2 * c.retryWindow }
 
-// grace is the resolved WaitStrategy.Grace.
+// grace is the resolved WaitStrategy.Grace, plus WithReplicas' timeout:
+// an attempt's WAIT may take that long.
 func (c *config) grace() time.Duration {
-	if c.wait.Grace == 0 {
-		return WaitGrace
+	g := c.wait.Grace
+	if g == 0 {
+		g = WaitGrace
 	}
-	return c.wait.Grace
+	if c.replicas > 0 {
+		g += c.replicaTimeout
+	}
+	return g
 }
 
 // queueTTL is the resolved WaitStrategy.QueueTTL.

@@ -378,3 +378,49 @@ func (s *SharedCluster) Stop() {
 		os.RemoveAll(s.dir)
 	}
 }
+
+// Takeover makes replica the primary of slot with CLUSTER FAILOVER
+// TAKEOVER, which needs neither the old primary nor the other primaries'
+// agreement (for a primary that is dead, before the cluster would fail it
+// over itself), and waits until every running node sees replica as the
+// slot's primary. Writes the old primary had not sent to replica are lost,
+// as in any failover after a crash.
+func (c *Cluster) Takeover(slot uint16, replica *Server, timeout time.Duration) error {
+	if out, err := do(replica.Addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil || out != "OK" {
+		return fmt.Errorf("CLUSTER FAILOVER TAKEOVER on %s: %v %s", replica.Addr, err, out)
+	}
+	deadline := time.Now().Add(timeout)
+	for !c.serves(slot, replica) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("takeover of slot %d by %s not seen by every node after %v", slot, replica.Addr, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// serves reports whether every running node sees want as slot's primary
+// (whether or not it has a replica: agree asks for one).
+func (c *Cluster) serves(slot uint16, want *Server) bool {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 {
+			continue
+		}
+		out, err := do(n.Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return false
+		}
+		found := false
+		for _, info := range parseNodes(out) {
+			for _, r := range info.Slots {
+				if info.Primary && int(slot) >= r[0] && int(slot) <= r[1] {
+					found = info.Addr == want.Addr
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

@@ -30,6 +30,7 @@ type Server struct {
 	Dir  string // working directory: redis.log, nodes.conf
 	cmd  *exec.Cmd
 	args []string
+	conf string // a sentinel's configuration file; "" for a redis-server
 }
 
 // Start runs a redis-server with persistence off on a free loopback port and
@@ -69,7 +70,11 @@ func StartServer(dir string, extra ...string) (*Server, error) {
 }
 
 func (s *Server) start() error {
-	s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
+	if s.conf != "" {
+		s.cmd = exec.Command("redis-server", s.conf, "--sentinel")
+	} else {
+		s.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(s.Port)}, s.args...)...)
+	}
 	s.cmd.Dir = s.Dir
 	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {

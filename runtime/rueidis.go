@@ -115,6 +115,51 @@ func (r *RueidisExecutor) Pipeline(ctx context.Context, calls []*PipelineCall) {
 	}
 }
 
+var _ ReplicaWaiter = (*RueidisExecutor)(nil)
+
+// EvalShaWait implements [ReplicaWaiter]: EVALSHA (EVALSHA_RO) and WAIT in
+// one DoMulti. rueidis sends a DoMulti holding a blocking command (WAIT
+// is one) on one dedicated connection of its pool (mux.go DoMulti,
+// blockingMulti), so WAIT covers the script's writes and does not hold up
+// the auto-pipelined connection while it blocks. On a cluster WAIT gets
+// the slot of KEYS[1] (of the SHA1 for a keyless script, as [route]), so
+// both commands go to that slot's primary on one connection.
+func (r *RueidisExecutor) EvalShaWait(ctx context.Context, s *Script, keys, args []string, w *Wait) (Value, error) {
+	return r.evalWait(ctx, s, keys, args, false, w)
+}
+
+// EvalWait implements [ReplicaWaiter]: EVAL (EVAL_RO) and WAIT, as
+// [RueidisExecutor.EvalShaWait].
+func (r *RueidisExecutor) EvalWait(ctx context.Context, s *Script, keys, args []string, w *Wait) (Value, error) {
+	return r.evalWait(ctx, s, keys, args, true, w)
+}
+
+func (r *RueidisExecutor) evalWait(ctx context.Context, s *Script, keys, args []string, eval bool, w *Wait) (Value, error) {
+	if err := r.checkSlots(s, keys); err != nil {
+		return Value{}, err
+	}
+	wait := r.c.B().Wait().Numreplicas(w.Replicas).Timeout(w.Millis()).Build()
+	if r.cluster {
+		if len(keys) > 0 {
+			wait = wait.SetSlot(keys[0])
+		} else {
+			wait = wait.SetSlot(s.sha1)
+		}
+	}
+	res := r.c.DoMulti(ctx, r.command(s, keys, args, eval), wait)
+	v, err := FromRueidis(res[0])
+	if err != nil {
+		return Value{}, err
+	}
+	w.Acked, w.Err = 0, nil
+	if n, err := res[1].AsInt64(); err != nil {
+		w.Err = convertErr(err)
+	} else {
+		w.Acked = n
+	}
+	return v, nil
+}
+
 // command builds EVALSHA, or EVAL when eval is set (their _RO forms for a
 // read-only script), routed as [route] says.
 func (r *RueidisExecutor) command(s *Script, keys, args []string, eval bool) rueidis.Completed {

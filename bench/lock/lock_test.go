@@ -65,6 +65,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	goruntime "runtime"
 	"slices"
@@ -789,4 +790,52 @@ type timedMutex struct {
 func (t timedMutex) unlock(ctx context.Context) error {
 	t.beforeUnlock()
 	return t.mutex.unlock(ctx)
+}
+
+// BenchmarkReplicas: the cost of lock.WithReplicas(1, …) (WAIT after each
+// acquire, on the same connection) against the same lock without it, in
+// one run, on the bench server with one replica of its own attached
+// (started here, stopped at the end): uncontended acquire+release and 8
+// goroutines contending on one lock, a second each.
+func BenchmarkReplicas(b *testing.B) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	replica := redistest.Start(b, "--replicaof", host, port)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(replica.Do(b, "INFO", "replication"), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			b.Fatal("the replica did not sync within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx := context.Background()
+	for _, mode := range []struct {
+		name string
+		opts []lock.Option
+	}{{"off", nil}, {"WAIT-1", []lock.Option{lock.WithReplicas(1, time.Second)}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			newMutex, closeLib := openLuagenWith(b, mode.opts...)
+			defer closeLib()
+			m := newMutex("bench:replicas:uncontended:" + mode.name)
+			n := 0
+			start := time.Now()
+			for time.Since(start) < time.Second {
+				if err := m.lock(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.unlock(ctx); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "uncontended-ops/s")
+			ms := make([]mutex, contenders)
+			for i := range ms {
+				ms[i] = newMutex("bench:replicas:contended:" + mode.name)
+			}
+			b.ReportMetric(contend(b, "luagen-"+mode.name, ms).perSec, "contended-sections/s")
+		})
+	}
 }

@@ -471,3 +471,83 @@ func sortKey(v runtime.Value) string {
 // command's arguments on the caller's goroutine and keeps none of them once
 // it has the reply.
 func (e *Executor) ReleasesArgs() bool { return true }
+
+var _ runtime.ReplicaWaiter = (*Executor)(nil)
+
+// EvalShaWait implements [runtime.ReplicaWaiter]: EVALSHA (EVALSHA_RO)
+// and WAIT in one go-redis pipeline, which a *redis.Client (also a
+// failover client's) sends on one pooled connection, so that WAIT covers
+// the script's writes. A cluster client would route the keyless WAIT to
+// a random node (osscluster.go cmdSlot), so on a cluster both go
+// through the pipeline of the primary of KEYS[1]'s slot (MasterForKey);
+// after a MOVED reply (the slot moved: a failover) the slot map is
+// reloaded and the call sent once more to the new primary, as go-redis
+// itself follows MOVED. go-redis reads a pipeline's replies within the
+// client's ReadTimeout (3 s by default), not WAIT's timeout: keep w.Timeout
+// below it.
+func (e *Executor) EvalShaWait(ctx context.Context, s *runtime.Script, keys, args []string, w *runtime.Wait) (runtime.Value, error) {
+	return e.runWait(ctx, false, s, keys, args, w)
+}
+
+// EvalWait implements [runtime.ReplicaWaiter]: EVAL (EVAL_RO) and WAIT,
+// as [Executor.EvalShaWait].
+func (e *Executor) EvalWait(ctx context.Context, s *runtime.Script, keys, args []string, w *runtime.Wait) (runtime.Value, error) {
+	return e.runWait(ctx, true, s, keys, args, w)
+}
+
+// maxRedirects bounds how often runWait follows MOVED on a cluster, as
+// go-redis' ClusterOptions.MaxRedirects does by default.
+const maxRedirects = 3
+
+func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, keys, args []string, w *runtime.Wait) (runtime.Value, error) {
+	if err := e.checkSlots(s, keys); err != nil {
+		return runtime.Value{}, err
+	}
+	for redirects := 0; ; redirects++ {
+		var c redis.Pipeliner
+		if e.cluster != nil {
+			key := s.SHA1()
+			if len(keys) > 0 {
+				key = keys[0]
+			}
+			node, err := e.cluster.MasterForKey(ctx, key)
+			if err != nil {
+				return runtime.Value{}, err
+			}
+			c = node.Pipeline()
+		} else {
+			c = e.c.Pipeline()
+		}
+		cmd := e.command(ctx, s, keys, args, eval)
+		_ = c.Process(ctx, cmd)
+		wait := redis.NewIntCmd(ctx, "wait", w.Replicas, w.Millis())
+		_ = c.Process(ctx, wait)
+		_, _ = c.Exec(ctx) // each command has its own error
+		err := cmd.Err()
+		if err != nil {
+			if e.cluster != nil && redirects < maxRedirects && isMoved(err) {
+				e.cluster.ReloadState(ctx)
+				continue // the script did not run: its slot is elsewhere
+			}
+			e.lost(ctx, err)
+			return FromReply(cmd.Val(), err)
+		}
+		v, err := FromReply(cmd.Val(), nil)
+		if err != nil {
+			return v, err
+		}
+		w.Acked, w.Err = 0, nil
+		if n, err := wait.Result(); err != nil {
+			w.Err = convertErr(err)
+		} else {
+			w.Acked = n
+		}
+		return v, nil
+	}
+}
+
+// isMoved reports whether err is a MOVED redirect.
+func isMoved(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "MOVED ")
+}

@@ -1,0 +1,163 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/luagen/luagen/lock/internal/scripts"
+	"github.com/luagen/luagen/runtime"
+)
+
+// WithReplicas counts a hold only once at least n replicas have
+// acknowledged its write, waiting at most timeout for them: every acquire
+// (first, reentrant, and the one that claims a handoff), and every
+// watchdog renewal, is followed by WAIT n timeout on the connection that
+// ran the script, in the same round trip (see the package documentation,
+// "Failover"). An acquire that fewer replicas acknowledged is rolled back
+// and Lock or TryLock fails with a *ReplicaError saying how many did; a
+// renewal that fewer acknowledged counts as a failed renewal
+// (EventRenewFailed with the *ReplicaError) and the hold keeps the lease
+// its last acknowledged write gave it, ending with ErrLost when no
+// acknowledged renewal comes before that runs out.
+//
+// n = 0 turns it off (the default). timeout is sent as whole milliseconds
+// and must be between 1 ms and a third of the lease (of a handoff's grant
+// lease too); TryLock's bound grows by it (wait + WaitStrategy.Grace +
+// timeout). The executor must implement runtime.ReplicaWaiter, as the
+// Client's rueidis client and runtime/goredis do (with go-redis keep
+// timeout below the client's ReadTimeout); New fails with ErrBadOption
+// otherwise. Redisson: checkLockSyncedSlaves.
+func WithReplicas(n int, timeout time.Duration) Option {
+	return func(c *config) { c.replicas, c.replicaTimeout = n, timeout }
+}
+
+// ErrNotReplicated is matched by every *ReplicaError.
+var ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
+
+// ReplicaError is the error (wrapped with the lock's name; find it with
+// errors.As) of a Lock or TryLock whose hold fewer replicas acknowledged
+// than WithReplicas asks for. The acquire was rolled back: nothing is
+// held (a reentrant acquire's extra hold was given back; the holds
+// before it remain). It matches ErrNotReplicated, and Err when set.
+type ReplicaError struct {
+	Want    int           // n of WithReplicas
+	Acked   int           // WAIT's reply: replicas that had the write when it returned; 0 when Err is set
+	Timeout time.Duration // timeout of WithReplicas: how long WAIT waited at most
+	// Err is why WAIT failed, when it did: an error reply (a node
+	// demoted to a replica answers "ERR WAIT cannot be used with replica
+	// instances") or a lost connection. nil when WAIT answered.
+	Err error
+}
+
+func (e *ReplicaError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("lock: WAIT for %d replicas failed: %v", e.Want, e.Err)
+	}
+	return fmt.Sprintf("lock: %d of %d replicas acknowledged the hold within %v", e.Acked, e.Want, e.Timeout)
+}
+
+// Unwrap returns ErrNotReplicated and Err.
+func (e *ReplicaError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrNotReplicated}
+	}
+	return []error{ErrNotReplicated, e.Err}
+}
+
+// waitKey is the context key under which a call carries the WAIT that
+// ackExecutor sends after its script.
+type waitKey struct{}
+
+// ackExecutor runs a script as the executor it wraps does, followed by
+// WAIT when the call's context carries a *runtime.Wait (askAcks): only the
+// calls that write a hold ask, so releases, rollbacks and queries cost
+// nothing more.
+type ackExecutor struct{ runtime.ReplicaWaiter }
+
+var (
+	_ runtime.Hooked    = ackExecutor{}
+	_ runtime.Addressed = ackExecutor{}
+)
+
+func (e ackExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	if w, ok := ctx.Value(waitKey{}).(*runtime.Wait); ok {
+		return e.EvalShaWait(ctx, s, keys, args, w)
+	}
+	return e.ReplicaWaiter.EvalSha(ctx, s, keys, args)
+}
+
+func (e ackExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
+	if w, ok := ctx.Value(waitKey{}).(*runtime.Wait); ok {
+		return e.EvalWait(ctx, s, keys, args, w)
+	}
+	return e.ReplicaWaiter.Eval(ctx, s, keys, args)
+}
+
+// Hook passes the wrapped executor's hook on, so calls stay observed.
+func (e ackExecutor) Hook() runtime.Hook {
+	if h, ok := e.ReplicaWaiter.(runtime.Hooked); ok {
+		return h.Hook()
+	}
+	return nil
+}
+
+// ServerAddress passes the wrapped executor's address on.
+func (e ackExecutor) ServerAddress() string {
+	if a, ok := e.ReplicaWaiter.(runtime.Addressed); ok {
+		return a.ServerAddress()
+	}
+	return ""
+}
+
+// withReplicas wraps exec for WithReplicas, or returns it as it is when
+// the option is off.
+func withReplicas(cfg *config, exec runtime.Executor) (runtime.Executor, error) {
+	if cfg.replicas == 0 {
+		return exec, nil
+	}
+	rw, ok := exec.(runtime.ReplicaWaiter)
+	if !ok {
+		return nil, optionError("WithReplicas needs an executor that sends WAIT (runtime.ReplicaWaiter), got %T", exec)
+	}
+	return ackExecutor{rw}, nil
+}
+
+// askAcks returns ctx asking for WAIT after the script, and the Wait the
+// executor fills in; ctx and nil with WithReplicas off.
+func (m *Mutex) askAcks(ctx context.Context) (context.Context, *runtime.Wait) {
+	if m.cfg.replicas == 0 {
+		return ctx, nil
+	}
+	w := &runtime.Wait{Replicas: int64(m.cfg.replicas), Timeout: m.cfg.replicaTimeout}
+	return context.WithValue(ctx, waitKey{}, w), w
+}
+
+// short returns the *ReplicaError of a WAIT that fell short or failed,
+// nil when enough replicas acknowledged (or none were asked for). It is
+// only meaningful after a script that wrote: WAIT after a call that wrote
+// nothing answers for the connection's earlier writes.
+func (m *Mutex) short(w *runtime.Wait) *ReplicaError {
+	if w == nil || (w.Err == nil && w.Acked >= w.Replicas) {
+		return nil
+	}
+	return &ReplicaError{Want: m.cfg.replicas, Acked: int(w.Acked), Timeout: m.cfg.replicaTimeout, Err: w.Err}
+}
+
+// confirm writes the hold's lease once more (Renew) and waits for the
+// replicas: for a reentrant acquire whose reply came from a retry, which
+// may have returned the first try's latched answer without writing, so
+// that the WAIT after it proved nothing. The replication stream is in
+// order, so replicas that have this write have the count it follows.
+func (m *Mutex) confirm(ctx context.Context) *ReplicaError {
+	cctx, w := m.askAcks(ctx)
+	ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
+	switch {
+	case err != nil:
+		return &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
+	case !ok:
+		return &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: ErrLost}
+	}
+	return m.short(w)
+}
