@@ -40,8 +40,8 @@ func FormatTime(t time.Time, unit time.Duration) string {
 }
 
 // The Append encoders below are the Format encoders for a generated method
-// that formats its numbers into one buffer allocated with its KEYS and ARGV
-// (one allocation per call in all). Each appends to *buf and returns the
+// that formats its numbers into one buffer held with its KEYS and ARGV
+// (recycled through a [CallPool]). Each appends to *buf and returns the
 // appended bytes as a string that shares buf's memory: the caller must
 // never change those bytes afterwards (appending more is fine). When buf
 // has no room left, append grows it, and the string is as safe, only no
