@@ -72,6 +72,7 @@ func clusterEnv(t *testing.T) *failoverEnv {
 		goredis: func(t *testing.T) *lock.Client {
 			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 			t.Cleanup(func() { _ = rdb.Close() })
+			warmCluster(t, rdb)
 			return newExecClient(t, goredis.New(rdb))
 		},
 		roles: func(t *testing.T, key string) (*redistest.Server, *redistest.Server) {
@@ -87,6 +88,25 @@ func clusterEnv(t *testing.T) *failoverEnv {
 			require.NoError(t, cl.WaitHealthy(90*time.Second))
 		},
 	}
+}
+
+// warmCluster makes rdb load what a go-redis ClusterClient loads on its
+// first use, while every node still answers: the slot map (CLUSTER SLOTS,
+// clusterStateHolder.Get reloads synchronously while it has none) and
+// the command table (COMMAND, cmdsInfoCache). ClusterClient.loadState and
+// cmdsInfo ask the nodes in random order, one after another, so a first
+// use after the scenario paused a replica (SIGSTOP) could ask that
+// replica first and wait for it until the call's context ends (the
+// lock's retry window) or ReadTimeout: A's Lock then failed with an i/o
+// timeout instead of reaching the primary. A long-lived client, like an
+// application's, has both loaded already; later slot-map reloads
+// (LazyReload) run in the background.
+func warmCluster(t *testing.T, rdb *redis.ClusterClient) {
+	ctx := context.Background()
+	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		return c.Ping(ctx).Err()
+	}))
+	require.NoError(t, rdb.Exists(ctx, "warm-up").Err()) // routed by its command info: loads the table
 }
 
 // newExecClient returns a lock Client running its scripts on e (no

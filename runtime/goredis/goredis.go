@@ -97,6 +97,12 @@ var (
 // *redis.Ring works but is not tested, and a keyless script's EVAL may land
 // on another shard than its EVALSHA.
 //
+// A *redis.ClusterClient loads its slot map (CLUSTER SLOTS) and command
+// table (COMMAND) on its first call, asking the nodes one after another
+// in random order (osscluster.go loadState, cmdsInfo): a node that is up
+// but not answering (paused, overloaded) holds that first call until its
+// context ends or ReadTimeout passes. Later reloads run in the background.
+//
 // Options: [runtime.WithHook] attaches a [runtime.Hook] that sees every
 // call.
 //
