@@ -267,17 +267,24 @@ func (c *Cluster) primaryIn(nodes []NodeInfo, slot uint16) (primary, replica *Se
 	return primary, replica, nil
 }
 
-// agree reports whether every running node sees want as slot's primary.
+// agree reports whether every running node sees want as slot's primary,
+// with a replica.
 func (c *Cluster) agree(slot uint16, want *Server) bool {
+	return c.everyNode(func(nodes []NodeInfo) bool {
+		p, _, err := c.primaryIn(nodes, slot)
+		return err == nil && p == want
+	})
+}
+
+// everyNode reports whether seen holds for the CLUSTER NODES of every
+// running node (false when one does not answer).
+func (c *Cluster) everyNode(seen func(nodes []NodeInfo) bool) bool {
 	for _, n := range c.Nodes {
 		if n.PID() == 0 {
 			continue
 		}
 		out, err := do(n.Addr, "CLUSTER", "NODES")
-		if err != nil {
-			return false
-		}
-		if p, _, err := c.primaryIn(parseNodes(out), slot); err != nil || p != want {
+		if err != nil || !seen(parseNodes(out)) {
 			return false
 		}
 	}
@@ -402,25 +409,15 @@ func (c *Cluster) Takeover(slot uint16, replica *Server, timeout time.Duration) 
 // serves reports whether every running node sees want as slot's primary
 // (whether or not it has a replica: agree asks for one).
 func (c *Cluster) serves(slot uint16, want *Server) bool {
-	for _, n := range c.Nodes {
-		if n.PID() == 0 {
-			continue
-		}
-		out, err := do(n.Addr, "CLUSTER", "NODES")
-		if err != nil {
-			return false
-		}
+	return c.everyNode(func(nodes []NodeInfo) bool {
 		found := false
-		for _, info := range parseNodes(out) {
+		for _, info := range nodes {
 			for _, r := range info.Slots {
 				if info.Primary && int(slot) >= r[0] && int(slot) <= r[1] {
 					found = info.Addr == want.Addr
 				}
 			}
 		}
-		if !found {
-			return false
-		}
-	}
-	return true
+		return found
+	})
 }

@@ -316,25 +316,30 @@ func BenchmarkUncontended(b *testing.B) {
 		newMutex, closeLib := lib.open(b)
 		defer closeLib()
 		m := newMutex("bench:uncontended:" + lib.name)
-		n := 0
 		var before, after goruntime.MemStats
 		goruntime.ReadMemStats(&before)
-		start := time.Now()
-		for time.Since(start) < time.Second {
-			if err := m.lock(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if err := m.unlock(ctx); err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		perSec := float64(n) / time.Since(start).Seconds()
+		n, perSec := lockUnlockFor(ctx, b, m, time.Second)
 		goruntime.ReadMemStats(&after)
 		record("uncontended acquire+release /s", lib.name, perSec)
 		record("uncontended allocs/op (lower is better)", lib.name, float64(after.Mallocs-before.Mallocs)/float64(n))
 		return perSec
 	})
+}
+
+// lockUnlockFor acquires and releases m back to back, from one goroutine,
+// for d: how many times, and how many per second.
+func lockUnlockFor(ctx context.Context, b *testing.B, m mutex, d time.Duration) (n int, perSec float64) {
+	start := time.Now()
+	for time.Since(start) < d {
+		if err := m.lock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n, float64(n) / time.Since(start).Seconds()
 }
 
 // BenchmarkContended: 8 goroutines, each its own owner, take turns on one
@@ -818,19 +823,8 @@ func BenchmarkReplicas(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			newMutex, closeLib := openLuagenWith(b, mode.opts...)
 			defer closeLib()
-			m := newMutex("bench:replicas:uncontended:" + mode.name)
-			n := 0
-			start := time.Now()
-			for time.Since(start) < time.Second {
-				if err := m.lock(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if err := m.unlock(ctx); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "uncontended-ops/s")
+			_, perSec := lockUnlockFor(ctx, b, newMutex("bench:replicas:uncontended:"+mode.name), time.Second)
+			b.ReportMetric(perSec, "uncontended-ops/s")
 			ms := make([]mutex, contenders)
 			for i := range ms {
 				ms[i] = newMutex("bench:replicas:contended:" + mode.name)
