@@ -40,7 +40,9 @@ func startReplicated(t *testing.T) *replicated {
 	r.executors = []replicatedExecutor{
 		{"rueidis", func(t *testing.T) *lock.Client { return newClient(t, primary.Client(t)) }},
 		{"goredis", func(t *testing.T) *lock.Client {
-			rdb := redis.NewClient(&redis.Options{Addr: primary.Addr})
+			// WAIT blocks the read for up to WithReplicas' timeout, which
+			// must stay below ReadTimeout (3 s by default).
+			rdb := redis.NewClient(&redis.Options{Addr: primary.Addr, ReadTimeout: 30 * time.Second})
 			t.Cleanup(func() { _ = rdb.Close() })
 			return newExecClient(t, goredis.New(rdb))
 		}},
@@ -332,6 +334,75 @@ func TestReplicasRenewal(t *testing.T) {
 			assert.Equal(t, "1", heldBy(t, env.replica, a.Key(), a.Owner()))
 			require.NoError(t, a.Unlock(ctx))
 			assert.ErrorIs(t, context.Cause(held), lock.ErrUnlocked)
+		})
+	}
+}
+
+// TestReplicasHandoffWaits: the heir's Lock waits for the replica. The
+// replica is paused (SIGSTOP, its link kept, so that it acknowledges all
+// it missed once it runs again) before A's Unlock hands the lock to B:
+// the primary has the grant, yet B's Lock does not return while the
+// replica cannot acknowledge; once it runs again, B's Lock returns
+// holding the lock, and the replica has B as the owner.
+func TestReplicasHandoffWaits(t *testing.T) {
+	env := startReplicated(t)
+	// WAIT may take 10 s: ample for the replica to resume and answer on
+	// a busy machine. It must be at most a third of the grant lease, so
+	// the queue TTL is raised.
+	opts := []lock.Option{lock.WithReplicas(1, 10*time.Second), lock.WithWaitStrategy(lock.WaitStrategy{QueueTTL: 30 * time.Second})}
+	for _, ex := range env.executors {
+		t.Run(ex.name, func(t *testing.T) {
+			ctx := context.Background()
+			name := "rep-handoff-waits-" + ex.name
+			var bEvents events
+			a := newMutex(t, ex.client(t), name, opts...)
+			b := newMutex(t, ex.client(t), name, append(opts, lock.WithHook(bEvents.hook))...)
+			_, err := a.Lock(ctx)
+			require.NoError(t, err)
+
+			type result struct {
+				held context.Context
+				err  error
+			}
+			done := make(chan result, 1)
+			lctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go func() {
+				held, err := b.Lock(lctx)
+				done <- result{held, err}
+			}()
+			waitFor(t, 30*time.Second, "B queued behind A", func() bool { return len(bEvents.of(lock.EventRefused)) >= 2 })
+
+			require.NoError(t, env.replica.Signal(syscall.SIGSTOP))
+			resumed := false
+			defer func() {
+				if !resumed {
+					_ = env.replica.Signal(syscall.SIGCONT)
+				}
+			}()
+			require.NoError(t, a.Unlock(ctx))
+			waitFor(t, 30*time.Second, "the primary has the grant to B", func() bool {
+				return heldBy(t, env.primary, b.Key(), b.Owner()) == "1"
+			})
+			select {
+			case r := <-done:
+				t.Fatalf("B's Lock returned while the replica was paused: %v", r.err)
+			case <-time.After(time.Second):
+			}
+
+			require.NoError(t, env.replica.Signal(syscall.SIGCONT))
+			resumed = true
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(90 * time.Second):
+				t.Fatal("B's Lock did not return after the replica resumed")
+			}
+			require.NoError(t, r.err, "B's Lock once the replica acknowledges")
+			assert.Equal(t, "1", heldBy(t, env.replica, b.Key(), b.Owner()), "the replica has B's hold when B's Lock returns")
+			require.NoError(t, b.Unlock(ctx))
+			assert.ErrorIs(t, context.Cause(r.held), lock.ErrUnlocked)
+			env.waitInSync(t)
 		})
 	}
 }
