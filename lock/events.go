@@ -41,7 +41,10 @@ const (
 	// EventRenewed: the watchdog extended the lease.
 	EventRenewed
 	// EventRenewFailed: a renewal failed with Err (the server did not
-	// answer); the watchdog retries while the lease lasts.
+	// answer, or, with WithReplicas, a *ReplicaError: too few replicas
+	// acknowledged it); the watchdog retries while the lease lasts. A
+	// renewal runs under the hold's validity, so the last one before the
+	// hold is given up can fail with context.DeadlineExceeded instead.
 	EventRenewFailed
 	// EventLost: the holder learned that the lock is gone (Err is
 	// ErrLost or ErrLeaseExpired); Hold is how long it was held.
