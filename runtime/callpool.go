@@ -13,7 +13,8 @@ import (
 // records its calls, say) every call's keys and args are its own and stay
 // valid. The executors of this module implement it: rueidis and go-redis
 // copy the arguments onto the wire, luatest copies what a script could
-// keep, and wrappers such as [Coalescer] answer for the executor they wrap.
+// keep, and wrappers such as [Coalescer] answer, through their Unwrap
+// method, for the executor they wrap.
 type ArgReleaser interface {
 	// ReleasesArgs reports whether the executor keeps nothing of a call's
 	// keys and args past its answer.
@@ -78,6 +79,6 @@ func answered(err error) bool {
 // releasesArgs reports whether e is an [ArgReleaser] that releases its
 // calls' arguments.
 func releasesArgs(e Executor) bool {
-	r, ok := e.(ArgReleaser)
+	r, ok := capability[ArgReleaser](e)
 	return ok && r.ReleasesArgs()
 }

@@ -89,7 +89,12 @@ func Coalesce(e Executor) *Coalescer {
 	return &Coalescer{inner: e, budget: CoalesceRunBudget, inFlight: coalesceInFlight, queues: map[coalesceKey]*coalesceQueue{}}
 }
 
-// Unwrap returns the executor the Coalescer sends to.
+// Unwrap returns the executor the Coalescer sends to. Through it a
+// Coalescer has that executor's [Hook], server address and [ArgReleaser]
+// promise: a merged run copies its calls' keys and args into its own
+// command and answers each call only once that command has its reply (a
+// call whose ctx ended first gets the ctx's error, which keeps its buffer
+// from reuse).
 func (c *Coalescer) Unwrap() Executor { return c.inner }
 
 // coalesceKey is what merged calls share: the script and the slot of their
@@ -147,14 +152,6 @@ func (w *coalesceCall) size() int {
 func (c *Coalescer) EvalSha(ctx context.Context, s *Script, keys, args []string) (Value, error) {
 	return c.evalSha(ctx, s, keys, args, nil)
 }
-
-// Hook implements [Hooked]: the hook of the wrapped executor, so that
-// [Script.Exec] reports calls through a Coalescer as that executor's.
-func (c *Coalescer) Hook() Hook { return hookOf(c.inner) }
-
-// ServerAddress implements [Addressed] with the wrapped executor's
-// address.
-func (c *Coalescer) ServerAddress() string { return serverOf(c.inner) }
 
 // evalSha is EvalSha; t, when a [Hook] watches the call, learns the size
 // of the run that carried it.
@@ -401,10 +398,3 @@ func (c *Coalescer) Pipeline(ctx context.Context, calls []*PipelineCall) {
 		}
 	}
 }
-
-// ReleasesArgs implements [ArgReleaser] for the executor c wraps: a merged
-// run copies its calls' keys and args into its own command and answers
-// each call only once that command has its reply (or, for a call whose ctx
-// ended first, with the ctx's error, which keeps the call's buffer from
-// reuse).
-func (c *Coalescer) ReleasesArgs() bool { return releasesArgs(c.inner) }

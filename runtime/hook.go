@@ -41,20 +41,43 @@ type Hook interface {
 
 // Hooked is implemented by an [Executor] that carries a [Hook]:
 // [RueidisExecutor] and runtime/goredis's Executor built with [WithHook],
-// and [Coalescer] (the hook of the executor it wraps). [Script.Exec] and
+// and, through Unwrap, [Coalescer] (the hook of the executor it wraps). [Script.Exec] and
 // [Batch.Send] ask for it once per call (per group for a batch); a nil
 // Hook means none.
 type Hooked interface {
 	Hook() Hook
 }
 
-// hookOf returns e's hook, or nil. A type assertion to an interface
-// allocates nothing.
+// hookOf returns e's hook, or nil.
 func hookOf(e Executor) Hook {
-	if h, ok := e.(Hooked); ok {
+	if h, ok := capability[Hooked](e); ok {
 		return h.Hook()
 	}
 	return nil
+}
+
+// unwrapper is an executor that wraps another ([Coalescer], the one
+// [WithoutShebang] returns): what it does not implement itself (a [Hook],
+// [Addressed], [ArgReleaser]), the executor it wraps answers for.
+type unwrapper interface {
+	Unwrap() Executor
+}
+
+// capability returns e, or the first executor it wraps (through Unwrap),
+// that implements C. A type assertion to an interface allocates nothing.
+func capability[C any](e Executor) (C, bool) {
+	for e != nil {
+		if c, ok := e.(C); ok {
+			return c, true
+		}
+		u, ok := e.(unwrapper)
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	var none C
+	return none, false
 }
 
 // ExecutorConfig holds what [ExecutorOption]s set. Executors of other
@@ -326,7 +349,7 @@ func coalescerOf(e Executor, t *callTrace) (*Coalescer, bool) {
 
 // Addressed is implemented by an [Executor] that knows the one server it
 // talks to ([RueidisExecutor] and runtime/goredis's Executor on a single
-// server; a [Coalescer] forwards it). [CallStart.Server] comes from it.
+// server; a [Coalescer] has its executor's). [CallStart.Server] comes from it.
 type Addressed interface {
 	// ServerAddress returns "host:port", or "" when calls may go to
 	// several servers or the executor cannot tell.
@@ -335,7 +358,7 @@ type Addressed interface {
 
 // serverOf returns e's server address, or "".
 func serverOf(e Executor) string {
-	if a, ok := e.(Addressed); ok {
+	if a, ok := capability[Addressed](e); ok {
 		return a.ServerAddress()
 	}
 	return ""

@@ -54,11 +54,6 @@ func (x *shebangless) Load(ctx context.Context, s *Script) error {
 	return x.inner.Load(ctx, x.plainScript(s))
 }
 
-// ReleasesArgs implements [ArgReleaser] for the executor x wraps.
-func (x *shebangless) ReleasesArgs() bool { return releasesArgs(x.inner) }
-
-// Hook implements [Hooked] with the wrapped executor's hook.
-func (x *shebangless) Hook() Hook { return hookOf(x.inner) }
-
-// ServerAddress implements [Addressed] with the wrapped executor's address.
-func (x *shebangless) ServerAddress() string { return serverOf(x.inner) }
+// Unwrap returns the executor x sends to, whose [Hook], server address and
+// [ArgReleaser] promise x has.
+func (x *shebangless) Unwrap() Executor { return x.inner }
