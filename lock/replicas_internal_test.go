@@ -42,7 +42,7 @@ func TestWithReplicasValidation(t *testing.T) {
 	}
 	c := defaultConfig()
 	c.apply([]Option{WithReplicas(1, 200*time.Millisecond)})
-	assert.Equal(t, WaitGrace+200*time.Millisecond+waitTick, c.grace())
+	assert.Equal(t, WaitGrace+200*time.Millisecond, c.grace())
 }
 
 // plainExecutor is an Executor that cannot send WAIT.
