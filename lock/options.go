@@ -269,25 +269,18 @@ func (c *config) leaseFor() time.Duration {
 // even when it reaches the server late.
 func (c *config) latchTTL() time.Duration { return 2 * c.retryWindow }
 
-// grace is the resolved WaitStrategy.Grace, plus what an attempt's WAIT
-// may take when WithReplicas is on: its timeout and waitTick.
+// grace is the resolved WaitStrategy.Grace, plus WithReplicas' timeout:
+// an attempt's WAIT may take that long.
 func (c *config) grace() time.Duration {
 	g := c.wait.Grace
 	if g == 0 {
 		g = WaitGrace
 	}
 	if c.replicas > 0 {
-		g += c.replicaTimeout + waitTick
+		g += c.replicaTimeout
 	}
 	return g
 }
-
-// waitTick is how late past its timeout WAIT may answer: Redis 7.0 ends a
-// blocked client's timeout when its event loop wakes, which with nothing
-// else to do is serverCron's next run, every 1/hz (hz 10 by default). WAIT
-// 1 20 and WAIT 1 50 answered after 100 ms, WAIT 1 200 after 302 ms, on a
-// server without replicas.
-const waitTick = 100 * time.Millisecond
 
 // queueTTL is the resolved WaitStrategy.QueueTTL.
 func (c *config) queueTTL() time.Duration {

@@ -24,9 +24,8 @@ import (
 //
 // n = 0 turns it off (the default). timeout is sent as whole milliseconds
 // and must be between 1 ms and a third of the lease (of a handoff's grant
-// lease too); TryLock's bound grows by it and by the server's timer
-// resolution, which ends WAIT's timeout up to 100 ms late at Redis' default
-// hz 10 (wait + WaitStrategy.Grace + timeout + 100 ms). The executor must implement runtime.ReplicaWaiter, as the
+// lease too); TryLock's bound grows by it (wait + WaitStrategy.Grace +
+// timeout). The executor must implement runtime.ReplicaWaiter, as the
 // Client's rueidis client and runtime/goredis do (with go-redis keep
 // timeout below the client's ReadTimeout); New fails with ErrBadOption
 // otherwise. Redisson: checkLockSyncedSlaves.

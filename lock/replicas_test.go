@@ -406,22 +406,3 @@ func TestReplicasHandoffWaits(t *testing.T) {
 		})
 	}
 }
-
-// TestReplicasShortTryLock: a TryLock whose wait is shorter than WAIT's
-// timeout, on a primary with no replica, still waits for WAIT's answer and
-// reports the *ReplicaError, not a wait that ended without an answer:
-// Redis ends WAIT's timeout on its 10 Hz timer, up to 100 ms late (found
-// by a breaking test: 11 of 16 TryLock(0..1 ms) with a 50 ms timeout said
-// ErrNoAnswer).
-func TestReplicasShortTryLock(t *testing.T) {
-	srv := redistest.Start(t)
-	c := newClient(t, srv.Client(t))
-	ctx := context.Background()
-	for i := range 8 {
-		m := newMutex(t, c, "rep-short-"+strconv.Itoa(i), lock.WithReplicas(1, 50*time.Millisecond))
-		_, ok, err := m.TryLock(ctx, time.Duration(i%2)*time.Millisecond)
-		assert.False(t, ok)
-		var re *lock.ReplicaError
-		assert.ErrorAs(t, err, &re, "TryLock %d", i)
-	}
-}
