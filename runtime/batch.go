@@ -246,11 +246,9 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 func runGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	live := make([]*PipelineCall, 0, len(calls))
 	for _, c := range calls {
-		if !c.Script.anySlot {
-			if err := CheckSlots(c.Script.name, c.Keys); err != nil {
-				c.Err = err
-				continue
-			}
+		if err := c.Script.checkSlots(c.Keys); err != nil {
+			c.Err = err
+			continue
 		}
 		live = append(live, &c.PipelineCall)
 	}

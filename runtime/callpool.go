@@ -79,6 +79,10 @@ func answered(err error) bool {
 // releasesArgs reports whether e is an [ArgReleaser] that releases its
 // calls' arguments.
 func releasesArgs(e Executor) bool {
+	// In place first, for the call site's own cache (see hookOf).
+	if r, ok := e.(ArgReleaser); ok {
+		return r.ReleasesArgs()
+	}
 	r, ok := capability[ArgReleaser](e)
 	return ok && r.ReleasesArgs()
 }

@@ -277,16 +277,37 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	if h := hookOf(e); h != nil {
 		return s.execHooked(ctx, e, h, keys, args)
 	}
-	return s.exec(ctx, e, keys, args, nil)
+	if s.idem || s.lib != nil {
+		return s.exec(ctx, e, keys, args, nil)
+	}
+	// The common call (EVAL mode, no hook, no retry) is exec, run and eval
+	// in this one frame: a goroutine's call touches that much less stack,
+	// which is what kept the wrapper from raw rueidis' calls/s with 64
+	// goroutines on one CPU (bench/plain).
+	if err := s.checkSlots(keys); err != nil {
+		return Value{}, err
+	}
+	v, err := e.EvalSha(ctx, s, keys, args)
+	if err != nil && IsNoScript(err) {
+		v, err = e.Eval(ctx, s, keys, args)
+	}
+	return s.finish(v, err)
+}
+
+// checkSlots is [CheckSlots] for a call of s, unless its shebang allows
+// keys of several slots (flags=allow-cross-slot-keys).
+func (s *Script) checkSlots(keys []string) error {
+	if s.anySlot {
+		return nil
+	}
+	return CheckSlots(s.name, keys)
 }
 
 // exec is Exec after its nil checks; t records what the call did when a
 // [Hook] watches it, and is nil otherwise.
 func (s *Script) exec(ctx context.Context, e Executor, keys, args []string, t *callTrace) (Value, error) {
-	if !s.anySlot {
-		if err := CheckSlots(s.name, keys); err != nil {
-			return Value{}, err
-		}
+	if err := s.checkSlots(keys); err != nil {
+		return Value{}, err
 	}
 	var (
 		v   Value

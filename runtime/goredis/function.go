@@ -26,11 +26,10 @@ func (e *Executor) FCall(ctx context.Context, s *runtime.Script, keys, args []st
 // go-redis never resends; without keys, on a cluster, it is routed by the
 // function name's slot.
 func (e *Executor) fcallCommand(ctx context.Context, s *runtime.Script, keys, args []string) oneShot {
-	name := "fcall"
 	if s.ReadOnly() {
-		name = "fcall_ro"
+		return e.newCmd(ctx, cmdFCallRO, s.FunctionName(), keys, args, true)
 	}
-	return e.newCmd(ctx, name, s.FunctionName(), keys, args, true)
+	return e.newCmd(ctx, cmdFCall, s.FunctionName(), keys, args, true)
 }
 
 // LoadLibraryFor implements [runtime.FunctionExecutor]:

@@ -166,21 +166,35 @@ func (e *Executor) pipelineCommand(ctx context.Context, c *runtime.PipelineCall)
 // is set, as a command go-redis never resends. A call with keys is routed
 // by KEYS[1]; on a cluster an EVALSHA without keys by its SHA1 (see run).
 func (e *Executor) command(ctx context.Context, s *runtime.Script, keys, args []string, eval bool) oneShot {
-	name, payload := "evalsha", s.SHA1()
-	if eval {
-		name, payload = "eval", s.Body()
+	switch {
+	case eval && s.ReadOnly():
+		return e.newCmd(ctx, cmdEvalRO, s.Body(), keys, args, false)
+	case eval:
+		return e.newCmd(ctx, cmdEval, s.Body(), keys, args, false)
+	case s.ReadOnly():
+		return e.newCmd(ctx, cmdEvalShaRO, s.SHA1(), keys, args, true)
 	}
-	if s.ReadOnly() {
-		name += "_ro"
-	}
-	return e.newCmd(ctx, name, payload, keys, args, !eval)
+	return e.newCmd(ctx, cmdEvalSha, s.SHA1(), keys, args, true)
 }
 
+// The command names newCmd sends, as the interface values go-redis takes:
+// made once here, where a string variable made into an interface in each
+// call would be an allocation per call.
+var (
+	cmdEvalSha   any = "evalsha"
+	cmdEvalShaRO any = "evalsha_ro"
+	cmdEval      any = "eval"
+	cmdEvalRO    any = "eval_ro"
+	cmdFCall     any = "fcall"
+	cmdFCallRO   any = "fcall_ro"
+)
+
 // newCmd builds name payload numkeys keys... args... (EVALSHA, EVAL, FCALL
-// and their _RO forms) as a command go-redis never resends. A call with
-// keys is routed by KEYS[1]; on a cluster a keyless one by the slot of its
-// payload (a SHA1 or a function name) when byPayload is set.
-func (e *Executor) newCmd(ctx context.Context, name, payload string, keys, args []string, byPayload bool) oneShot {
+// and their _RO forms; name is one of the cmd* values) as a command
+// go-redis never resends. A call with keys is routed by KEYS[1]; on a
+// cluster a keyless one by the slot of its payload (a SHA1 or a function
+// name) when byPayload is set.
+func (e *Executor) newCmd(ctx context.Context, name any, payload string, keys, args []string, byPayload bool) oneShot {
 	a := make([]any, 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, payload, len(keys)
 	for i, k := range keys {
