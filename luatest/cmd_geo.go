@@ -259,6 +259,20 @@ type geoPoint struct {
 	dist     float64 // meters
 }
 
+// geoSearch is what georadiusGeneric parses: the center, the shape in meters
+// (a radius, or a box when byBox), the unit's size in meters, and what the
+// reply or the stored zset holds.
+type geoSearch struct {
+	x, y                          float64
+	radius, width, height, toM    float64
+	byBox                         bool
+	withDist, withHash, withCoord bool
+	sortDir                       int // 1 ASC, -1 DESC, 0 neither
+	count                         int64
+	storeKey                      string
+	storeDist                     bool
+}
+
 // GEOSEARCH key FROMMEMBER member | FROMLONLAT lon lat BYRADIUS radius unit
 // | BYBOX width height unit [ASC | DESC] [COUNT count [ANY]] [WITHCOORD]
 // [WITHDIST] [WITHHASH] — https://redis.io/commands/geosearch/, and
@@ -266,150 +280,198 @@ type geoPoint struct {
 // (georadiusGeneric). Results without ASC or DESC come back nearest first;
 // the server answers them in geohash-cell order.
 func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
-	search := strings.HasPrefix(c.name, "geosearch")
-	storeCmd := c.name == "geosearchstore"
-	noStore := strings.HasSuffix(c.name, "_ro")
-	var storeKey string
-	storeDist := false
 	src := 0
-	if storeCmd {
-		storeKey, src = args[0], 1
+	if c.name == "geosearchstore" {
+		src = 1
 	}
 	e, wrong := c.zset(args[src])
 	if wrong {
 		return errWrongType
 	}
-	var x, y, radius, width, height, toM float64
+	o, bad := c.parseGeosearchArgs(args, src, e)
+	if bad != nil {
+		return *bad
+	}
+	if e == nil {
+		if o.storeKey != "" {
+			delete(c.r.db, o.storeKey)
+			return resp.IntReply(0)
+		}
+		return resp.ArrayReply()
+	}
+	pts := geoSearchPoints(e.zset, &o)
+	if o.storeKey != "" {
+		z := newZSet()
+		for _, p := range pts {
+			if o.storeDist {
+				z.set(p.member, p.dist/o.toM)
+			} else {
+				z.set(p.member, p.score)
+			}
+		}
+		return resp.IntReply(int64(c.storeZSet(o.storeKey, z)))
+	}
+	return geoSearchReply(pts, &o)
+}
+
+// parseGeosearchArgs parses the arguments after the source key (args[src],
+// whose zset is e), in georadiusGeneric's order: GEORADIUS's center and
+// radius, GEORADIUSBYMEMBER's member and radius, then the options, then the
+// checks of how they combine.
+func (c *cmdCtx) parseGeosearchArgs(args []string, src int, e *entry) (geoSearch, *resp.Reply) {
+	search := strings.HasPrefix(c.name, "geosearch")
+	storeCmd := c.name == "geosearchstore"
+	noStore := strings.HasSuffix(c.name, "_ro")
+	var o geoSearch
+	if storeCmd {
+		o.storeKey = args[0]
+	}
 	base := src + 1
-	switch {
-	case c.name == "georadius" || c.name == "georadius_ro":
-		base = 5
-		lon, lat, bad := parseLonLat(args[1], args[2])
-		if bad != nil {
-			return *bad
-		}
-		x, y = lon, lat
-		if r := c.parseRadius(args[3], args[4], &radius, &toM); r != nil {
-			return *r
-		}
-	case !search:
-		base = 4
-		if e != nil {
-			s, ok := e.zset.scores[args[1]]
-			if !ok {
-				return resp.ErrorReply("ERR could not decode requested zset member")
-			}
-			x, y = geoDecode(uint64(s))
-			if r := c.parseRadius(args[2], args[3], &radius, &toM); r != nil {
-				return *r
-			}
+	if !search {
+		var bad *resp.Reply
+		if base, bad = c.parseGeoradiusCenter(args, e, &o); bad != nil {
+			return o, bad
 		}
 	}
-	withDist, withHash, withCoord, any := false, false, false, false
-	fromMember, fromLoc, byRadius, byBox := false, false, false, false
-	sortDir := 0
-	var count int64
+	any := false
+	fromMember, fromLoc, byRadius := false, false, false
 	for i := base; i < len(args); i++ {
 		left := len(args) - i - 1
 		switch opt := strings.ToUpper(args[i]); {
 		case opt == "WITHDIST":
-			withDist = true
+			o.withDist = true
 		case opt == "WITHHASH":
-			withHash = true
+			o.withHash = true
 		case opt == "WITHCOORD":
-			withCoord = true
+			o.withCoord = true
 		case opt == "ANY":
 			any = true
 		case opt == "ASC":
-			sortDir = 1
+			o.sortDir = 1
 		case opt == "DESC":
-			sortDir = -1
+			o.sortDir = -1
 		case opt == "COUNT" && left >= 1:
 			n, ok := parseInt(args[i+1])
 			if !ok {
-				return errNotInt
+				return o, &errNotInt
 			}
 			if n <= 0 {
-				return resp.ErrorReply("ERR COUNT must be > 0")
+				return o, errReply("ERR COUNT must be > 0")
 			}
-			count = n
+			o.count = n
 			i++
 		case (opt == "STORE" || opt == "STOREDIST") && left >= 1 && !noStore && !search:
-			storeKey, storeDist = args[i+1], opt == "STOREDIST"
+			o.storeKey, o.storeDist = args[i+1], opt == "STOREDIST"
 			i++
 		case opt == "STOREDIST" && storeCmd:
-			storeDist = true
+			o.storeDist = true
 		case opt == "FROMMEMBER" && left >= 1 && search && !fromLoc:
 			fromMember = true
 			if e != nil {
 				s, ok := e.zset.scores[args[i+1]]
 				if !ok {
-					return resp.ErrorReply("ERR could not decode requested zset member")
+					return o, errReply("ERR could not decode requested zset member")
 				}
-				x, y = geoDecode(uint64(s))
+				o.x, o.y = geoDecode(uint64(s))
 			}
 			i++
 		case opt == "FROMLONLAT" && left >= 2 && search && !fromMember:
 			lon, lat, bad := parseLonLat(args[i+1], args[i+2])
 			if bad != nil {
-				return *bad
+				return o, bad
 			}
-			x, y, fromLoc = lon, lat, true
+			o.x, o.y, fromLoc = lon, lat, true
 			i += 2
-		case opt == "BYRADIUS" && left >= 2 && search && !byBox:
-			if r := c.parseRadius(args[i+1], args[i+2], &radius, &toM); r != nil {
-				return *r
+		case opt == "BYRADIUS" && left >= 2 && search && !o.byBox:
+			if r := c.parseRadius(args[i+1], args[i+2], &o.radius, &o.toM); r != nil {
+				return o, r
 			}
 			byRadius = true
 			i += 2
 		case opt == "BYBOX" && left >= 3 && search && !byRadius:
-			w, ok1 := parseFloat(args[i+1])
-			if !ok1 {
-				return resp.ErrorReply("ERR need numeric width")
+			if r := parseGeoBox(args[i+1], args[i+2], args[i+3], &o); r != nil {
+				return o, r
 			}
-			h, ok2 := parseFloat(args[i+2])
-			if !ok2 {
-				return resp.ErrorReply("ERR need numeric height")
-			}
-			if w < 0 || h < 0 {
-				return resp.ErrorReply("ERR height or width cannot be negative")
-			}
-			u, ok := geoUnit(args[i+3])
-			if !ok {
-				return errGeoUnit
-			}
-			width, height, toM, byBox = w*u, h*u, u, true
 			i += 3
 		default:
-			return errSyntax
+			return o, &errSyntax
 		}
 	}
-	if storeKey != "" && (withDist || withHash || withCoord) {
+	if o.storeKey != "" && (o.withDist || o.withHash || o.withCoord) {
 		what := "STORE option in GEORADIUS"
 		if storeCmd {
 			what = "GEOSEARCHSTORE"
 		}
-		return resp.ErrorReply("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return o, errReply("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
 	}
 	if search && !fromMember && !fromLoc {
-		return resp.ErrorReply("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + c.argv0)
+		return o, errReply("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + c.argv0)
 	}
-	if search && !byRadius && !byBox {
-		return resp.ErrorReply("ERR exactly one of BYRADIUS and BYBOX can be specified for " + c.argv0)
+	if search && !byRadius && !o.byBox {
+		return o, errReply("ERR exactly one of BYRADIUS and BYBOX can be specified for " + c.argv0)
 	}
-	if any && count == 0 {
-		return resp.ErrorReply("ERR the ANY argument requires COUNT argument")
+	if any && o.count == 0 {
+		return o, errReply("ERR the ANY argument requires COUNT argument")
 	}
-	if e == nil {
-		if storeKey != "" {
-			delete(c.r.db, storeKey)
-			return resp.IntReply(0)
+	return o, nil
+}
+
+// parseGeoradiusCenter parses GEORADIUS's lon lat radius unit, or
+// GEORADIUSBYMEMBER's member radius unit, into o (the member's position and
+// the radius only when the key exists: the server looks the member up
+// first), and returns where the options start.
+func (c *cmdCtx) parseGeoradiusCenter(args []string, e *entry, o *geoSearch) (int, *resp.Reply) {
+	if c.name == "georadius" || c.name == "georadius_ro" {
+		lon, lat, bad := parseLonLat(args[1], args[2])
+		if bad != nil {
+			return 0, bad
 		}
-		return resp.ArrayReply()
+		o.x, o.y = lon, lat
+		if r := c.parseRadius(args[3], args[4], &o.radius, &o.toM); r != nil {
+			return 0, r
+		}
+		return 5, nil
 	}
+	if e != nil {
+		s, ok := e.zset.scores[args[1]]
+		if !ok {
+			return 0, errReply("ERR could not decode requested zset member")
+		}
+		o.x, o.y = geoDecode(uint64(s))
+		if r := c.parseRadius(args[2], args[3], &o.radius, &o.toM); r != nil {
+			return 0, r
+		}
+	}
+	return 4, nil
+}
+
+// parseGeoBox parses BYBOX's width height unit into o (converted to meters).
+func parseGeoBox(w, h, unit string, o *geoSearch) *resp.Reply {
+	width, ok1 := parseFloat(w)
+	if !ok1 {
+		return errReply("ERR need numeric width")
+	}
+	height, ok2 := parseFloat(h)
+	if !ok2 {
+		return errReply("ERR need numeric height")
+	}
+	if width < 0 || height < 0 {
+		return errReply("ERR height or width cannot be negative")
+	}
+	u, ok := geoUnit(unit)
+	if !ok {
+		return &errGeoUnit
+	}
+	o.width, o.height, o.toM, o.byBox = width*u, height*u, u, true
+	return nil
+}
+
+// geoSearchPoints returns z's members inside o's shape around o's center,
+// sorted by distance (nearest first unless DESC) and cut to COUNT.
+func geoSearchPoints(z *zsetValue, o *geoSearch) []geoPoint {
 	var pts []geoPoint
-	for _, m := range e.zset.members() {
-		s := e.zset.scores[m]
+	for _, m := range z.members() {
+		s := z.scores[m]
 		if s < 0 || s > 1<<53 {
 			// The server scans the score ranges of the geohash boxes
 			// around the center, which never hold a negative score nor
@@ -417,53 +479,46 @@ func cmdGeosearch(c *cmdCtx, args []string) resp.Reply {
 			continue
 		}
 		lon, lat := geoDecode(uint64(s))
-		p := geoPoint{member: m, score: s, lon: lon, lat: lat, dist: geoDistance(x, y, lon, lat)}
-		if byBox {
-			if earthRadiusM*math.Abs(degRad(y)-degRad(lat)) > height/2 || geoDistance(lon, lat, x, lat) > width/2 {
+		p := geoPoint{member: m, score: s, lon: lon, lat: lat, dist: geoDistance(o.x, o.y, lon, lat)}
+		if o.byBox {
+			if earthRadiusM*math.Abs(degRad(o.y)-degRad(lat)) > o.height/2 || geoDistance(lon, lat, o.x, lat) > o.width/2 {
 				continue
 			}
-		} else if p.dist > radius {
+		} else if p.dist > o.radius {
 			continue
 		}
 		pts = append(pts, p)
 	}
-	if sortDir == 0 {
-		sortDir = 1
-	}
+	desc := o.sortDir < 0
 	sort.SliceStable(pts, func(i, j int) bool {
-		if sortDir > 0 {
+		if !desc {
 			return pts[i].dist < pts[j].dist
 		}
 		return pts[i].dist > pts[j].dist
 	})
-	if count > 0 && int64(len(pts)) > count {
-		pts = pts[:count]
+	if o.count > 0 && int64(len(pts)) > o.count {
+		pts = pts[:o.count]
 	}
-	if storeKey != "" {
-		z := newZSet()
-		for _, p := range pts {
-			if storeDist {
-				z.set(p.member, p.dist/toM)
-			} else {
-				z.set(p.member, p.score)
-			}
-		}
-		return resp.IntReply(int64(c.storeZSet(storeKey, z)))
-	}
+	return pts
+}
+
+// geoSearchReply is the reply for pts: bare members, or with WITHDIST,
+// WITHHASH or WITHCOORD an array per member holding those in that order.
+func geoSearchReply(pts []geoPoint, o *geoSearch) resp.Reply {
 	out := make([]resp.Reply, 0, len(pts))
 	for _, p := range pts {
-		if !withDist && !withHash && !withCoord {
+		if !o.withDist && !o.withHash && !o.withCoord {
 			out = append(out, resp.BulkReply(p.member))
 			continue
 		}
 		item := []resp.Reply{resp.BulkReply(p.member)}
-		if withDist {
-			item = append(item, resp.BulkReply(fmt.Sprintf("%.4f", p.dist/toM)))
+		if o.withDist {
+			item = append(item, resp.BulkReply(fmt.Sprintf("%.4f", p.dist/o.toM)))
 		}
-		if withHash {
+		if o.withHash {
 			item = append(item, resp.IntReply(int64(p.score)))
 		}
-		if withCoord {
+		if o.withCoord {
 			item = append(item, resp.ArrayReply(geoCoord(p.lon), geoCoord(p.lat)))
 		}
 		out = append(out, resp.ArrayReply(item...))

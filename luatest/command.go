@@ -186,6 +186,13 @@ func parsePositiveLong(s string) (int64, *resp.Reply) {
 	return parseRangeLong(s, 0, math.MaxInt64, "value is out of range, must be positive")
 }
 
+// errReply is an error reply for the parse helpers that return
+// *resp.Reply, nil meaning the arguments parsed.
+func errReply(msg string) *resp.Reply {
+	r := resp.ErrorReply(msg)
+	return &r
+}
+
 func errArity(name string) resp.Reply {
 	return resp.ErrorReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
 }
