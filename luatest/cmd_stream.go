@@ -841,101 +841,35 @@ func (c *cmdCtx) consumer(g *streamGroup, name string) *streamConsumer {
 	return co
 }
 
+// xreadArgs is what XREAD and XREADGROUP parse.
+type xreadArgs struct {
+	group        bool   // XREADGROUP
+	gname, cname string // GROUP group consumer
+	count        int64  // COUNT; 0 reads all
+	noack        bool
+	keys, ids    []string // STREAMS key [key ...] id [id ...]
+}
+
+// xreadWant is one stream to read: its key's entry (nil when the key is
+// missing) and the ID to read after, or new for XREADGROUP's ">".
+type xreadWant struct {
+	e   *entry
+	id  streamID
+	new bool
+}
+
 // XREAD [COUNT count] [BLOCK ms] STREAMS key [key ...] id [id ...] —
 // https://redis.io/commands/xread/, and XREADGROUP GROUP group consumer
 // [COUNT count] [BLOCK ms] [NOACK] STREAMS key [key ...] id [id ...].
 // BLOCK never blocks: a script cannot, and luatest has no other clients.
 func cmdXread(c *cmdCtx, args []string) resp.Reply {
-	group := c.name == "xreadgroup"
-	var gname, cname string
-	count := int64(0)
-	noack := false
-	streamsAt := -1
-	for i := 0; i < len(args); i++ {
-		left := len(args) - i - 1
-		switch opt := strings.ToUpper(args[i]); {
-		case opt == "BLOCK" && left >= 1:
-			if c.run != nil {
-				return resp.ErrorReply("ERR " + c.argv0 + " command is not allowed with BLOCK option from scripts")
-			}
-			n, ok := parseInt(args[i+1])
-			if !ok {
-				return resp.ErrorReply("ERR timeout is not an integer or out of range")
-			}
-			if n < 0 {
-				return resp.ErrorReply("ERR timeout is negative")
-			}
-			i++
-		case opt == "COUNT" && left >= 1:
-			n, ok := parseInt(args[i+1])
-			if !ok {
-				return errNotInt
-			}
-			count = max(n, 0)
-			i++
-		case opt == "STREAMS" && left >= 1:
-			streamsAt = i + 1
-			i = len(args)
-		case opt == "GROUP" && group && left >= 2:
-			gname, cname = args[i+1], args[i+2]
-			i += 2
-		case opt == "NOACK" && group:
-			noack = true
-		default:
-			return errSyntax
-		}
+	a, bad := c.parseXreadArgs(args)
+	if bad != nil {
+		return *bad
 	}
-	if streamsAt < 0 {
-		return errSyntax
-	}
-	rest := args[streamsAt:]
-	if len(rest)%2 != 0 {
-		return resp.ErrorReply("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
-	}
-	if group && gname == "" {
-		return resp.ErrorReply("ERR Missing GROUP option for XREADGROUP")
-	}
-	n := len(rest) / 2
-	keys, idArgs := rest[:n], rest[n:]
-	type want struct {
-		e   *entry
-		id  streamID
-		new bool // ">" of XREADGROUP
-	}
-	ws := make([]want, n)
-	for i, k := range keys {
-		e, wrong := c.stream(k)
-		if wrong {
-			return errWrongType
-		}
-		ws[i].e = e
-		// The key and group are checked before the ID (xreadCommand).
-		if group {
-			if e == nil || e.stream.groups[gname] == nil {
-				return resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, gname))
-			}
-		}
-		a := idArgs[i]
-		switch {
-		case group && a == ">":
-			ws[i].new = true
-		case a == "$" && !group:
-			if e != nil {
-				ws[i].id = e.stream.lastID
-			} else {
-				ws[i].id = streamID{}
-			}
-		case a == "$":
-			return resp.ErrorReply("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
-		case a == ">":
-			return resp.ErrorReply("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-		default:
-			id, ok := parseStreamID(a, 0, true)
-			if !ok {
-				return errStreamID
-			}
-			ws[i].id = id
-		}
+	ws, bad := c.xreadWants(&a)
+	if bad != nil {
+		return *bad
 	}
 	var out []resp.Reply
 	for i, w := range ws {
@@ -944,73 +878,198 @@ func cmdXread(c *cmdCtx, args []string) resp.Reply {
 		}
 		s := w.e.stream
 		var got []resp.Reply
-		if group {
-			g := s.groups[gname]
-			co := c.consumer(g, cname)
+		if a.group {
+			g := s.groups[a.gname]
+			co := c.consumer(g, a.cname)
 			if w.new {
-				for _, en := range s.entries {
-					if en.id.cmp(g.lastID) <= 0 {
-						continue
-					}
-					if g.entriesRead != -1 && !s.hasTombstones(en.id) {
-						g.entriesRead++
-					} else if s.entriesAdded > 0 {
-						g.entriesRead = s.distance(en.id)
-					}
-					g.lastID = en.id
-					if !noack {
-						if p := g.pel[en.id]; p != nil {
-							delete(g.consumers[p.consumer].pel, en.id)
-						}
-						g.pel[en.id] = &pendingEntry{consumer: cname, delivered: c.nowMs(), count: 1}
-						co.pel[en.id] = true
-					}
-					got = append(got, entryReply(en))
-					if count > 0 && int64(len(got)) == count {
-						break
-					}
-				}
+				got = c.xreadGroupNew(s, g, co, &a)
 			} else {
-				// The consumer's history: its pending entries after id.
-				var ids []streamID
-				for id := range co.pel {
-					if id.cmp(w.id) > 0 {
-						ids = append(ids, id)
-					}
+				got = c.xreadGroupHistory(s, g, co, w.id, a.count)
+				if len(got) == 0 {
+					out = append(out, resp.ArrayReply(resp.BulkReply(a.keys[i]), resp.ArrayReply()))
+					continue
 				}
-				slices.SortFunc(ids, func(a, b streamID) int { return a.cmp(b) })
-				for _, id := range ids {
-					if count > 0 && int64(len(got)) == count {
-						break
-					}
-					p := g.pel[id]
-					p.delivered = c.nowMs()
-					p.count++
-					if k := s.find(id); k >= 0 {
-						got = append(got, entryReply(s.entries[k]))
-					} else {
-						got = append(got, resp.ArrayReply(resp.BulkReply(id.String()), nullArray))
-					}
-				}
-			}
-			if len(got) == 0 && !w.new {
-				out = append(out, resp.ArrayReply(resp.BulkReply(keys[i]), resp.ArrayReply()))
-				continue
 			}
 		} else {
-			for _, en := range s.entries {
-				if en.id.cmp(w.id) > 0 {
-					got = append(got, entryReply(en))
-					if count > 0 && int64(len(got)) == count {
-						break
-					}
-				}
-			}
+			got = xreadAfter(s, w.id, a.count)
 		}
 		if len(got) > 0 {
-			out = append(out, resp.ArrayReply(resp.BulkReply(keys[i]), resp.ArrayReply(got...)))
+			out = append(out, resp.ArrayReply(resp.BulkReply(a.keys[i]), resp.ArrayReply(got...)))
 		}
 	}
+	return c.xreadReply(out)
+}
+
+// parseXreadArgs parses the options up to STREAMS and splits what follows
+// into keys and IDs, in xreadCommand's order of checks.
+func (c *cmdCtx) parseXreadArgs(args []string) (xreadArgs, *resp.Reply) {
+	a := xreadArgs{group: c.name == "xreadgroup"}
+	streamsAt := -1
+	for i := 0; i < len(args); i++ {
+		left := len(args) - i - 1
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "BLOCK" && left >= 1:
+			if c.run != nil {
+				return a, errReply("ERR " + c.argv0 + " command is not allowed with BLOCK option from scripts")
+			}
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return a, errReply("ERR timeout is not an integer or out of range")
+			}
+			if n < 0 {
+				return a, errReply("ERR timeout is negative")
+			}
+			i++
+		case opt == "COUNT" && left >= 1:
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				return a, &errNotInt
+			}
+			a.count = max(n, 0)
+			i++
+		case opt == "STREAMS" && left >= 1:
+			streamsAt = i + 1
+			i = len(args)
+		case opt == "GROUP" && a.group && left >= 2:
+			a.gname, a.cname = args[i+1], args[i+2]
+			i += 2
+		case opt == "NOACK" && a.group:
+			a.noack = true
+		default:
+			return a, &errSyntax
+		}
+	}
+	if streamsAt < 0 {
+		return a, &errSyntax
+	}
+	rest := args[streamsAt:]
+	if len(rest)%2 != 0 {
+		return a, errReply("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+	}
+	if a.group && a.gname == "" {
+		return a, errReply("ERR Missing GROUP option for XREADGROUP")
+	}
+	n := len(rest) / 2
+	a.keys, a.ids = rest[:n], rest[n:]
+	return a, nil
+}
+
+// xreadWants looks up each key (and, for XREADGROUP, its group) and parses
+// its ID, key by key as xreadCommand does.
+func (c *cmdCtx) xreadWants(a *xreadArgs) ([]xreadWant, *resp.Reply) {
+	ws := make([]xreadWant, len(a.keys))
+	for i, k := range a.keys {
+		e, wrong := c.stream(k)
+		if wrong {
+			return nil, &errWrongType
+		}
+		ws[i].e = e
+		// The key and group are checked before the ID (xreadCommand).
+		if a.group {
+			if e == nil || e.stream.groups[a.gname] == nil {
+				return nil, errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", k, a.gname))
+			}
+		}
+		id := a.ids[i]
+		switch {
+		case a.group && id == ">":
+			ws[i].new = true
+		case id == "$" && !a.group:
+			if e != nil {
+				ws[i].id = e.stream.lastID
+			} else {
+				ws[i].id = streamID{}
+			}
+		case id == "$":
+			return nil, errReply("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+		case id == ">":
+			return nil, errReply("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+		default:
+			sid, ok := parseStreamID(id, 0, true)
+			if !ok {
+				return nil, &errStreamID
+			}
+			ws[i].id = sid
+		}
+	}
+	return ws, nil
+}
+
+// xreadAfter is XREAD's read of s: up to count entries after id.
+func xreadAfter(s *streamValue, id streamID, count int64) []resp.Reply {
+	var got []resp.Reply
+	for _, en := range s.entries {
+		if en.id.cmp(id) > 0 {
+			got = append(got, entryReply(en))
+			if count > 0 && int64(len(got)) == count {
+				break
+			}
+		}
+	}
+	return got
+}
+
+// xreadGroupNew is XREADGROUP's ">": up to a.count entries past group g's
+// last-delivered ID, which moves past them, counted in entries-read and,
+// without NOACK, added to g's and consumer co's pending entries.
+func (c *cmdCtx) xreadGroupNew(s *streamValue, g *streamGroup, co *streamConsumer, a *xreadArgs) []resp.Reply {
+	var got []resp.Reply
+	for _, en := range s.entries {
+		if en.id.cmp(g.lastID) <= 0 {
+			continue
+		}
+		if g.entriesRead != -1 && !s.hasTombstones(en.id) {
+			g.entriesRead++
+		} else if s.entriesAdded > 0 {
+			g.entriesRead = s.distance(en.id)
+		}
+		g.lastID = en.id
+		if !a.noack {
+			if p := g.pel[en.id]; p != nil {
+				delete(g.consumers[p.consumer].pel, en.id)
+			}
+			g.pel[en.id] = &pendingEntry{consumer: a.cname, delivered: c.nowMs(), count: 1}
+			co.pel[en.id] = true
+		}
+		got = append(got, entryReply(en))
+		if a.count > 0 && int64(len(got)) == a.count {
+			break
+		}
+	}
+	return got
+}
+
+// xreadGroupHistory is XREADGROUP with an ID: the consumer's history, up to
+// count of its pending entries after id, each delivered once more (an entry
+// deleted from the stream comes back as its ID and a null).
+func (c *cmdCtx) xreadGroupHistory(s *streamValue, g *streamGroup, co *streamConsumer, id streamID, count int64) []resp.Reply {
+	var ids []streamID
+	for pid := range co.pel {
+		if pid.cmp(id) > 0 {
+			ids = append(ids, pid)
+		}
+	}
+	slices.SortFunc(ids, func(a, b streamID) int { return a.cmp(b) })
+	var got []resp.Reply
+	for _, pid := range ids {
+		if count > 0 && int64(len(got)) == count {
+			break
+		}
+		p := g.pel[pid]
+		p.delivered = c.nowMs()
+		p.count++
+		if k := s.find(pid); k >= 0 {
+			got = append(got, entryReply(s.entries[k]))
+		} else {
+			got = append(got, resp.ArrayReply(resp.BulkReply(pid.String()), nullArray))
+		}
+	}
+	return got
+}
+
+// xreadReply is XREAD's reply: a null array when nothing was read, else a
+// [key, entries] pair per stream, a map of them under RESP3.
+func (c *cmdCtx) xreadReply(out []resp.Reply) resp.Reply {
 	if len(out) == 0 {
 		return nullArray
 	}
