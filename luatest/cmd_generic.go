@@ -768,6 +768,15 @@ func sortKeys(args []string) []string {
 	return ks
 }
 
+// sortArgs is what SORT and SORT_RO parse.
+type sortArgs struct {
+	by, store     string   // BY pattern, STORE destination
+	gets          []string // GET patterns
+	desc, alpha   bool
+	dontSort      bool  // BY a pattern with no '*'
+	offset, count int64 // LIMIT; count -1 for all
+}
+
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
 // [ALPHA] [STORE destination] — https://redis.io/commands/sort/, and
 // SORT_RO without STORE (sortCommandGeneric). Equal numeric weights order
@@ -775,42 +784,9 @@ func sortKeys(args []string) []string {
 // sorted BY a constant pattern is sorted anyway inside a script, as the
 // server does for determinism.
 func cmdSort(c *cmdCtx, args []string) resp.Reply {
-	var by, store string
-	var gets []string
-	desc, alpha, dontSort := false, false, false
-	offset, count := int64(0), int64(-1)
-	for i := 1; i < len(args); i++ {
-		left := len(args) - i - 1
-		switch opt := strings.ToUpper(args[i]); {
-		case opt == "ASC":
-			desc = false
-		case opt == "DESC":
-			desc = true
-		case opt == "ALPHA":
-			alpha = true
-		case opt == "LIMIT" && left >= 2:
-			o, ok1 := parseInt(args[i+1])
-			n, ok2 := parseInt(args[i+2])
-			if !ok1 || !ok2 {
-				return errNotInt
-			}
-			offset, count = o, n
-			i += 2
-		case opt == "STORE" && left >= 1 && c.name == "sort":
-			store = args[i+1]
-			i++
-		case opt == "BY" && left >= 1:
-			by = args[i+1]
-			if !strings.Contains(by, "*") {
-				dontSort = true
-			}
-			i++
-		case opt == "GET" && left >= 1:
-			gets = append(gets, args[i+1])
-			i++
-		default:
-			return errSyntax
-		}
+	a, bad := c.parseSortArgs(args)
+	if bad != nil {
+		return *bad
 	}
 	e := c.r.lookup(args[0])
 	var elems []string
@@ -820,9 +796,9 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 			elems = slices.Clone(e.list)
 		case typeSet:
 			elems = setMembers(e.set)
-			if dontSort && c.run != nil {
-				dontSort, alpha = false, true
-				by = ""
+			if a.dontSort && c.run != nil {
+				a.dontSort, a.alpha = false, true
+				a.by = ""
 			}
 		case typeZSet:
 			elems = slices.Clone(e.zset.members())
@@ -830,65 +806,118 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 			return errWrongType
 		}
 	}
-	if !dontSort {
-		type item struct {
-			el    string
-			w     string
-			hasW  bool
-			score float64
-		}
-		items := make([]item, len(elems))
-		for i, el := range elems {
-			it := item{el: el, w: el, hasW: true}
-			if by != "" {
-				it.w, it.hasW = c.lookupPattern(by, el)
-			}
-			if !alpha && it.hasW {
-				f, ok := sortScore(it.w)
-				if !ok {
-					return resp.ErrorReply("ERR One or more scores can't be converted into double")
-				}
-				it.score = f
-			}
-			items[i] = it
-		}
-		sort.SliceStable(items, func(i, j int) bool {
-			a, b := items[i], items[j]
-			var cmp int
-			if alpha {
-				switch {
-				case !a.hasW && !b.hasW:
-					cmp = 0
-				case !a.hasW:
-					cmp = -1
-				case !b.hasW:
-					cmp = 1
-				default:
-					cmp = strings.Compare(a.w, b.w)
-				}
-			} else if a.score != b.score {
-				cmp = -1
-				if a.score > b.score {
-					cmp = 1
-				}
-			}
-			if cmp == 0 && !alpha {
-				// Equal scores order by the elements (7.0); equal ALPHA
-				// weights keep the input order here, while the server's
-				// unstable quicksort may not.
-				cmp = strings.Compare(a.el, b.el)
-			}
-			if desc {
-				return cmp > 0
-			}
-			return cmp < 0
-		})
-		for i := range items {
-			elems[i] = items[i].el
+	if !a.dontSort {
+		if bad := c.sortElems(elems, &a); bad != nil {
+			return *bad
 		}
 	}
-	// LIMIT as sortCommand clamps it: the offset to [0, n], the count to
-	// [-1, n], then the inclusive range start..end.
+	return c.sortReply(sortLimit(elems, a.offset, a.count), &a)
+}
+
+// parseSortArgs parses the options after SORT's key.
+func (c *cmdCtx) parseSortArgs(args []string) (sortArgs, *resp.Reply) {
+	a := sortArgs{count: -1}
+	for i := 1; i < len(args); i++ {
+		left := len(args) - i - 1
+		switch opt := strings.ToUpper(args[i]); {
+		case opt == "ASC":
+			a.desc = false
+		case opt == "DESC":
+			a.desc = true
+		case opt == "ALPHA":
+			a.alpha = true
+		case opt == "LIMIT" && left >= 2:
+			o, ok1 := parseInt(args[i+1])
+			n, ok2 := parseInt(args[i+2])
+			if !ok1 || !ok2 {
+				return a, &errNotInt
+			}
+			a.offset, a.count = o, n
+			i += 2
+		case opt == "STORE" && left >= 1 && c.name == "sort":
+			a.store = args[i+1]
+			i++
+		case opt == "BY" && left >= 1:
+			a.by = args[i+1]
+			if !strings.Contains(a.by, "*") {
+				a.dontSort = true
+			}
+			i++
+		case opt == "GET" && left >= 1:
+			a.gets = append(a.gets, args[i+1])
+			i++
+		default:
+			return a, &errSyntax
+		}
+	}
+	return a, nil
+}
+
+// sortElems sorts elems in place by their weights: the elements
+// themselves, or what BY's pattern finds, as numbers unless ALPHA.
+func (c *cmdCtx) sortElems(elems []string, a *sortArgs) *resp.Reply {
+	type item struct {
+		el    string
+		w     string
+		hasW  bool
+		score float64
+	}
+	items := make([]item, len(elems))
+	for i, el := range elems {
+		it := item{el: el, w: el, hasW: true}
+		if a.by != "" {
+			it.w, it.hasW = c.lookupPattern(a.by, el)
+		}
+		if !a.alpha && it.hasW {
+			f, ok := sortScore(it.w)
+			if !ok {
+				return errReply("ERR One or more scores can't be converted into double")
+			}
+			it.score = f
+		}
+		items[i] = it
+	}
+	alpha, desc := a.alpha, a.desc
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		var cmp int
+		if alpha {
+			switch {
+			case !a.hasW && !b.hasW:
+				cmp = 0
+			case !a.hasW:
+				cmp = -1
+			case !b.hasW:
+				cmp = 1
+			default:
+				cmp = strings.Compare(a.w, b.w)
+			}
+		} else if a.score != b.score {
+			cmp = -1
+			if a.score > b.score {
+				cmp = 1
+			}
+		}
+		if cmp == 0 && !alpha {
+			// Equal scores order by the elements (7.0); equal ALPHA
+			// weights keep the input order here, while the server's
+			// unstable quicksort may not.
+			cmp = strings.Compare(a.el, b.el)
+		}
+		if desc {
+			return cmp > 0
+		}
+		return cmp < 0
+	})
+	for i := range items {
+		elems[i] = items[i].el
+	}
+	return nil
+}
+
+// sortLimit is LIMIT as sortCommand clamps it: the offset to [0, n], the
+// count to [-1, n], then the inclusive range start..end.
+func sortLimit(elems []string, offset, count int64) []string {
 	n := int64(len(elems))
 	start := min(max(offset, 0), n)
 	end := n - 1
@@ -900,19 +929,24 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 	}
 	end = min(end, n-1)
 	if end < start {
-		elems = nil
-	} else {
-		elems = elems[start : end+1]
+		return nil
 	}
+	return elems[start : end+1]
+}
+
+// sortReply replies with elems, or what each GET pattern finds for each,
+// or stores them as a list at STORE's destination and replies with their
+// number.
+func (c *cmdCtx) sortReply(elems []string, a *sortArgs) resp.Reply {
 	var out []resp.Reply
 	var stored []string
 	for _, el := range elems {
-		if len(gets) == 0 {
+		if len(a.gets) == 0 {
 			out = append(out, resp.BulkReply(el))
 			stored = append(stored, el)
 			continue
 		}
-		for _, g := range gets {
+		for _, g := range a.gets {
 			v, ok := c.lookupPattern(g, el)
 			if ok {
 				out = append(out, resp.BulkReply(v))
@@ -922,10 +956,10 @@ func cmdSort(c *cmdCtx, args []string) resp.Reply {
 			stored = append(stored, v)
 		}
 	}
-	if store != "" {
-		delete(c.r.db, store)
+	if a.store != "" {
+		delete(c.r.db, a.store)
 		if len(stored) > 0 {
-			c.r.db[store] = &entry{kind: typeList, list: stored}
+			c.r.db[a.store] = &entry{kind: typeList, list: stored}
 		}
 		return resp.IntReply(int64(len(stored)))
 	}
