@@ -29,106 +29,16 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		}
 		return e, ok
 	case rdbTypeListQuicklist, rdbTypeListQuicklist2:
-		n, ok := rd.length()
-		if !ok {
-			return nil, false
-		}
-		var items []string
-		var nodes []int
-		for i := uint64(0); i < n; i++ {
-			container := uint64(quicklistPacked)
-			if typ == rdbTypeListQuicklist2 {
-				if container, ok = rd.length(); !ok || (container != 1 && container != quicklistPacked) {
-					return nil, false
-				}
-			}
-			blob, ok := rd.str()
-			if !ok {
-				return nil, false
-			}
-			if container == 1 { // QUICKLIST_NODE_CONTAINER_PLAIN: one element as is
-				items = append(items, blob)
-				nodes = append(nodes, 1)
-				continue
-			}
-			var part []string
-			if typ == rdbTypeListQuicklist {
-				part, ok = ziplistItems(blob)
-			} else {
-				part, ok = listpackItems(blob)
-			}
-			if !ok || len(part) == 0 {
-				return nil, false
-			}
-			items = append(items, part...)
-			nodes = append(nodes, len(part))
-		}
-		e, ok := listEntry(items, true)
-		if ok {
-			e.ql = nodesOf(items, nodes)
-		}
-		return e, ok
+		return rdbLoadQuicklist(rd, typ)
 	case rdbTypeSet:
 		members, ok := rd.strings(1)
 		return setEntry(members, ok, 0)
 	case rdbTypeSetIntset:
-		blob, ok := rd.str()
-		if !ok || len(blob) < 8 {
-			return nil, false
-		}
-		width := binary.LittleEndian.Uint32([]byte(blob))
-		n := uint64(binary.LittleEndian.Uint32([]byte(blob[4:])))
-		if (width != 2 && width != 4 && width != 8) || uint64(len(blob)) != 8+n*uint64(width) {
-			return nil, false
-		}
-		members := make([]string, n)
-		for i := range members {
-			at := 8 + i*int(width)
-			members[i] = strconv.FormatInt(leInt([]byte(blob[at:at+int(width)])), 10)
-		}
-		return setEntry(members, true, uint8(width))
+		return rdbLoadIntset(rd)
 	case rdbTypeZSet, rdbTypeZSet2:
-		n, ok := rd.length()
-		if !ok || n == 0 {
-			return nil, false
-		}
-		z := newZSet()
-		for i := uint64(0); i < n; i++ {
-			m, ok := rd.str()
-			if !ok {
-				return nil, false
-			}
-			var score float64
-			if typ == rdbTypeZSet2 {
-				b, ok := rd.bytes(8)
-				if !ok {
-					return nil, false
-				}
-				score = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			} else if score, ok = rd.asciiDouble(); !ok {
-				return nil, false
-			}
-			if _, dup := z.scores[m]; dup || math.IsNaN(score) {
-				return nil, false
-			}
-			z.set(m, score)
-		}
-		return &entry{kind: typeZSet, zset: z}, true
+		return rdbLoadZSet(rd, typ)
 	case rdbTypeZSetZiplist, rdbTypeZSetListpack:
-		items, ok := rd.blobItems(typ == rdbTypeZSetListpack)
-		if !ok || len(items) == 0 || len(items)%2 != 0 {
-			return nil, false
-		}
-		z := newZSet()
-		for i := 0; i < len(items); i += 2 {
-			score, ok := parseFloat(items[i+1])
-			if _, dup := z.scores[items[i]]; dup || !ok {
-				return nil, false
-			}
-			z.set(items[i], score)
-		}
-		z.longAdded = false // what the listpack holds stays there
-		return &entry{kind: typeZSet, zset: z, packed: true}, true
+		return rdbLoadPackedZSet(rd, typ)
 	case rdbTypeHash:
 		return hashEntry(rd.strings(2))
 	case rdbTypeStreamLP, rdbTypeStreamLP2:
@@ -145,6 +55,121 @@ func rdbLoadObject(rd *rdbReader, typ byte) (e *entry, ok bool) {
 		return e, ok
 	}
 	return nil, false
+}
+
+// rdbLoadQuicklist loads a quicklist of ziplists (RDB_TYPE_LIST_QUICKLIST)
+// or of listpacks and plain nodes (RDB_TYPE_LIST_QUICKLIST_2), keeping
+// its node sizes.
+func rdbLoadQuicklist(rd *rdbReader, typ byte) (*entry, bool) {
+	n, ok := rd.length()
+	if !ok {
+		return nil, false
+	}
+	var items []string
+	var nodes []int
+	for i := uint64(0); i < n; i++ {
+		container := uint64(quicklistPacked)
+		if typ == rdbTypeListQuicklist2 {
+			if container, ok = rd.length(); !ok || (container != 1 && container != quicklistPacked) {
+				return nil, false
+			}
+		}
+		blob, ok := rd.str()
+		if !ok {
+			return nil, false
+		}
+		if container == 1 { // QUICKLIST_NODE_CONTAINER_PLAIN: one element as is
+			items = append(items, blob)
+			nodes = append(nodes, 1)
+			continue
+		}
+		var part []string
+		if typ == rdbTypeListQuicklist {
+			part, ok = ziplistItems(blob)
+		} else {
+			part, ok = listpackItems(blob)
+		}
+		if !ok || len(part) == 0 {
+			return nil, false
+		}
+		items = append(items, part...)
+		nodes = append(nodes, len(part))
+	}
+	e, ok := listEntry(items, true)
+	if ok {
+		e.ql = nodesOf(items, nodes)
+	}
+	return e, ok
+}
+
+// rdbLoadIntset loads an intset blob: its encoding's width, its length,
+// then its little-endian integers.
+func rdbLoadIntset(rd *rdbReader) (*entry, bool) {
+	blob, ok := rd.str()
+	if !ok || len(blob) < 8 {
+		return nil, false
+	}
+	width := binary.LittleEndian.Uint32([]byte(blob))
+	n := uint64(binary.LittleEndian.Uint32([]byte(blob[4:])))
+	if (width != 2 && width != 4 && width != 8) || uint64(len(blob)) != 8+n*uint64(width) {
+		return nil, false
+	}
+	members := make([]string, n)
+	for i := range members {
+		at := 8 + i*int(width)
+		members[i] = strconv.FormatInt(leInt([]byte(blob[at:at+int(width)])), 10)
+	}
+	return setEntry(members, true, uint8(width))
+}
+
+// rdbLoadZSet loads a plain sorted set: member and score pairs, scores as
+// ASCII (RDB_TYPE_ZSET) or binary doubles (RDB_TYPE_ZSET_2).
+func rdbLoadZSet(rd *rdbReader, typ byte) (*entry, bool) {
+	n, ok := rd.length()
+	if !ok || n == 0 {
+		return nil, false
+	}
+	z := newZSet()
+	for i := uint64(0); i < n; i++ {
+		m, ok := rd.str()
+		if !ok {
+			return nil, false
+		}
+		var score float64
+		if typ == rdbTypeZSet2 {
+			b, ok := rd.bytes(8)
+			if !ok {
+				return nil, false
+			}
+			score = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		} else if score, ok = rd.asciiDouble(); !ok {
+			return nil, false
+		}
+		if _, dup := z.scores[m]; dup || math.IsNaN(score) {
+			return nil, false
+		}
+		z.set(m, score)
+	}
+	return &entry{kind: typeZSet, zset: z}, true
+}
+
+// rdbLoadPackedZSet loads a sorted set held in a ziplist or listpack of
+// member and score pairs.
+func rdbLoadPackedZSet(rd *rdbReader, typ byte) (*entry, bool) {
+	items, ok := rd.blobItems(typ == rdbTypeZSetListpack)
+	if !ok || len(items) == 0 || len(items)%2 != 0 {
+		return nil, false
+	}
+	z := newZSet()
+	for i := 0; i < len(items); i += 2 {
+		score, ok := parseFloat(items[i+1])
+		if _, dup := z.scores[items[i]]; dup || !ok {
+			return nil, false
+		}
+		z.set(items[i], score)
+	}
+	z.longAdded = false // what the listpack holds stays there
+	return &entry{kind: typeZSet, zset: z, packed: true}, true
 }
 
 func listEntry(items []string, ok bool) (*entry, bool) {
