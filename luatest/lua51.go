@@ -658,103 +658,144 @@ func (vm *luaVM) rename(L *lua.LState, msg string) string {
 		return msg
 	}
 	frame, info, line := vm.errorFrame(L)
-	pick := func(kind opKind, match func(opSite) (lua.LValue, string, bool)) (lua.LValue, string, bool) {
-		if info == nil {
-			return nil, "", false
-		}
-		type cand struct {
-			v    lua.LValue
-			desc string
-		}
-		var sure, unsure []cand
-		for _, s := range info.sites[line] {
-			if s.kind != kind {
-				continue
-			}
-			v, desc, ok := match(s)
-			switch {
-			case !ok:
-			case v != nil:
-				sure = append(sure, cand{v, desc})
-			default:
-				unsure = append(unsure, cand{nil, desc})
-			}
-		}
-		for _, cs := range [][]cand{sure, unsure} {
-			if len(cs) == 0 {
-				continue
-			}
-			for _, c := range cs[1:] {
-				if c.desc != cs[0].desc {
-					return nil, "", false
-				}
-			}
-			return cs[0].v, cs[0].desc, true
-		}
-		return nil, "", false
-	}
-	eval := func(e ast.Expr) (lua.LValue, bool) { return vm.evalAt(L, frame, e) }
+	es := &errorSites{vm: vm, L: L, frame: frame, info: info, line: line}
 	if m := gopherIndexError.FindStringSubmatch(msg); m != nil {
-		typ, key := m[2], m[3]
-		_, desc, ok := pick(opIndex, func(s opSite) (lua.LValue, string, bool) {
-			if s.key != "" && s.key != key {
-				return nil, "", false
-			}
-			if v, ok := eval(s.expr); ok {
-				return v, s.desc, v.Type().String() == typ
-			}
-			return nil, s.desc, true
-		})
-		if !ok {
-			desc = ""
-		}
-		return m[1] + typeErrorName(typ, desc, "index")
+		return es.renameIndex(m)
 	}
 	if m := gopherCallError.FindStringSubmatch(msg); m != nil {
-		v, desc, ok := pick(opCall, func(s opSite) (lua.LValue, string, bool) {
-			if s.expr == nil {
-				return nil, s.desc, true
-			}
-			if v, ok := eval(s.expr); ok {
-				_, isFn := v.(*lua.LFunction)
-				return v, s.desc, !isFn && L.GetMetaField(v, "__call") == lua.LNil
-			}
-			return nil, s.desc, true
-		})
-		if !ok {
-			return msg
-		}
-		typ := "nil"
-		if v != nil {
-			typ = v.Type().String()
-		}
-		return m[1] + typeErrorName(typ, desc, "call")
+		return es.renameCall(msg, m)
 	}
 	if m := gopherArithError.FindStringSubmatch(msg); m != nil {
-		op, lt, rt := m[2], m[3], m[4]
-		left := lt != "number"
-		typ := rt
-		if left {
-			typ = lt
+		return es.renameArith(m)
+	}
+	return es.renameUnary(msg)
+}
+
+// errorSites is the erroring frame of a runtime error, its chunk and its
+// line, whose operation sites rename names the operand from.
+type errorSites struct {
+	vm    *luaVM
+	L     *lua.LState
+	frame *lua.Debug
+	info  *chunkInfo
+	line  int
+}
+
+// pick returns the operand and its description among the line's sites of
+// kind that match: those whose value match could evaluate first, else the
+// rest, and ok only when all of them describe it alike.
+func (es *errorSites) pick(kind opKind, match func(opSite) (lua.LValue, string, bool)) (lua.LValue, string, bool) {
+	if es.info == nil {
+		return nil, "", false
+	}
+	type cand struct {
+		v    lua.LValue
+		desc string
+	}
+	var sure, unsure []cand
+	for _, s := range es.info.sites[es.line] {
+		if s.kind != kind {
+			continue
 		}
-		_, desc, ok := pick(opArith, func(s opSite) (lua.LValue, string, bool) {
-			if s.op != op {
+		v, desc, ok := match(s)
+		switch {
+		case !ok:
+		case v != nil:
+			sure = append(sure, cand{v, desc})
+		default:
+			unsure = append(unsure, cand{nil, desc})
+		}
+	}
+	for _, cs := range [][]cand{sure, unsure} {
+		if len(cs) == 0 {
+			continue
+		}
+		for _, c := range cs[1:] {
+			if c.desc != cs[0].desc {
 				return nil, "", false
 			}
-			e, d := s.expr2, s.desc2
-			if left {
-				e, d = s.expr, s.desc
-			}
-			if v, ok := eval(e); ok {
-				return v, d, v.Type().String() == typ
-			}
-			return nil, d, true
-		})
-		if !ok {
-			desc = ""
 		}
-		return m[1] + typeErrorName(typ, desc, "perform arithmetic on")
+		return cs[0].v, cs[0].desc, true
 	}
+	return nil, "", false
+}
+
+// eval evaluates e in the erroring frame, when it can.
+func (es *errorSites) eval(e ast.Expr) (lua.LValue, bool) { return es.vm.evalAt(es.L, es.frame, e) }
+
+// renameIndex words gopherIndexError's match m as Lua 5.1 does.
+func (es *errorSites) renameIndex(m []string) string {
+	typ, key := m[2], m[3]
+	_, desc, ok := es.pick(opIndex, func(s opSite) (lua.LValue, string, bool) {
+		if s.key != "" && s.key != key {
+			return nil, "", false
+		}
+		if v, ok := es.eval(s.expr); ok {
+			return v, s.desc, v.Type().String() == typ
+		}
+		return nil, s.desc, true
+	})
+	if !ok {
+		desc = ""
+	}
+	return m[1] + typeErrorName(typ, desc, "index")
+}
+
+// renameCall words gopherCallError's match m of msg as Lua 5.1 does, or
+// leaves msg as it is when no site tells what was called.
+func (es *errorSites) renameCall(msg string, m []string) string {
+	v, desc, ok := es.pick(opCall, func(s opSite) (lua.LValue, string, bool) {
+		if s.expr == nil {
+			return nil, s.desc, true
+		}
+		if v, ok := es.eval(s.expr); ok {
+			_, isFn := v.(*lua.LFunction)
+			return v, s.desc, !isFn && es.L.GetMetaField(v, "__call") == lua.LNil
+		}
+		return nil, s.desc, true
+	})
+	if !ok {
+		return msg
+	}
+	typ := "nil"
+	if v != nil {
+		typ = v.Type().String()
+	}
+	return m[1] + typeErrorName(typ, desc, "call")
+}
+
+// renameArith words gopherArithError's match m as Lua 5.1 does, naming
+// the operand that is no number (the left one when both are not).
+func (es *errorSites) renameArith(m []string) string {
+	op, lt, rt := m[2], m[3], m[4]
+	left := lt != "number"
+	typ := rt
+	if left {
+		typ = lt
+	}
+	_, desc, ok := es.pick(opArith, func(s opSite) (lua.LValue, string, bool) {
+		if s.op != op {
+			return nil, "", false
+		}
+		e, d := s.expr2, s.desc2
+		if left {
+			e, d = s.expr, s.desc
+		}
+		if v, ok := es.eval(e); ok {
+			return v, d, v.Type().String() == typ
+		}
+		return nil, d, true
+	})
+	if !ok {
+		desc = ""
+	}
+	return m[1] + typeErrorName(typ, desc, "perform arithmetic on")
+}
+
+// renameUnary words gopher-lua's unary minus and length errors in msg as
+// Lua 5.1 does, or leaves msg as it is when it is neither or no site tells
+// the operand.
+func (es *errorSites) renameUnary(msg string) string {
 	for _, u := range []struct {
 		re   *regexp.Regexp
 		kind opKind
@@ -764,11 +805,11 @@ func (vm *luaVM) rename(L *lua.LState, msg string) string {
 		if m == nil {
 			continue
 		}
-		v, desc, ok := pick(u.kind, func(s opSite) (lua.LValue, string, bool) {
+		v, desc, ok := es.pick(u.kind, func(s opSite) (lua.LValue, string, bool) {
 			if u.kind == opArith && s.op != "unm" {
 				return nil, "", false
 			}
-			if v, ok := eval(s.expr); ok {
+			if v, ok := es.eval(s.expr); ok {
 				return v, s.desc, true
 			}
 			return nil, s.desc, true
