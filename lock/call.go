@@ -51,8 +51,8 @@ func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, time.T
 // no latch and no place in the queue.
 func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs) {
 	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
-	args := scripts.AcquireArgs{Owner: m.owner, Attempt: seq, Lease: m.cfg.leaseFor(), FenceTTL: m.cfg.fenceTTL,
-		GrantLease: m.cfg.grantLease(), LatchTTL: m.cfg.latchTTL()}
+	args := scripts.AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL,
+		Attempt: seq, GrantLease: m.cfg.grantLease()}
 	return keys, args
 }
 
@@ -153,7 +153,7 @@ func (m *Mutex) release(ctx context.Context, last bool) (int64, error) {
 	if !last {
 		keys.Latch = []string{m.newLatch()}
 	}
-	args := scripts.ReleaseArgs{Owner: m.owner, FenceTTL: m.cfg.fenceTTL, LatchTTL: m.cfg.latchTTL(), Sharded: m.c.sharded}
+	args := scripts.ReleaseArgs{Owner: m.owner, Sharded: m.c.sharded, LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL}
 	var left scripts.ReleaseReply
 	ran := false // a try may have run
 	err := m.retry(ctx, func(ctx context.Context) (err error) {
@@ -191,7 +191,7 @@ func (m *Mutex) startRollback(seq int64, report func(released bool, err error)) 
 		err := m.retry(context.Background(), func(ctx context.Context) (err error) {
 			released, err = m.scripts.Abandon(ctx,
 				scripts.AbandonKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Wake: m.keys.Wake, Tomb: m.tomb},
-				scripts.AbandonArgs{Owner: m.owner, Attempt: seq, TombTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})
+				scripts.AbandonArgs{Owner: m.owner, Sharded: m.c.sharded, TombTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Attempt: seq})
 			return err
 		})
 		if report != nil {

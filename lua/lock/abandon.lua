@@ -22,15 +22,15 @@
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller
----@arg attempt   int64             the abandoned call's number
+---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@arg tombTTL   time.Duration ms  lifetime of tomb, whole ms >= 1
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
----@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@arg attempt   int64             the abandoned call's number
 ---@return bool                     true when a hold of owner was given back
----@include lib/draw.lua
+---@include lib/handoff.lua
 
-if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
+if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[5]) then
+  redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[3])
 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -40,30 +40,7 @@ if held then
 elseif redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-
-local heir = redis.call('LPOP', KEYS[3])
-if heir then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
-    redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
-      local token = draw(t, ARGV[4])
-      redis.call('HSET', KEYS[1], heir, 1)
-      redis.call('PEXPIRE', KEYS[1], lease)
-      local channel = KEYS[5] .. string.match(heir, '^[^.]*')
-      local msg = heir .. ' ' .. string.format('%.0f', token)
-      if ARGV[5] == '1' then
-        redis.call('SPUBLISH', channel, msg)
-      else
-        redis.call('PUBLISH', channel, msg)
-      end
-      break
-    end
-    heir = redis.call('LPOP', KEYS[3])
-  end
-end
+handoff(ARGV[4])
 if held then
   return 1
 end

@@ -33,12 +33,12 @@
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
----@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg lease       time.Duration ms  lease to set on success, whole ms >= 1
+---@arg latchTTL    time.Duration ms  lifetime of the reentrant form's latch, whole ms >= 1
 ---@arg fenceTTL    time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg queueTTL    time.Duration ms  when refused, queue until now + queueTTL; 0: do not queue
 ---@arg grantLease  time.Duration ms  lease a release grants owner when it hands the lock over
----@arg latchTTL    time.Duration ms  lifetime of the reentrant form's latch, whole ms >= 1
 ---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -46,23 +46,25 @@
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
 ---@include lib/draw.lua
+---@include lib/clock.lua
+---@include lib/latch.lua
 
 local owner = ARGV[1]
 if KEYS[6] then
-  local latched = redis.call('GET', KEYS[6])
-  if latched then
-    return {1, tonumber(latched), redis.call('PTTL', KEYS[1]), 0, 0}
+  local answer = latched()
+  if answer then
+    return {1, tonumber(answer), redis.call('PTTL', KEYS[1]), 0, 0}
   end
   if redis.call('HEXISTS', KEYS[1], owner) == 0 then
     return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- the hold is gone
   end
   local count = redis.call('HINCRBY', KEYS[1], owner, 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('SET', KEYS[6], count, 'PX', ARGV[7])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  latch(count)
   return {1, count, redis.call('PTTL', KEYS[1]), 0, 0}
 end
 
-if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
+if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[5]) then
   return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- abandoned
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
@@ -74,7 +76,7 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl ~= -2 then
   local held = redis.call('HGET', KEYS[1], owner)
   if held then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {1, tonumber(held), redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0') or 0, 0}
   end
 end
@@ -86,8 +88,7 @@ if ttl == -2 then
   -- head is left to the release, which skips dead waiters itself.)
   local head = redis.call('LINDEX', KEYS[3], 0)
   if head and head ~= owner then
-    t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    t, now = clock()
     while head and head ~= owner do
       local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
       if deadline and deadline >= now then
@@ -105,25 +106,24 @@ if ttl == -2 then
     end
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {1, 1, redis.call('PTTL', KEYS[1]), token, 0}
   end
 end
 
-if ARGV[5] ~= '0' then
+if ARGV[6] ~= '0' then
   if not now then
-    t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    t, now = clock()
   end
-  local entry = string.format('%d %s', now + tonumber(ARGV[5]), ARGV[6])
+  local entry = string.format('%d %s', now + tonumber(ARGV[6]), ARGV[7])
   local ahead
   if redis.call('HSET', KEYS[4], owner, entry) == 1 then
     ahead = redis.call('RPUSH', KEYS[3], owner) - 1
   else
     ahead = redis.call('LPOS', KEYS[3], owner) or 0
   end
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
-  redis.call('PEXPIRE', KEYS[4], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
+  redis.call('PEXPIRE', KEYS[4], ARGV[6])
   return {0, 0, ttl, 0, ahead}
 end
 return {0, 0, ttl, 0, 0}

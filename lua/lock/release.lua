@@ -26,19 +26,18 @@
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller
----@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
----@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
+---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@return int64                    holds left; 0 when the lock was released or handed over
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
----@include lib/draw.lua
+---@include lib/latch.lua
+---@include lib/handoff.lua
 
-if KEYS[6] then
-  local latched = redis.call('GET', KEYS[6])
-  if latched then
-    return tonumber(latched)
-  end
+local answer = latched()
+if answer then
+  return tonumber(answer)
 end
 local count = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
 if count <= 0 then
@@ -46,35 +45,10 @@ if count <= 0 then
 end
 if count > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-  if KEYS[6] then
-    redis.call('SET', KEYS[6], count - 1, 'PX', ARGV[3])
-  end
+  latch(count - 1)
   return count - 1
 end
 
 redis.call('DEL', KEYS[1])
-local heir = redis.call('LPOP', KEYS[3])
-if not heir then
-  return 0
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-while heir do
-  local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
-  redis.call('HDEL', KEYS[4], heir)
-  if deadline and tonumber(deadline) >= now then
-    local token = draw(t, ARGV[2])
-    redis.call('HSET', KEYS[1], heir, 1)
-    redis.call('PEXPIRE', KEYS[1], lease)
-    local channel = KEYS[5] .. string.match(heir, '^[^.]*')
-    local msg = heir .. ' ' .. string.format('%.0f', token)
-    if ARGV[4] == '1' then
-      redis.call('SPUBLISH', channel, msg)
-    else
-      redis.call('PUBLISH', channel, msg)
-    end
-    return 0
-  end
-  heir = redis.call('LPOP', KEYS[3])
-end
+handoff(ARGV[4])
 return 0

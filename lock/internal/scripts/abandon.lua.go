@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/abandon.lua
-// Includes: lua/lock/lib/draw.lua
+// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
 
 package scripts
 
@@ -35,14 +35,14 @@ type AbandonKeys struct {
 type AbandonArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Attempt is ARGV[2]: the abandoned call's number
-	Attempt int64
+	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
+	Sharded bool
 	// TombTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of tomb, whole ms >= 1
 	TombTTL time.Duration
 	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
 	FenceTTL time.Duration
-	// Sharded is ARGV[5], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
-	Sharded bool
+	// Attempt is ARGV[5]: the abandoned call's number
+	Attempt int64
 }
 
 // abandonScript is lua/lock/abandon.lua; [AbandonScript] returns it.
@@ -51,8 +51,11 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/abandon.lua",
 	Body: abandonBody,
 	Lines: []runtime.LineRange{
-		{Body: 31, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 49, File: "lua/lock/abandon.lua", Line: 31},
+		{Body: 31, File: "lua/lock/lib/handoff.lua", Line: 1},
+		{Body: 39, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 58, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 69, File: "lua/lock/lib/handoff.lua", Line: 9},
+		{Body: 102, File: "lua/lock/abandon.lua", Line: 31},
 	},
 })
 
@@ -111,10 +114,10 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 		keys.Wake,
 		keys.Tomb,
 		args.Owner,
-		runtime.AppendInt(&digits, args.Attempt),
+		runtime.FormatBool(args.Sharded),
 		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
 		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		runtime.AppendInt(&digits, args.Attempt),
 	}
 	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:6:6], call.kv[6:])
 	abandonCalls.Put(s.exec, call, err)
@@ -139,15 +142,16 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 		keys.Wake,
 		keys.Tomb,
 		args.Owner,
-		runtime.AppendInt(&digits, args.Attempt),
+		runtime.FormatBool(args.Sharded),
 		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
 		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		runtime.AppendInt(&digits, args.Attempt),
 	}
 	return runtime.Queue(b, s.exec, abandonScript, call.kv[:6:6], call.kv[6:], abandonDecode)
 }
 
-// abandonBody is lua/lock/abandon.lua, verbatim, with lua/lock/lib/draw.lua
+// abandonBody is lua/lock/abandon.lua, verbatim, with
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
 // inlined after its header (---@include); the Lines of abandonScript map its
 // lines back to the files.
 const abandonBody = `#!lua
@@ -174,16 +178,25 @@ const abandonBody = `#!lua
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller
----@arg attempt   int64             the abandoned call's number
+---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@arg tombTTL   time.Duration ms  lifetime of tomb, whole ms >= 1
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
----@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@arg attempt   int64             the abandoned call's number
 ---@return bool                     true when a hold of owner was given back
----@include lib/draw.lua
+---@include lib/handoff.lua
+--- handoff is the helper of the lock scripts that free the lock (release,
+--- abandon, force_unlock): each includes this file with ---@include
+--- lib/handoff.lua and keeps lock, fence, queue, waits and wake at KEYS[1]
+--- to KEYS[5] and sharded at ARGV[2]. The fence TTL is a parameter: it is
+--- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
+--- has none.
+---@include draw.lua
+---@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
---- hold (acquire, release, abandon, force_unlock): each includes this file
---- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
---- lib/ so that luagen, given lua/lock, does not take it for a script.
+--- hold (acquire, and release, abandon and force_unlock through
+--- handoff.lua): each includes this file with ---@include and keeps fence
+--- at KEYS[2]. It lives in lib/ so that luagen, given lua/lock, does not
+--- take it for a script; so do the other helpers there.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -198,9 +211,53 @@ local function draw(t, ttl)
   end
   return token
 end
+--- clock is the server-time helper of the lock scripts that compare a
+--- waiter's deadline with now (acquire, and release, abandon and
+--- force_unlock through handoff.lua): each includes this file with
+--- ---@include. It reads no KEYS or ARGV.
 
-if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[6], ARGV[2], 'PX', ARGV[3])
+-- clock returns TIME's reply, for draw, and the server time it names in
+-- whole ms, the unit of the deadlines in waits.
+local function clock()
+  local t = redis.call('TIME')
+  return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- handoff gives the lock, which the caller has just deleted, to the first
+-- live waiter in queue: hold count 1 under the grantLease it asked for, a
+-- fencing token drawn by draw (kept for fenceTTL ms), and one message
+-- "owner token" on its Client's wake channel (wake .. the owner's text
+-- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
+-- past their deadline are dropped on the way; with none live, the lock
+-- stays free.
+local function handoff(fenceTTL)
+  local heir = redis.call('LPOP', KEYS[3])
+  if not heir then
+    return
+  end
+  local t, now = clock()
+  while heir do
+    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    redis.call('HDEL', KEYS[4], heir)
+    if deadline and tonumber(deadline) >= now then
+      local token = draw(t, fenceTTL)
+      redis.call('HSET', KEYS[1], heir, 1)
+      redis.call('PEXPIRE', KEYS[1], lease)
+      local channel = KEYS[5] .. string.match(heir, '^[^.]*')
+      local msg = heir .. ' ' .. string.format('%.0f', token)
+      if ARGV[2] == '1' then
+        redis.call('SPUBLISH', channel, msg)
+      else
+        redis.call('PUBLISH', channel, msg)
+      end
+      return
+    end
+    heir = redis.call('LPOP', KEYS[3])
+  end
+end
+
+if tonumber(redis.call('GET', KEYS[6]) or '0') < tonumber(ARGV[5]) then
+  redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[3])
 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -210,30 +267,7 @@ if held then
 elseif redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-
-local heir = redis.call('LPOP', KEYS[3])
-if heir then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
-    redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
-      local token = draw(t, ARGV[4])
-      redis.call('HSET', KEYS[1], heir, 1)
-      redis.call('PEXPIRE', KEYS[1], lease)
-      local channel = KEYS[5] .. string.match(heir, '^[^.]*')
-      local msg = heir .. ' ' .. string.format('%.0f', token)
-      if ARGV[5] == '1' then
-        redis.call('SPUBLISH', channel, msg)
-      else
-        redis.call('PUBLISH', channel, msg)
-      end
-      break
-    end
-    heir = redis.call('LPOP', KEYS[3])
-  end
-end
+handoff(ARGV[4])
 if held then
   return 1
 end

@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/acquire.lua
-// Includes: lua/lock/lib/draw.lua
+// Includes: lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/latch.lua
 
 package scripts
 
@@ -35,18 +35,18 @@ type AcquireKeys struct {
 type AcquireArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Attempt is ARGV[2]: this call's number, >= 1, rising per owner
-	Attempt int64
-	// Lease is ARGV[3], sent as whole milliseconds (truncated): lease to set on success, whole ms >= 1
+	// Lease is ARGV[2], sent as whole milliseconds (truncated): lease to set on success, whole ms >= 1
 	Lease time.Duration
+	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of the reentrant form's latch, whole ms >= 1
+	LatchTTL time.Duration
 	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a first acquire, whole ms >= 1
 	FenceTTL time.Duration
-	// QueueTTL is ARGV[5], sent as whole milliseconds (truncated): when refused, queue until now + queueTTL; 0: do not queue
+	// Attempt is ARGV[5]: this call's number, >= 1, rising per owner
+	Attempt int64
+	// QueueTTL is ARGV[6], sent as whole milliseconds (truncated): when refused, queue until now + queueTTL; 0: do not queue
 	QueueTTL time.Duration
-	// GrantLease is ARGV[6], sent as whole milliseconds (truncated): lease a release grants owner when it hands the lock over
+	// GrantLease is ARGV[7], sent as whole milliseconds (truncated): lease a release grants owner when it hands the lock over
 	GrantLease time.Duration
-	// LatchTTL is ARGV[7], sent as whole milliseconds (truncated): lifetime of the reentrant form's latch, whole ms >= 1
-	LatchTTL time.Duration
 }
 
 // AcquireResult is the reply of [Scripts.Acquire], an array of 5 decoded by
@@ -70,8 +70,10 @@ var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
 	Lines: []runtime.LineRange{
-		{Body: 49, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 67, File: "lua/lock/acquire.lua", Line: 49},
+		{Body: 51, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 70, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 81, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 100, File: "lua/lock/acquire.lua", Line: 51},
 	},
 })
 
@@ -138,12 +140,12 @@ func acquireDecode(v runtime.Value) (AcquireResult, error) {
 func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArgs) (AcquireResult, error) {
 	v, err := acquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatInt(args.Attempt),
 		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		runtime.FormatInt(args.Attempt),
 		runtime.FormatDuration(args.QueueTTL, time.Millisecond),
 		runtime.FormatDuration(args.GrantLease, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 	})
 	if err != nil {
 		return AcquireResult{}, err
@@ -157,18 +159,18 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireArgs) *runtime.Future[AcquireResult] {
 	return runtime.Queue(b, s.exec, acquireScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatInt(args.Attempt),
 		runtime.FormatDuration(args.Lease, time.Millisecond),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		runtime.FormatInt(args.Attempt),
 		runtime.FormatDuration(args.QueueTTL, time.Millisecond),
 		runtime.FormatDuration(args.GrantLease, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 	}, acquireDecode)
 }
 
-// acquireBody is lua/lock/acquire.lua, verbatim, with lua/lock/lib/draw.lua
-// inlined after its header (---@include); the Lines of acquireScript map its
-// lines back to the files.
+// acquireBody is lua/lock/acquire.lua, verbatim, with lua/lock/lib/draw.lua,
+// lua/lock/lib/clock.lua, lua/lock/lib/latch.lua inlined after its header
+// (---@include); the Lines of acquireScript map its lines back to the files.
 const acquireBody = `#!lua
 --- Acquire is one attempt of owner to take the lock, or to raise its hold
 --- count when it holds the lock already (the reentrant form, named by a
@@ -204,12 +206,12 @@ const acquireBody = `#!lua
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
----@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg lease       time.Duration ms  lease to set on success, whole ms >= 1
+---@arg latchTTL    time.Duration ms  lifetime of the reentrant form's latch, whole ms >= 1
 ---@arg fenceTTL    time.Duration ms  lifetime of fence after a first acquire, whole ms >= 1
+---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg queueTTL    time.Duration ms  when refused, queue until now + queueTTL; 0: do not queue
 ---@arg grantLease  time.Duration ms  lease a release grants owner when it hands the lock over
----@arg latchTTL    time.Duration ms  lifetime of the reentrant form's latch, whole ms >= 1
 ---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -217,10 +219,13 @@ const acquireBody = `#!lua
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
 ---@include lib/draw.lua
+---@include lib/clock.lua
+---@include lib/latch.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
---- hold (acquire, release, abandon, force_unlock): each includes this file
---- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
---- lib/ so that luagen, given lua/lock, does not take it for a script.
+--- hold (acquire, and release, abandon and force_unlock through
+--- handoff.lua): each includes this file with ---@include and keeps fence
+--- at KEYS[2]. It lives in lib/ so that luagen, given lua/lock, does not
+--- take it for a script; so do the other helpers there.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -235,23 +240,53 @@ local function draw(t, ttl)
   end
   return token
 end
+--- clock is the server-time helper of the lock scripts that compare a
+--- waiter's deadline with now (acquire, and release, abandon and
+--- force_unlock through handoff.lua): each includes this file with
+--- ---@include. It reads no KEYS or ARGV.
+
+-- clock returns TIME's reply, for draw, and the server time it names in
+-- whole ms, the unit of the deadlines in waits.
+local function clock()
+  local t = redis.call('TIME')
+  return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+--- latch is the helper of the lock scripts whose call names a latch when
+--- it is not idempotent (acquire's reentrant form, a release that leaves
+--- holds): each includes this file with ---@include lib/latch.lua and keeps
+--- the latch, when the call names one, at KEYS[6] and latchTTL at ARGV[3].
+
+-- latched returns the answer an earlier try of this call recorded in the
+-- latch (GET's reply: a string, or false when none is recorded), or nil
+-- when the call names no latch.
+local function latched()
+  return KEYS[6] and redis.call('GET', KEYS[6])
+end
+
+-- latch records answer in the latch for latchTTL ms, when the call names
+-- one, so that a retry after a lost reply returns it (latched).
+local function latch(answer)
+  if KEYS[6] then
+    redis.call('SET', KEYS[6], answer, 'PX', ARGV[3])
+  end
+end
 
 local owner = ARGV[1]
 if KEYS[6] then
-  local latched = redis.call('GET', KEYS[6])
-  if latched then
-    return {1, tonumber(latched), redis.call('PTTL', KEYS[1]), 0, 0}
+  local answer = latched()
+  if answer then
+    return {1, tonumber(answer), redis.call('PTTL', KEYS[1]), 0, 0}
   end
   if redis.call('HEXISTS', KEYS[1], owner) == 0 then
     return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- the hold is gone
   end
   local count = redis.call('HINCRBY', KEYS[1], owner, 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  redis.call('SET', KEYS[6], count, 'PX', ARGV[7])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  latch(count)
   return {1, count, redis.call('PTTL', KEYS[1]), 0, 0}
 end
 
-if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[2]) then
+if tonumber(redis.call('GET', KEYS[5]) or '0') >= tonumber(ARGV[5]) then
   return {0, 0, redis.call('PTTL', KEYS[1]), 0, 0} -- abandoned
 end
 -- Every read that can fail (a key of the wrong type) comes before the first
@@ -263,7 +298,7 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl ~= -2 then
   local held = redis.call('HGET', KEYS[1], owner)
   if held then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {1, tonumber(held), redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0') or 0, 0}
   end
 end
@@ -275,8 +310,7 @@ if ttl == -2 then
   -- head is left to the release, which skips dead waiters itself.)
   local head = redis.call('LINDEX', KEYS[3], 0)
   if head and head ~= owner then
-    t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    t, now = clock()
     while head and head ~= owner do
       local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
       if deadline and deadline >= now then
@@ -294,25 +328,24 @@ if ttl == -2 then
     end
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {1, 1, redis.call('PTTL', KEYS[1]), token, 0}
   end
 end
 
-if ARGV[5] ~= '0' then
+if ARGV[6] ~= '0' then
   if not now then
-    t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    t, now = clock()
   end
-  local entry = string.format('%d %s', now + tonumber(ARGV[5]), ARGV[6])
+  local entry = string.format('%d %s', now + tonumber(ARGV[6]), ARGV[7])
   local ahead
   if redis.call('HSET', KEYS[4], owner, entry) == 1 then
     ahead = redis.call('RPUSH', KEYS[3], owner) - 1
   else
     ahead = redis.call('LPOS', KEYS[3], owner) or 0
   end
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
-  redis.call('PEXPIRE', KEYS[4], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
+  redis.call('PEXPIRE', KEYS[4], ARGV[6])
   return {0, 0, ttl, 0, ahead}
 end
 return {0, 0, ttl, 0, 0}

@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/force_unlock.lua
-// Includes: lua/lock/lib/draw.lua
+// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
 
 package scripts
 
@@ -43,8 +43,11 @@ var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/force_unlock.lua",
 	Body: forceUnlockBody,
 	Lines: []runtime.LineRange{
-		{Body: 16, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 34, File: "lua/lock/force_unlock.lua", Line: 16},
+		{Body: 16, File: "lua/lock/lib/handoff.lua", Line: 1},
+		{Body: 24, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 43, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 54, File: "lua/lock/lib/handoff.lua", Line: 9},
+		{Body: 87, File: "lua/lock/force_unlock.lua", Line: 16},
 	},
 })
 
@@ -121,8 +124,9 @@ func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args 
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim, with
-// lua/lock/lib/draw.lua inlined after its header (---@include); the Lines of
-// forceUnlockScript map its lines back to the files.
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
+// inlined after its header (---@include); the Lines of forceUnlockScript map
+// its lines back to the files.
 const forceUnlockBody = `#!lua
 --- ForceUnlock deletes the lock whoever holds it and hands it to the first
 --- live waiter, as the holder's last Release would. It is for operators (a
@@ -137,11 +141,20 @@ const forceUnlockBody = `#!lua
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
 ---@return bool                     true when there was a lock to delete
----@include lib/draw.lua
+---@include lib/handoff.lua
+--- handoff is the helper of the lock scripts that free the lock (release,
+--- abandon, force_unlock): each includes this file with ---@include
+--- lib/handoff.lua and keeps lock, fence, queue, waits and wake at KEYS[1]
+--- to KEYS[5] and sharded at ARGV[2]. The fence TTL is a parameter: it is
+--- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
+--- has none.
+---@include draw.lua
+---@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
---- hold (acquire, release, abandon, force_unlock): each includes this file
---- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
---- lib/ so that luagen, given lua/lock, does not take it for a script.
+--- hold (acquire, and release, abandon and force_unlock through
+--- handoff.lua): each includes this file with ---@include and keeps fence
+--- at KEYS[2]. It lives in lib/ so that luagen, given lua/lock, does not
+--- take it for a script; so do the other helpers there.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -156,19 +169,36 @@ local function draw(t, ttl)
   end
   return token
 end
+--- clock is the server-time helper of the lock scripts that compare a
+--- waiter's deadline with now (acquire, and release, abandon and
+--- force_unlock through handoff.lua): each includes this file with
+--- ---@include. It reads no KEYS or ARGV.
 
-if redis.call('DEL', KEYS[1]) == 0 then
-  return 0
-end
-local heir = redis.call('LPOP', KEYS[3])
-if heir then
+-- clock returns TIME's reply, for draw, and the server time it names in
+-- whole ms, the unit of the deadlines in waits.
+local function clock()
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- handoff gives the lock, which the caller has just deleted, to the first
+-- live waiter in queue: hold count 1 under the grantLease it asked for, a
+-- fencing token drawn by draw (kept for fenceTTL ms), and one message
+-- "owner token" on its Client's wake channel (wake .. the owner's text
+-- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
+-- past their deadline are dropped on the way; with none live, the lock
+-- stays free.
+local function handoff(fenceTTL)
+  local heir = redis.call('LPOP', KEYS[3])
+  if not heir then
+    return
+  end
+  local t, now = clock()
   while heir do
     local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
     redis.call('HDEL', KEYS[4], heir)
     if deadline and tonumber(deadline) >= now then
-      local token = draw(t, ARGV[1])
+      local token = draw(t, fenceTTL)
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
       local channel = KEYS[5] .. string.match(heir, '^[^.]*')
@@ -178,10 +208,15 @@ if heir then
       else
         redis.call('PUBLISH', channel, msg)
       end
-      break
+      return
     end
     heir = redis.call('LPOP', KEYS[3])
   end
 end
+
+if redis.call('DEL', KEYS[1]) == 0 then
+  return 0
+end
+handoff(ARGV[1])
 return 1
 `

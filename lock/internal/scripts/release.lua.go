@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/release.lua
-// Includes: lua/lock/lib/draw.lua
+// Includes: lua/lock/lib/latch.lua, lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
 
 package scripts
 
@@ -36,12 +36,12 @@ type ReleaseKeys struct {
 type ReleaseArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// FenceTTL is ARGV[2], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
-	FenceTTL time.Duration
+	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
+	Sharded bool
 	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of the latch, whole ms >= 1
 	LatchTTL time.Duration
-	// Sharded is ARGV[4], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
-	Sharded bool
+	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
+	FenceTTL time.Duration
 }
 
 // ReleaseReply is the reply of [Scripts.Release]: holds left; 0 when the lock
@@ -77,8 +77,12 @@ var releaseScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/release.lua",
 	Body: releaseBody,
 	Lines: []runtime.LineRange{
-		{Body: 36, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 54, File: "lua/lock/release.lua", Line: 36},
+		{Body: 37, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 56, File: "lua/lock/lib/handoff.lua", Line: 1},
+		{Body: 64, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 83, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 94, File: "lua/lock/lib/handoff.lua", Line: 9},
+		{Body: 127, File: "lua/lock/release.lua", Line: 37},
 	},
 	Errors: []*runtime.CodeError{ErrNotHeld},
 })
@@ -125,9 +129,9 @@ func releaseDecode(v runtime.Value) (ReleaseReply, error) {
 func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArgs) (ReleaseReply, error) {
 	v, err := releaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
 	})
 	if err != nil {
 		return 0, err
@@ -141,13 +145,14 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseArgs) *runtime.Future[ReleaseReply] {
 	return runtime.Queue(b, s.exec, releaseScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
 		runtime.FormatBool(args.Sharded),
+		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
+		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
 	}, releaseDecode)
 }
 
-// releaseBody is lua/lock/release.lua, verbatim, with lua/lock/lib/draw.lua
+// releaseBody is lua/lock/release.lua, verbatim, with lua/lock/lib/latch.lua,
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
 // inlined after its header (---@include); the Lines of releaseScript map its
 // lines back to the files.
 const releaseBody = `#!lua
@@ -178,17 +183,46 @@ const releaseBody = `#!lua
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller
----@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
----@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
+---@arg latchTTL  time.Duration ms  lifetime of the latch, whole ms >= 1
+---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@return int64                    holds left; 0 when the lock was released or handed over
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
----@include lib/draw.lua
+---@include lib/latch.lua
+---@include lib/handoff.lua
+--- latch is the helper of the lock scripts whose call names a latch when
+--- it is not idempotent (acquire's reentrant form, a release that leaves
+--- holds): each includes this file with ---@include lib/latch.lua and keeps
+--- the latch, when the call names one, at KEYS[6] and latchTTL at ARGV[3].
+
+-- latched returns the answer an earlier try of this call recorded in the
+-- latch (GET's reply: a string, or false when none is recorded), or nil
+-- when the call names no latch.
+local function latched()
+  return KEYS[6] and redis.call('GET', KEYS[6])
+end
+
+-- latch records answer in the latch for latchTTL ms, when the call names
+-- one, so that a retry after a lost reply returns it (latched).
+local function latch(answer)
+  if KEYS[6] then
+    redis.call('SET', KEYS[6], answer, 'PX', ARGV[3])
+  end
+end
+--- handoff is the helper of the lock scripts that free the lock (release,
+--- abandon, force_unlock): each includes this file with ---@include
+--- lib/handoff.lua and keeps lock, fence, queue, waits and wake at KEYS[1]
+--- to KEYS[5] and sharded at ARGV[2]. The fence TTL is a parameter: it is
+--- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
+--- has none.
+---@include draw.lua
+---@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
---- hold (acquire, release, abandon, force_unlock): each includes this file
---- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
---- lib/ so that luagen, given lua/lock, does not take it for a script.
+--- hold (acquire, and release, abandon and force_unlock through
+--- handoff.lua): each includes this file with ---@include and keeps fence
+--- at KEYS[2]. It lives in lib/ so that luagen, given lua/lock, does not
+--- take it for a script; so do the other helpers there.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
@@ -203,12 +237,54 @@ local function draw(t, ttl)
   end
   return token
 end
+--- clock is the server-time helper of the lock scripts that compare a
+--- waiter's deadline with now (acquire, and release, abandon and
+--- force_unlock through handoff.lua): each includes this file with
+--- ---@include. It reads no KEYS or ARGV.
 
-if KEYS[6] then
-  local latched = redis.call('GET', KEYS[6])
-  if latched then
-    return tonumber(latched)
+-- clock returns TIME's reply, for draw, and the server time it names in
+-- whole ms, the unit of the deadlines in waits.
+local function clock()
+  local t = redis.call('TIME')
+  return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- handoff gives the lock, which the caller has just deleted, to the first
+-- live waiter in queue: hold count 1 under the grantLease it asked for, a
+-- fencing token drawn by draw (kept for fenceTTL ms), and one message
+-- "owner token" on its Client's wake channel (wake .. the owner's text
+-- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
+-- past their deadline are dropped on the way; with none live, the lock
+-- stays free.
+local function handoff(fenceTTL)
+  local heir = redis.call('LPOP', KEYS[3])
+  if not heir then
+    return
   end
+  local t, now = clock()
+  while heir do
+    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    redis.call('HDEL', KEYS[4], heir)
+    if deadline and tonumber(deadline) >= now then
+      local token = draw(t, fenceTTL)
+      redis.call('HSET', KEYS[1], heir, 1)
+      redis.call('PEXPIRE', KEYS[1], lease)
+      local channel = KEYS[5] .. string.match(heir, '^[^.]*')
+      local msg = heir .. ' ' .. string.format('%.0f', token)
+      if ARGV[2] == '1' then
+        redis.call('SPUBLISH', channel, msg)
+      else
+        redis.call('PUBLISH', channel, msg)
+      end
+      return
+    end
+    heir = redis.call('LPOP', KEYS[3])
+  end
+end
+
+local answer = latched()
+if answer then
+  return tonumber(answer)
 end
 local count = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
 if count <= 0 then
@@ -216,36 +292,11 @@ if count <= 0 then
 end
 if count > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-  if KEYS[6] then
-    redis.call('SET', KEYS[6], count - 1, 'PX', ARGV[3])
-  end
+  latch(count - 1)
   return count - 1
 end
 
 redis.call('DEL', KEYS[1])
-local heir = redis.call('LPOP', KEYS[3])
-if not heir then
-  return 0
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-while heir do
-  local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
-  redis.call('HDEL', KEYS[4], heir)
-  if deadline and tonumber(deadline) >= now then
-    local token = draw(t, ARGV[2])
-    redis.call('HSET', KEYS[1], heir, 1)
-    redis.call('PEXPIRE', KEYS[1], lease)
-    local channel = KEYS[5] .. string.match(heir, '^[^.]*')
-    local msg = heir .. ' ' .. string.format('%.0f', token)
-    if ARGV[4] == '1' then
-      redis.call('SPUBLISH', channel, msg)
-    else
-      redis.call('PUBLISH', channel, msg)
-    end
-    return 0
-  end
-  heir = redis.call('LPOP', KEYS[3])
-end
+handoff(ARGV[4])
 return 0
 `

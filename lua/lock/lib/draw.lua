@@ -1,7 +1,8 @@
 --- draw is the fencing-token helper of the lock scripts that hand out a
---- hold (acquire, release, abandon, force_unlock): each includes this file
---- with ---@include lib/draw.lua and keeps fence at KEYS[2]. It lives in
---- lib/ so that luagen, given lua/lock, does not take it for a script.
+--- hold (acquire, and release, abandon and force_unlock through
+--- handoff.lua): each includes this file with ---@include and keeps fence
+--- at KEYS[2]. It lives in lib/ so that luagen, given lua/lock, does not
+--- take it for a script; so do the other helpers there.
 
 -- draw sets fence (KEYS[2]) to a new fencing token, max(last + 1, server
 -- time in µs from t, TIME's reply), kept for ttl ms, and returns it. SET's
