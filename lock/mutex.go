@@ -287,31 +287,17 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 		refused, answered = sent, true
 		m.emit(Event{Kind: EventRefused, Attempt: n, Wait: time.Since(start)})
 
-		if sub == nil && m.notifies() {
-			if sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
-				m.abandon(seq)
-				return m.failed(ctx, start, n, err)
-			}
-			// Unless the wake channel was subscribed before the refused
-			// attempt was sent, attempt again once it is: a handoff in
-			// between would have gone unheard (the attempt claims it).
-			if !sub.readyBefore(sent) {
-				if err := m.settle(ctx, sub, deadline, bounded); err != nil {
-					m.abandon(seq)
-					return m.failed(ctx, start, n, err)
-				}
-				trigger = TriggerSubscribed
-				continue
-			}
+		again, err := m.subscribeWake(ctx, &sub, sent, deadline, bounded)
+		if err != nil {
+			m.abandon(seq)
+			return m.failed(ctx, start, n, err)
+		}
+		if again {
+			trigger = TriggerSubscribed
+			continue
 		}
 
-		sleep, next := m.cfg.poll(res.TTL), TriggerPoll
-		if sub == nil { // no wake messages
-			sleep = pace.sleep(res.Ahead, res.TTL, sleep)
-		}
-		if rem := time.Until(deadline); bounded && rem <= sleep {
-			sleep, next = max(rem, 0), TriggerDeadline
-		}
+		sleep, next := m.nap(res, &pace, sub, deadline, bounded)
 		t := time.NewTimer(sleep)
 		select {
 		case token := <-m.wake:
@@ -358,6 +344,40 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 			return m.failed(ctx, start, n, ErrClosed)
 		}
 	}
+}
+
+// subscribeWake subscribes *sub to this owner's wake channel when the
+// lock announces handoffs (notifies) and *sub is nil, after an attempt
+// sent at sent was refused. It reports whether to attempt again at once:
+// when the channel was not subscribed before that attempt was sent, a
+// handoff in between would have gone unheard (the attempt claims it), so
+// it waits for the subscription to settle and says so.
+func (m *Mutex) subscribeWake(ctx context.Context, sub **subscription, sent, deadline time.Time, bounded bool) (again bool, err error) {
+	if *sub != nil || !m.notifies() {
+		return false, nil
+	}
+	if *sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
+		return false, err
+	}
+	if (*sub).readyBefore(sent) {
+		return false, nil
+	}
+	return true, m.settle(ctx, *sub, deadline, bounded)
+}
+
+// nap is how long await sleeps after res refused an attempt, and what ends
+// the sleep if no wake message does: the poll interval for res's lease
+// (paced by the queue when sub is nil, without wake messages), cut to the
+// deadline of a bounded wait.
+func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, deadline time.Time, bounded bool) (time.Duration, Trigger) {
+	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
+	if sub == nil { // no wake messages
+		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
+	}
+	if rem := time.Until(deadline); bounded && rem <= sleep {
+		sleep, next = max(rem, 0), TriggerDeadline
+	}
+	return sleep, next
 }
 
 // queuePace paces the polls of a waiter that hears of no handoff (no wake
