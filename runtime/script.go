@@ -36,22 +36,25 @@ type Executor interface {
 // concurrent use ([NewLibrary] attaches it to a library once, during
 // package initialisation too).
 type Script struct {
+	// What every call reads comes first, in one cache line: a call's
+	// goroutine finds it cold, after the kernel's network stack ran.
+	sha1     string // of body
+	readOnly bool
+	anySlot  bool
+	idem     bool
+	lib      *Library             // set once by NewLibrary, during package initialisation
+	ints     map[int64]*CodeError // codes whose Reply is an integer
+	onNil    *CodeError           // the code whose Reply is "nil"
+
 	name      string
 	file      string
-	source    string // the .lua file's text
-	body      string // source as sent: wrapBody(source)
-	sha1      string // of body
-	readOnly  bool
-	anySlot   bool
-	idem      bool
+	source    string  // the .lua file's text
+	body      string  // source as sent: wrapBody(source)
 	coalesce  int     // ---@coalesce: most calls per merged run; 0: never merged
 	companion *Script // the merged-run script, when coalesce > 0
 	codes     []*CodeError
-	ints      map[int64]*CodeError // codes whose Reply is an integer
-	onNil     *CodeError           // the code whose Reply is "nil"
 	prefixes  map[string]*CodeError
-	// Set once by NewLibrary, during package initialisation.
-	lib    *Library
+	// Set once by NewLibrary, with lib.
 	fn     string // function name in lib
 	fnLine int    // the library line holding line 1 of the .lua file
 
