@@ -849,7 +849,7 @@ func (e *scriptEmitter) method() {
 			jen.Return(jen.Id(e.n.Decode).Call(jen.Id("v"))))
 	}
 	e.f.Add(docComment(e.methodDoc()...))
-	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(e.n.Method).Params(params...).Params(results...).Block(body...)
+	e.f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(e.n.Method).Params(params...).Params(results...).Block(body...)
 	e.queueMethod()
 }
 
@@ -875,7 +875,7 @@ func (e *scriptEmitter) queueMethod() {
 	e.f.Add(docComment(wrap(doc, 76)...))
 	body := append([]jen.Code{}, pre...)
 	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.n.Var), keysX, argv, decode)))
-	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(e.n.Queue).Params(params...).
+	e.f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(e.n.Queue).Params(params...).
 		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }
 
@@ -954,21 +954,21 @@ func (e *scriptEmitter) body() {
 func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.Add(docComment(wrap(fmt.Sprintf("Scripts runs this package's scripts on one [runtime.Executor]. Create it with [%s]; it is safe for concurrent use.", cfg.New), 76)...))
-	f.Type().Id("Scripts").Struct(jen.Id("exec").Add(rt("Executor")))
+	f.Type().Id(scriptsType).Struct(jen.Id("exec").Add(rt("Executor")))
 	f.Add(docComment(wrap(fmt.Sprintf("%s returns Scripts that run on e, e.g. runtime.Rueidis(client) for rueidis, goredis.New(client) (package github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where the mistake is made; the methods of a zero Scripts return runtime.ErrNilExecutor.", cfg.New), 76)...))
-	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id("Scripts").Block(
+	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id(scriptsType).Block(
 		jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Panic(jen.Lit(cfg.Package+"."+cfg.New+": the runtime.Executor is nil"))),
-		jen.Return(jen.Op("&").Id("Scripts").Values(jen.Id("exec").Op(":").Id("e"))))
+		jen.Return(jen.Op("&").Id(scriptsType).Values(jen.Id("exec").Op(":").Id("e"))))
 	var all []jen.Code
 	for _, s := range scripts {
 		all = append(all, jen.Id(namesOf(s).Var))
 	}
 	f.Add(docComment(wrap("All returns this package's scripts in file order, in a new slice.", 76)...))
-	f.Func().Id("All").Params().Index().Op("*").Add(rt("Script")).Block(
+	f.Func().Id(allFunc).Params().Index().Op("*").Add(rt("Script")).Block(
 		jen.Return(jen.Index().Op("*").Add(rt("Script")).Values(all...)))
 	f.Add(docComment(wrap(preloadDoc(cfg), 76)...))
-	f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Preload").Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
-		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id("All").Call().Op("..."))))
+	f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(preloadMethod).Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
+		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id(allFunc).Call().Op("..."))))
 	if cfg.Functions {
 		emitLibrary(f, cfg)
 	}

@@ -83,11 +83,11 @@ func (c Config) Check() error {
 		return bad("New", n, "is not a Go identifier")
 	case n == "_":
 		return bad("New", n, "cannot be called: _ is the blank identifier")
-	case n == "Scripts":
+	case n == scriptsType:
 		return bad("New", n, "is taken by the Scripts type luagen generates")
-	case n == "All":
+	case n == allFunc:
 		return bad("New", n, "is taken by the All variable luagen generates")
-	case c.Functions && (n == "Library" || n == "library"):
+	case c.Functions && (n == libraryFunc || n == libraryVar):
 		return bad("New", n, "is taken by the function library luagen -functions generates")
 	case n == "init":
 		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
@@ -217,14 +217,11 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	errDecls := map[string]declaredError{}
 	famSeen := map[string]bool{}
 	builtin := symbol{tag: "luagen"}
-	for _, n := range []string{"Scripts", "All"} {
+	for _, n := range packageDecls(cfg) {
 		pkgScope[n] = builtin
 	}
-	if cfg.Functions {
-		pkgScope["Library"], pkgScope["library"] = builtin, builtin
-	}
 	pkgScope[cfg.New] = symbol{tag: "constructor"}
-	methods["Preload"] = builtin
+	methods[preloadMethod] = builtin
 	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)

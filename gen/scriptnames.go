@@ -1,5 +1,26 @@
 package gen
 
+// The names luagen declares once in a package (emitPackage, emitLibrary),
+// which checkPackage and Config.Check keep scripts and -new from taking.
+const (
+	scriptsType   = "Scripts" // the type whose methods run the scripts
+	allFunc       = "All"     // the function that lists the scripts
+	preloadMethod = "Preload" // the method of Scripts that loads them
+	libraryFunc   = "Library" // with -functions: the function that returns the library
+	libraryVar    = "library" // with -functions: the variable that holds it
+)
+
+// packageDecls returns the package-level names luagen declares for cfg,
+// but for the constructor (cfg.New), whose collisions have their own
+// message, and for the methods of Scripts (preloadMethod).
+func packageDecls(cfg Config) []string {
+	names := []string{scriptsType, allFunc}
+	if cfg.Functions {
+		names = append(names, libraryFunc, libraryVar)
+	}
+	return names
+}
+
 // scriptNames are the Go identifiers the generated code declares for one
 // script, all derived here: the emitter (emit.go) declares and links them
 // and the collision check (checkPackage, generate.go) checks them, so a
