@@ -440,7 +440,7 @@ func (e *scriptEmitter) errors() {
 		for _, i := range own {
 			r, name := e.s.Errors[i], e.n.Errors[i]
 			g.Add(docComment(sentence(fmt.Sprintf("%s is returned when the script %s", name, replyWhen(r)), r.Desc)))
-			g.Id(name).Op("=").Add(newCodeError(e.cfg.Package+"."+e.s.Name, r))
+			g.Id(name).Op("=").Add(newCodeError(e.specName(), r))
 		}
 	})
 }
@@ -460,10 +460,14 @@ func newCodeError(scope string, r *Reply) jen.Code {
 	return rt("NewCodeError").Call(jen.Lit(scope), jen.Lit(r.GoName), jen.Lit(r.Value), jen.Lit(r.Desc))
 }
 
+// specName is the script's name in runtime.ScriptSpec and its errors:
+// the package's name and the method's, e.g. stock.Deduct.
+func (e *scriptEmitter) specName() string { return e.cfg.Package + "." + e.n.Method }
+
 func (e *scriptEmitter) scriptVar() {
 	s := e.s
 	items := []jen.Code{
-		jen.Id("Name").Op(":").Lit(e.cfg.Package + "." + s.Name),
+		jen.Id("Name").Op(":").Lit(e.specName()),
 		jen.Id("File").Op(":").Lit(s.File),
 		jen.Id("Body").Op(":").Id(e.n.Body),
 	}
