@@ -26,14 +26,15 @@ type fnState struct {
 	parent *fnState
 	expr   *ast.FunctionExpr // nil for the main chunk
 	line   int
+	active int // locals in scope now
+	max    int // the most locals in scope at once
+	maxAt  int // line of the declaration that first reached max
+	upvals map[*binding]bool
+	kv     map[string]bool // the globals KEYS and ARGV it or a nested function reads
+
 	// outerLine is the linter's line where the function began, which it
 	// is again once the function ends.
 	outerLine int
-	active    int // locals in scope now
-	max       int // the most locals in scope at once
-	maxAt     int // line of the declaration that first reached max
-	upvals    map[*binding]bool
-	kv        map[string]bool // the globals KEYS and ARGV it or a nested function reads
 }
 
 // enter starts counting a function declared at line.
