@@ -261,9 +261,9 @@ type scriptEmitter struct {
 	cfg    Config
 	pkg    *pkgModel
 	f      *jen.File
-	sv     string // the *runtime.Script variable, e.g. deductScript
-	ref    string // doc link to the method, e.g. [Scripts.Deduct]
-	result string // Go result type name when generated (tuple or Reply), else ""
+	n      scriptNames // every name it declares
+	ref    string      // doc link to the method, e.g. [Scripts.Deduct]
+	result string      // Go result type name when generated (tuple or Reply), else ""
 }
 
 func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
@@ -272,7 +272,8 @@ func emitScript(s *Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	if inc := s.inlinedFiles(); len(inc) > 0 {
 		f.HeaderComment("Includes: " + commentSafe(strings.Join(inc, ", ")))
 	}
-	e := &scriptEmitter{s: s, cfg: cfg, pkg: pkg, f: f, sv: lowerCamel(s.Name) + "Script", ref: "[Scripts." + s.Name + "]"}
+	n := namesOf(s)
+	e := &scriptEmitter{s: s, cfg: cfg, pkg: pkg, f: f, n: n, ref: "[Scripts." + n.Method + "]"}
 	e.keys()
 	e.args()
 	e.resultType()
@@ -290,10 +291,10 @@ func (e *scriptEmitter) keys() {
 	if len(ks) == 0 {
 		return
 	}
-	doc := fmt.Sprintf("%sKeys are the KEYS of %s, in KEYS order.", e.s.Name, e.ref)
+	doc := fmt.Sprintf("%s are the KEYS of %s, in KEYS order.", e.n.Keys, e.ref)
 	switch fam := e.s.family; {
 	case fam != nil:
-		doc += fmt.Sprintf(" [%s.%s] builds them from one {%s} hash tag, so they hash to one slot.", fam.Type, e.s.Name, fam.Tag)
+		doc += fmt.Sprintf(" [%s.%s] builds them from one {%s} hash tag, so they hash to one slot.", fam.Type, e.n.Method, fam.Tag)
 	case e.s.slotFamily != nil:
 		fam = e.s.slotFamily
 		doc += fmt.Sprintf(" [%s] and its methods build them from one {%s} hash tag, so they hash to one slot.", fam.Ctor, fam.Tag)
@@ -301,7 +302,7 @@ func (e *scriptEmitter) keys() {
 		doc += " All keys must hash to one slot: give them one {hash tag}."
 	}
 	e.f.Add(docComment(wrap(doc, 76)...))
-	e.f.Type().Id(e.s.Name + "Keys").StructFunc(func(g *jen.Group) {
+	e.f.Type().Id(e.n.Keys).StructFunc(func(g *jen.Group) {
 		for i, k := range ks {
 			lead := fmt.Sprintf("%s is KEYS[%d]", k.GoName, i+1)
 			if k.Variadic {
@@ -328,8 +329,8 @@ func (e *scriptEmitter) args() {
 	if len(as) == 0 {
 		return
 	}
-	e.f.Add(docComment(fmt.Sprintf("%sArgs are the ARGV of %s, in ARGV order.", e.s.Name, e.ref)))
-	e.f.Type().Id(e.s.Name + "Args").StructFunc(func(g *jen.Group) {
+	e.f.Add(docComment(fmt.Sprintf("%s are the ARGV of %s, in ARGV order.", e.n.Args, e.ref)))
+	e.f.Type().Id(e.n.Args).StructFunc(func(g *jen.Group) {
 		for i, a := range as {
 			lead := fmt.Sprintf("%s is ARGV[%d]", a.GoName, i+1)
 			if a.Variadic {
@@ -357,9 +358,9 @@ func (e *scriptEmitter) resultType() {
 	switch {
 	case r == nil:
 	case r.Shape == ShapeTuple:
-		e.result = r.Tuple
-		e.f.Add(docComment(wrap(para(sentence(fmt.Sprintf("%s is the reply of %s, an array of %d decoded by position", r.Tuple, e.ref, len(r.Fields)), r.Desc)), 76)...))
-		e.f.Type().Id(r.Tuple).StructFunc(func(g *jen.Group) {
+		e.result = e.n.Tuple
+		e.f.Add(docComment(wrap(para(sentence(fmt.Sprintf("%s is the reply of %s, an array of %d decoded by position", e.n.Tuple, e.ref, len(r.Fields)), r.Desc)), 76)...))
+		e.f.Type().Id(e.n.Tuple).StructFunc(func(g *jen.Group) {
 			for i, fd := range r.Fields {
 				lead := fmt.Sprintf("%s is element %d", fd.GoName, i+1)
 				if how := receivedAs(fd.Type); how != "" {
@@ -372,20 +373,20 @@ func (e *scriptEmitter) resultType() {
 				g.Id(fd.GoName).Add(goType(fd.Type, ""))
 			}
 		})
-	case len(e.s.Statuses) > 0:
-		e.result = e.s.Name + "Reply"
+	case e.n.Reply != "":
+		e.result = e.n.Reply
 		name := e.result
 		var links []string
-		for _, st := range e.s.Statuses {
-			links = append(links, "["+e.s.Name+st.GoName+"]")
+		for _, cname := range e.n.Statuses {
+			links = append(links, "["+cname+"]")
 		}
 		doc := para(sentence(fmt.Sprintf("%s is the reply of %s", name, e.ref), r.Desc))
 		e.f.Add(docComment(append(wrap(doc, 76), wrap("Named replies: "+strings.Join(links, ", ")+".", 76)...)...))
 		e.f.Type().Id(name).Add(scalarType(r.Elem))
 		e.f.Add(docComment(fmt.Sprintf("The replies of %s that its header names.", e.ref)))
 		e.f.Const().DefsFunc(func(g *jen.Group) {
-			for _, st := range e.s.Statuses {
-				cname := e.s.Name + st.GoName
+			for i, st := range e.s.Statuses {
+				cname := e.n.Statuses[i]
 				g.Add(docComment(sentence(fmt.Sprintf("%s is reply %s", cname, st.Value), st.Desc)))
 				var v jen.Code = jen.Lit(st.Value)
 				if r.Elem == Int64 {
@@ -405,8 +406,8 @@ func (e *scriptEmitter) resultType() {
 		e.f.Add(docComment("String returns the name of a named reply, else the reply itself."))
 		e.f.Func().Params(jen.Id("r").Id(name)).Id("String").Params().String().Block(
 			jen.Switch(jen.Id("r")).BlockFunc(func(g *jen.Group) {
-				for _, st := range e.s.Statuses {
-					g.Case(jen.Id(e.s.Name + st.GoName)).Block(jen.Return(jen.Lit(st.Name)))
+				for i, st := range e.s.Statuses {
+					g.Case(jen.Id(e.n.Statuses[i])).Block(jen.Return(jen.Lit(st.Name)))
 				}
 			}),
 			fallback,
@@ -415,10 +416,10 @@ func (e *scriptEmitter) resultType() {
 }
 
 func (e *scriptEmitter) errors() {
-	var own []*Reply
-	for _, r := range e.s.Errors {
+	var own []int // indexes in e.s.Errors
+	for i, r := range e.s.Errors {
 		if e.pkg.shared[r.GoName] == nil {
-			own = append(own, r)
+			own = append(own, i)
 		}
 	}
 	if len(own) == 0 {
@@ -427,18 +428,19 @@ func (e *scriptEmitter) errors() {
 	doc := fmt.Sprintf("Errors of %s: the replies its header declares as failures. Test for them with errors.Is.", e.ref)
 	if len(own) < len(e.s.Errors) {
 		var links []string
-		for _, r := range e.s.Errors {
+		for i, r := range e.s.Errors {
 			if e.pkg.shared[r.GoName] != nil {
-				links = append(links, "[Err"+r.GoName+"]")
+				links = append(links, "["+e.n.Errors[i]+"]")
 			}
 		}
 		doc += " It also returns " + listingAnd(links) + ", which other scripts of the package share."
 	}
 	e.f.Add(docComment(wrap(doc, 76)...))
 	e.f.Var().DefsFunc(func(g *jen.Group) {
-		for _, r := range own {
-			g.Add(docComment(sentence(fmt.Sprintf("Err%s is returned when the script %s", r.GoName, replyWhen(r)), r.Desc)))
-			g.Id("Err" + r.GoName).Op("=").Add(newCodeError(e.cfg.Package+"."+e.s.Name, r))
+		for _, i := range own {
+			r, name := e.s.Errors[i], e.n.Errors[i]
+			g.Add(docComment(sentence(fmt.Sprintf("%s is returned when the script %s", name, replyWhen(r)), r.Desc)))
+			g.Id(name).Op("=").Add(newCodeError(e.specName(), r))
 		}
 	})
 }
@@ -458,12 +460,16 @@ func newCodeError(scope string, r *Reply) jen.Code {
 	return rt("NewCodeError").Call(jen.Lit(scope), jen.Lit(r.GoName), jen.Lit(r.Value), jen.Lit(r.Desc))
 }
 
+// specName is the script's name in runtime.ScriptSpec and its errors:
+// the package's name and the method's, e.g. stock.Deduct.
+func (e *scriptEmitter) specName() string { return e.cfg.Package + "." + e.n.Method }
+
 func (e *scriptEmitter) scriptVar() {
 	s := e.s
 	items := []jen.Code{
-		jen.Id("Name").Op(":").Lit(e.cfg.Package + "." + s.Name),
+		jen.Id("Name").Op(":").Lit(e.specName()),
 		jen.Id("File").Op(":").Lit(s.File),
-		jen.Id("Body").Op(":").Id(lowerCamel(s.Name) + "Body"),
+		jen.Id("Body").Op(":").Id(e.n.Body),
 	}
 	if s.ReadOnly {
 		items = append(items, jen.Id("ReadOnly").Op(":").True())
@@ -489,12 +495,12 @@ func (e *scriptEmitter) scriptVar() {
 	}
 	if len(s.Errors) > 0 {
 		var errs []jen.Code
-		for _, r := range s.Errors {
-			errs = append(errs, jen.Id("Err"+r.GoName))
+		for _, name := range e.n.Errors {
+			errs = append(errs, jen.Id(name))
 		}
 		items = append(items, jen.Id("Errors").Op(":").Index().Op("*").Add(rt("CodeError")).Values(errs...))
 	}
-	doc := fmt.Sprintf("%s returns %s as a [runtime.Script].", s.Name+"Script", commentSafe(s.File))
+	doc := fmt.Sprintf("%s returns %s as a [runtime.Script].", e.n.Script, commentSafe(s.File))
 	switch {
 	case s.ReadOnly && s.AllowCrossSlot:
 		doc += " It runs with EVALSHA_RO (flags=no-writes) and skips the hash-slot check (flags=allow-cross-slot-keys)."
@@ -506,11 +512,11 @@ func (e *scriptEmitter) scriptVar() {
 	if s.Coalesce > 0 {
 		doc += fmt.Sprintf(" Its companion ([runtime.Script.Companion], built from the same file) runs up to %d merged calls in one server-side run for a [runtime.Coalescer].", s.Coalesce)
 	}
-	e.f.Add(docComment(fmt.Sprintf("%s is %s; [%s] returns it.", e.sv, commentSafe(s.File), s.Name+"Script")))
-	e.f.Var().Id(e.sv).Op("=").Add(rt("NewScript")).Call(
+	e.f.Add(docComment(fmt.Sprintf("%s is %s; [%s] returns it.", e.n.Var, commentSafe(s.File), e.n.Script)))
+	e.f.Var().Id(e.n.Var).Op("=").Add(rt("NewScript")).Call(
 		rt("ScriptSpec").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...))
 	e.f.Add(docComment(wrap(doc, 76)...))
-	e.f.Func().Id(s.Name + "Script").Params().Op("*").Add(rt("Script")).Block(jen.Return(jen.Id(e.sv)))
+	e.f.Func().Id(e.n.Script).Params().Op("*").Add(rt("Script")).Block(jen.Return(jen.Id(e.n.Var)))
 }
 
 // keysExpr is the KEYS slice of a call.
@@ -597,11 +603,11 @@ func (e *scriptEmitter) callExprs(pool bool) (stmts []jen.Code, keysX, argvX jen
 		for _, line := range wrap(e.callWhat(digits)+", in a buffer used again once the server has answered: no allocation when warm.", 72) {
 			stmts = append(stmts, jen.Comment(line))
 		}
-		stmts = append(stmts, jen.Id("call").Op(":=").Id(e.callPoolName()).Dot("Get").Call())
+		stmts = append(stmts, jen.Id("call").Op(":=").Id(e.n.Calls).Dot("Get").Call())
 	} else {
 		stmts = []jen.Code{
 			jen.Comment(e.callWhat(digits) + ": one allocation."),
-			jen.Id("call").Op(":=").New(jen.Id(e.callTypeName())),
+			jen.Id("call").Op(":=").New(jen.Id(e.n.Call)),
 		}
 	}
 	if digits > 0 {
@@ -671,10 +677,6 @@ func (e *scriptEmitter) callWhat(digits int) string {
 	return what
 }
 
-// callTypeName and callPoolName name the script's call type and its pool.
-func (e *scriptEmitter) callTypeName() string { return lowerCamel(e.s.Name) + "Call" }
-func (e *scriptEmitter) callPoolName() string { return lowerCamel(e.s.Name) + "Calls" }
-
 // callType declares the script's call type and its runtime.CallPool, for a
 // script whose keys and args all have a fixed length (see callExprs).
 func (e *scriptEmitter) callType() {
@@ -686,15 +688,15 @@ func (e *scriptEmitter) callType() {
 	if digits > 0 {
 		fields = append(fields, jen.Id("digits").Index(jen.Lit(digits)).Byte())
 	}
-	e.f.Add(docComment(wrap(fmt.Sprintf("%s is one call of %s: %s.", e.callTypeName(), e.ref, e.callWhat(digits)), 76)...))
-	e.f.Type().Id(e.callTypeName()).Struct(fields...)
-	e.f.Add(docComment(wrap(fmt.Sprintf("%s recycles the buffers of calls of %s once the server has answered them (see [runtime.CallPool]).", e.callPoolName(), e.ref), 76)...))
-	e.f.Var().Id(e.callPoolName()).Add(rt("CallPool")).Types(jen.Id(e.callTypeName()))
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s is one call of %s: %s.", e.n.Call, e.ref, e.callWhat(digits)), 76)...))
+	e.f.Type().Id(e.n.Call).Struct(fields...)
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s recycles the buffers of calls of %s once the server has answered them (see [runtime.CallPool]).", e.n.Calls, e.ref), 76)...))
+	e.f.Var().Id(e.n.Calls).Add(rt("CallPool")).Types(jen.Id(e.n.Call))
 }
 
 // decoder returns an expression of type (T, error) decoding v as t.
 func (e *scriptEmitter) decoder(t Type, v jen.Code) jen.Code {
-	sv := jen.Id(e.sv)
+	sv := jen.Id(e.n.Var)
 	switch t.Shape {
 	case ShapeOptional:
 		return rt("Optional").Call(sv, v, elemFunc(t))
@@ -743,12 +745,8 @@ func (e *scriptEmitter) resultGoType() (jen.Code, jen.Code) {
 	case e.result != "" && r.Shape != ShapeTuple:
 		return jen.Id(e.result), zero(r.Type, "")
 	}
-	return goType(r.Type, r.Tuple), zero(r.Type, r.Tuple)
+	return goType(r.Type, e.n.Tuple), zero(r.Type, e.n.Tuple)
 }
-
-// decodeName is the script's decode function, e.g. deductDecode; a script
-// without ---@return has none (runtime.Raw takes its place).
-func (e *scriptEmitter) decodeName() string { return lowerCamel(e.s.Name) + "Decode" }
 
 // decode declares the function that turns the script's reply into the
 // method's result: the method and the Queue method share it.
@@ -768,13 +766,13 @@ func (e *scriptEmitter) decode() {
 	switch {
 	case r.Shape == ShapeStatus:
 		body = append(body,
-			jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(rt("String")).Call(jen.Id(e.sv), jen.Id("v")),
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(rt("String")).Call(jen.Id(e.n.Var), jen.Id("v")),
 			jen.Return(jen.Struct().Values(), jen.Err()))
 	case r.Shape == ShapeTuple:
 		body = append(body,
-			jen.List(jen.Id("a"), jen.Err()).Op(":=").Add(rt("Tuple")).Call(jen.Id(e.sv), jen.Id("v"), jen.Lit(len(r.Fields))),
+			jen.List(jen.Id("a"), jen.Err()).Op(":=").Add(rt("Tuple")).Call(jen.Id(e.n.Var), jen.Id("v"), jen.Lit(len(r.Fields))),
 			fail(),
-			jen.Var().Id("r").Id(r.Tuple),
+			jen.Var().Id("r").Id(e.n.Tuple),
 		)
 		for i, fd := range r.Fields {
 			body = append(body, jen.If(
@@ -791,8 +789,8 @@ func (e *scriptEmitter) decode() {
 	default:
 		body = append(body, jen.Return(e.decoder(r.Type, jen.Id("v"))))
 	}
-	e.f.Add(docComment(wrap(fmt.Sprintf("%s decodes a reply of %s as %s and [Scripts.Queue%s] return it.", e.decodeName(), e.sv, e.ref, e.s.Name), 76)...))
-	e.f.Func().Id(e.decodeName()).Params(jen.Id("v").Add(rt("Value"))).Params(retType, jen.Error()).Block(body...)
+	e.f.Add(docComment(wrap(fmt.Sprintf("%s decodes a reply of %s as %s and [Scripts.%s] return it.", e.n.Decode, e.n.Var, e.ref, e.n.Queue), 76)...))
+	e.f.Func().Id(e.n.Decode).Params(jen.Id("v").Add(rt("Value"))).Params(retType, jen.Error()).Block(body...)
 }
 
 // params is a method's parameter list: first, then the script's Keys and
@@ -800,10 +798,10 @@ func (e *scriptEmitter) decode() {
 func (e *scriptEmitter) params(first jen.Code) []jen.Code {
 	params := []jen.Code{first}
 	if len(e.s.Keys) > 0 {
-		params = append(params, jen.Id("keys").Id(e.s.Name+"Keys"))
+		params = append(params, jen.Id("keys").Id(e.n.Keys))
 	}
 	if len(e.s.Args) > 0 {
-		params = append(params, jen.Id("args").Id(e.s.Name+"Args"))
+		params = append(params, jen.Id("args").Id(e.n.Args))
 	}
 	return params
 }
@@ -812,13 +810,13 @@ func (e *scriptEmitter) method() {
 	s := e.s
 	params := e.params(jen.Id("ctx").Qual("context", "Context"))
 	pre, keysX, argv, pooled := e.callExprs(true)
-	exec := jen.Id(e.sv).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
+	exec := jen.Id(e.n.Var).Dot("Exec").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), keysX, argv)
 	// put gives a pooled call buffer back once Exec has returned.
 	put := func() []jen.Code {
 		if !pooled {
 			return nil
 		}
-		return []jen.Code{jen.Id(e.callPoolName()).Dot("Put").Call(jen.Id("s").Dot("exec"), jen.Id("call"), jen.Err())}
+		return []jen.Code{jen.Id(e.n.Calls).Dot("Put").Call(jen.Id("s").Dot("exec"), jen.Id("call"), jen.Err())}
 	}
 
 	r := s.Return
@@ -844,7 +842,7 @@ func (e *scriptEmitter) method() {
 		body = append(body, put()...)
 		body = append(body,
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.List(jen.Id("_"), jen.Err()).Op("=").Id(e.decodeName()).Call(jen.Id("v")),
+			jen.List(jen.Id("_"), jen.Err()).Op("=").Id(e.n.Decode).Call(jen.Id("v")),
 			jen.Return(jen.Err()))
 	default:
 		results = []jen.Code{retType, jen.Error()}
@@ -852,10 +850,10 @@ func (e *scriptEmitter) method() {
 		body = append(body, put()...)
 		body = append(body,
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zeroV, jen.Err())),
-			jen.Return(jen.Id(e.decodeName()).Call(jen.Id("v"))))
+			jen.Return(jen.Id(e.n.Decode).Call(jen.Id("v"))))
 	}
 	e.f.Add(docComment(e.methodDoc()...))
-	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(s.Name).Params(params...).Params(results...).Block(body...)
+	e.f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(e.n.Method).Params(params...).Params(results...).Block(body...)
 	e.queueMethod()
 }
 
@@ -866,22 +864,22 @@ func (e *scriptEmitter) queueMethod() {
 	pre, keysX, argv, _ := e.callExprs(false)
 	r := s.Return
 	var elem jen.Code
-	var decode jen.Code = jen.Id(e.decodeName())
-	result := "Result returns what " + s.Name + " would have: the same value and the same errors"
+	var decode jen.Code = jen.Id(e.n.Decode)
+	result := "Result returns what " + e.n.Method + " would have: the same value and the same errors"
 	switch {
 	case r == nil || r.Shape == ShapeNone:
 		elem, decode = rt("Value"), rt("Raw")
 	case r.Shape == ShapeStatus:
 		elem = jen.Struct()
-		result = "Err returns what " + s.Name + " would have"
+		result = "Err returns what " + e.n.Method + " would have"
 	default:
 		elem, _ = e.resultGoType()
 	}
-	doc := fmt.Sprintf("Queue%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", s.Name, e.ref, result)
+	doc := fmt.Sprintf("%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", e.n.Queue, e.ref, result)
 	e.f.Add(docComment(wrap(doc, 76)...))
 	body := append([]jen.Code{}, pre...)
-	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.sv), keysX, argv, decode)))
-	e.f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Queue" + s.Name).Params(params...).
+	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.n.Var), keysX, argv, decode)))
+	e.f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(e.n.Queue).Params(params...).
 		Op("*").Add(rt("Future")).Types(elem).Block(body...)
 }
 
@@ -889,7 +887,7 @@ func (e *scriptEmitter) methodDoc() []string {
 	s := e.s
 	doc := append([]string(nil), s.Doc...)
 	if len(doc) == 0 {
-		doc = []string{fmt.Sprintf("%s runs %s.", s.Name, commentSafe(s.File))}
+		doc = []string{fmt.Sprintf("%s runs %s.", e.n.Method, commentSafe(s.File))}
 	}
 	var p []string
 	r := s.Return
@@ -915,8 +913,8 @@ func (e *scriptEmitter) methodDoc() []string {
 	}
 	if len(s.Errors) > 0 {
 		var links []string
-		for _, r := range s.Errors {
-			links = append(links, "[Err"+r.GoName+"]")
+		for _, name := range e.n.Errors {
+			links = append(links, "["+name+"]")
 		}
 		p = append(p, "Declared failures: "+strings.Join(links, ", ")+".")
 	}
@@ -939,11 +937,11 @@ func (e *scriptEmitter) methodDoc() []string {
 // quoted string.
 func (e *scriptEmitter) body() {
 	s := e.s
-	name := lowerCamel(s.Name) + "Body"
+	name := e.n.Body
 	doc := fmt.Sprintf("%s is %s, verbatim.", name, commentSafe(s.File))
 	if inc := s.inlinedFiles(); len(inc) > 0 {
 		doc = fmt.Sprintf("%s is %s, verbatim, with %s inlined after its header (---@include); the Lines of %s map its lines back to the files.",
-			name, commentSafe(s.File), commentSafe(strings.Join(inc, ", ")), e.sv)
+			name, commentSafe(s.File), commentSafe(strings.Join(inc, ", ")), e.n.Var)
 	}
 	e.f.Add(docComment(wrap(doc, 76)...))
 	var lit jen.Code
@@ -960,21 +958,21 @@ func (e *scriptEmitter) body() {
 func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.Add(docComment(wrap(fmt.Sprintf("Scripts runs this package's scripts on one [runtime.Executor]. Create it with [%s]; it is safe for concurrent use.", cfg.New), 76)...))
-	f.Type().Id("Scripts").Struct(jen.Id("exec").Add(rt("Executor")))
+	f.Type().Id(scriptsType).Struct(jen.Id("exec").Add(rt("Executor")))
 	f.Add(docComment(wrap(fmt.Sprintf("%s returns Scripts that run on e, e.g. runtime.Rueidis(client) for rueidis, goredis.New(client) (package github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where the mistake is made; the methods of a zero Scripts return runtime.ErrNilExecutor.", cfg.New), 76)...))
-	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id("Scripts").Block(
+	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id(scriptsType).Block(
 		jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Panic(jen.Lit(cfg.Package+"."+cfg.New+": the runtime.Executor is nil"))),
-		jen.Return(jen.Op("&").Id("Scripts").Values(jen.Id("exec").Op(":").Id("e"))))
+		jen.Return(jen.Op("&").Id(scriptsType).Values(jen.Id("exec").Op(":").Id("e"))))
 	var all []jen.Code
 	for _, s := range scripts {
-		all = append(all, jen.Id(lowerCamel(s.Name)+"Script"))
+		all = append(all, jen.Id(namesOf(s).Var))
 	}
 	f.Add(docComment(wrap("All returns this package's scripts in file order, in a new slice.", 76)...))
-	f.Func().Id("All").Params().Index().Op("*").Add(rt("Script")).Block(
+	f.Func().Id(allFunc).Params().Index().Op("*").Add(rt("Script")).Block(
 		jen.Return(jen.Index().Op("*").Add(rt("Script")).Values(all...)))
 	f.Add(docComment(wrap(preloadDoc(cfg), 76)...))
-	f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id("Preload").Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
-		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id("All").Call().Op("..."))))
+	f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(preloadMethod).Params(jen.Id("ctx").Qual("context", "Context")).Error().Block(
+		jen.Return(rt("Preload").Call(jen.Id("ctx"), jen.Id("s").Dot("exec"), jen.Id(allFunc).Call().Op("..."))))
 	if cfg.Functions {
 		emitLibrary(f, cfg)
 	}
@@ -995,11 +993,12 @@ func emitSharedErrors(f *jen.File, cfg Config, pkg *pkgModel) {
 			r := se.Reply
 			var links []string
 			for _, s := range se.Scripts {
-				links = append(links, "[Scripts."+s.Name+"]")
+				links = append(links, "[Scripts."+namesOf(s).Method+"]")
 			}
-			doc := "Err" + r.GoName + " is returned when " + listing(links) + " " + replyWhen(r)
+			name := sentinelName(r)
+			doc := name + " is returned when " + listing(links) + " " + replyWhen(r)
 			g.Add(docComment(wrap(sentence(doc, r.Desc), 76)...))
-			g.Id("Err" + r.GoName).Op("=").Add(newCodeError(cfg.Package, r))
+			g.Id(name).Op("=").Add(newCodeError(cfg.Package, r))
 		}
 	})
 }
@@ -1100,13 +1099,14 @@ func emitFamily(f *jen.File, m *famModel) {
 	}
 
 	for _, s := range m.scripts {
-		f.Add(docComment(fmt.Sprintf("%s returns the keys of [Scripts.%s].", s.Name, s.Name)))
+		n := namesOf(s)
+		f.Add(docComment(fmt.Sprintf("%s returns the keys of [Scripts.%s].", n.Method, n.Method)))
 		var items []jen.Code
 		for _, k := range s.Keys {
 			items = append(items, jen.Id(k.GoName).Op(":").Id("k").Dot(k.GoName))
 		}
-		f.Func().Params(jen.Id("k").Id(m.Type)).Id(s.Name).Params().Id(s.Name + "Keys").Block(
-			jen.Return(jen.Id(s.Name + "Keys").Values(items...)))
+		f.Func().Params(jen.Id("k").Id(m.Type)).Id(n.Method).Params().Id(n.Keys).Block(
+			jen.Return(jen.Id(n.Keys).Values(items...)))
 	}
 }
 

@@ -83,11 +83,11 @@ func (c Config) Check() error {
 		return bad("New", n, "is not a Go identifier")
 	case n == "_":
 		return bad("New", n, "cannot be called: _ is the blank identifier")
-	case n == "Scripts":
+	case n == scriptsType:
 		return bad("New", n, "is taken by the Scripts type luagen generates")
-	case n == "All":
+	case n == allFunc:
 		return bad("New", n, "is taken by the All variable luagen generates")
-	case c.Functions && (n == "Library" || n == "library"):
+	case c.Functions && (n == libraryFunc || n == libraryVar):
 		return bad("New", n, "is taken by the function library luagen -functions generates")
 	case n == "init":
 		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
@@ -217,14 +217,11 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	errDecls := map[string]declaredError{}
 	famSeen := map[string]bool{}
 	builtin := symbol{tag: "luagen"}
-	for _, n := range []string{"Scripts", "All"} {
+	for _, n := range packageDecls(cfg) {
 		pkgScope[n] = builtin
 	}
-	if cfg.Functions {
-		pkgScope["Library"], pkgScope["library"] = builtin, builtin
-	}
 	pkgScope[cfg.New] = symbol{tag: "constructor"}
-	methods["Preload"] = builtin
+	methods[preloadMethod] = builtin
 	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
@@ -244,10 +241,8 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	}
 	for _, s := range scripts {
 		sym := func(at Pos, tag string) symbol { return symbol{s: s, at: at, tag: tag} }
-		nameTag := "---@script " + s.Name
-		if s.NamePos == (Pos{1, 1}) {
-			nameTag = "the file name"
-		}
+		n := namesOf(s)
+		from := nameTag(s)
 		out := OutputName(s.Path)
 		switch prev, taken := files[foldName(out)]; {
 		case strings.EqualFold(out, PackageFile):
@@ -269,34 +264,20 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 		if msg := goFileProblem(out); msg != "" {
 			diags = append(diags, Diagnostic{Path: s.Path, Pos: Pos{1, 1}, Msg: msg})
 		}
-		if sig := vetMethods[s.Name]; sig != "" {
+		if sig := vetMethods[n.Method]; sig != "" {
 			diags = append(diags, Diagnostic{Path: s.Path, Pos: s.NamePos, Msg: fmt.Sprintf(
 				"%s (from %s) would be a method of Scripts that go vet requires to have the standard signature %s%s; choose another name",
-				s.Name, nameTag, s.Name, sig)})
+				n.Method, from, n.Method, sig)})
 		}
 		// When the script's name collides, the names derived from it collide
 		// too; one report is enough.
-		if add(methods, s.Name, sym(s.NamePos, nameTag)) {
-			add(methods, "Queue"+s.Name, sym(s.NamePos, nameTag))
-			add(pkgScope, s.Name+"Script", sym(s.NamePos, nameTag))
-			add(pkgScope, lowerCamel(s.Name)+"Body", sym(s.NamePos, nameTag))
-			add(pkgScope, lowerCamel(s.Name)+"Decode", sym(s.NamePos, nameTag))
-			add(pkgScope, lowerCamel(s.Name)+"Call", sym(s.NamePos, nameTag))
-			add(pkgScope, lowerCamel(s.Name)+"Calls", sym(s.NamePos, nameTag))
-			if lower := lowerCamel(s.Name); lower != s.Name { // equal only for a name already reported
-				add(pkgScope, lower+"Script", sym(s.NamePos, nameTag))
-			}
-			if len(s.Keys) > 0 {
-				add(pkgScope, s.Name+"Keys", sym(s.NamePos, nameTag))
-			}
-			if len(s.Args) > 0 {
-				add(pkgScope, s.Name+"Args", sym(s.NamePos, nameTag))
-			}
-			if len(s.Statuses) > 0 {
-				add(pkgScope, s.Name+"Reply", sym(s.NamePos, nameTag+" with ---@status"))
-				for _, st := range s.Statuses {
-					add(pkgScope, s.Name+st.GoName, sym(st.NamePos, "---@status "+st.Value+" "+st.Name))
+		if add(methods, n.Method, sym(s.NamePos, from)) {
+			for _, d := range n.fromName(s) {
+				scope := pkgScope
+				if d.method {
+					scope = methods
 				}
+				add(scope, d.name, sym(d.at, d.tag))
 			}
 		}
 		for _, f := range s.Families {
@@ -308,11 +289,11 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 			add(pkgScope, f.Type, sym(f.Pos, tag))
 			add(pkgScope, f.Ctor, sym(f.CtorPos, tag))
 		}
-		if r := s.Return; r != nil && r.Shape == ShapeTuple {
-			add(pkgScope, r.Tuple, sym(r.Pos, "---@return tuple "+r.Tuple))
+		if n.Tuple != "" {
+			add(pkgScope, n.Tuple, sym(s.Return.Pos, "---@return tuple "+n.Tuple))
 		}
-		for _, e := range s.Errors {
-			name := "Err" + e.GoName
+		for i, e := range s.Errors {
+			name := n.Errors[i]
 			if prev, ok := errDecls[name]; ok {
 				diags = append(diags, sameError(s, e, prev)...)
 				continue

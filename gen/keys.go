@@ -413,7 +413,7 @@ func familyNames(fs *familySet) Diagnostics {
 			add(t.keyOf.GoName, "key "+t.keyOf.Name+" "+t.Raw, t.script, t.keyOf.Pos)
 		}
 		for _, s := range m.scripts {
-			add(s.Name, "script "+s.Name+", whose keys are all in "+m.Type, s, s.NamePos)
+			add(namesOf(s).Method, "script "+s.Name+", whose keys are all in "+m.Type, s, s.NamePos) // emitFamily's method
 		}
 	}
 	return diags

@@ -27,12 +27,12 @@ func emitLibrary(f *jen.File, cfg Config) {
 		"each script a function, loaded with FUNCTION LOAD and called with FCALL. It is named %q plus a hash of the scripts, "+
 		"which also ends every function name, so binaries built from other scripts run side by side with this one; "+
 		"see [runtime.Library].", cfg.Package+"_<hash>"), 76)...))
-	f.Var().Id("library").Op("=").Add(rt("NewLibrary")).Call(rt("LibrarySpec").Values(jen.Dict{
+	f.Var().Id(libraryVar).Op("=").Add(rt("NewLibrary")).Call(rt("LibrarySpec").Values(jen.Dict{
 		jen.Id("Name"):    jen.Lit(cfg.Package),
-		jen.Id("Scripts"): jen.Id("All").Call(),
+		jen.Id("Scripts"): jen.Id(allFunc).Call(), // runtime.LibrarySpec's field
 	}))
 	f.Add(docComment(wrap("Library returns this package's function library, e.g. to load it with Library().Load or to find its versioned name.", 76)...))
-	f.Func().Id("Library").Params().Op("*").Add(rt("Library")).Block(jen.Return(jen.Id("library")))
+	f.Func().Id(libraryFunc).Params().Op("*").Add(rt("Library")).Block(jen.Return(jen.Id(libraryVar)))
 }
 
 // preloadDoc is the doc comment of the generated Preload method.

@@ -31,6 +31,10 @@ type fnState struct {
 	maxAt  int // line of the declaration that first reached max
 	upvals map[*binding]bool
 	kv     map[string]bool // the globals KEYS and ARGV it or a nested function reads
+
+	// outerLine is the linter's line where the function began, which it
+	// is again once the function ends.
+	outerLine int
 }
 
 // enter starts counting a function declared at line.

@@ -90,6 +90,10 @@ type linter struct {
 	fn     *fnState   // the function being walked (limits.go)
 	fns    []*fnState // every function, the main chunk first
 	line   int        // line of the statement being walked
+	walk   *luaWalk   // the walk of the chunk, with l's hooks
+	// method is the function a method definition (function a:b()) declares,
+	// whose parameters begin with an implicit self.
+	method *ast.FunctionExpr
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -155,8 +159,11 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
+	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
-	l.block(chunk, nil)
+	l.push()
+	l.walk.stmts(chunk)
+	l.pop()
 	l.checkUnused("key", "KEYS", s.keySlots, l.keys)
 	l.checkUnused("arg", "ARGV", s.argSlots, l.argv)
 	if s.UnsafeKeys == "" {
@@ -227,20 +234,8 @@ func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding
 	return b
 }
 
-// block walks stmts in a new scope; pre declares names first (loop
-// variables, parameters).
-func (l *linter) block(stmts []ast.Stmt, pre func()) {
-	l.push()
-	defer l.pop()
-	if pre != nil {
-		pre()
-	}
-	for _, st := range stmts {
-		l.stmt(st)
-	}
-}
-
-func (l *linter) stmt(st ast.Stmt) {
+// stmt is the walk's hook before a statement.
+func (l *linter) stmt(st ast.Stmt) bool {
 	l.line = st.Line()
 	switch st := st.(type) {
 	case *ast.LocalAssignStmt:
@@ -248,10 +243,9 @@ func (l *linter) stmt(st ast.Stmt) {
 			// local function f: f is in scope in its own body, an upvalue
 			// of it when it calls itself.
 			l.declare(st.Names[0], nil, st.Exprs[0])
-			l.expr(st.Exprs[0])
-			return
+			return true
 		}
-		l.exprs(st.Exprs)
+		l.walk.stmtParts(st) // the values first: in local x = x, the second x is another
 		for i, name := range st.Names {
 			switch {
 			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i]) || l.singleValue(st.Exprs[i])):
@@ -264,105 +258,86 @@ func (l *linter) stmt(st ast.Stmt) {
 				l.declare(name, &taint{origin: fromLiteral, why: "nil"})
 			}
 		}
-	case *ast.AssignStmt:
-		l.exprs(st.Rhs)
-		for i, lhs := range st.Lhs {
-			if id, ok := lhs.(*ast.IdentExpr); ok {
-				if b := l.scope.lookup(id.Value); b == nil {
-					l.globalAssign(id, "assigns")
-				} else {
-					l.ref(b)
-					l.resolved[id] = b
-					if i < len(st.Rhs) {
-						b.values = append(b.values, st.Rhs[i])
-					} else {
-						b.fixed = &taint{origin: fromUnknown, why: ""}
-					}
-				}
-				continue
-			}
-			l.expr(lhs)
-		}
-	case *ast.FuncCallStmt:
-		l.expr(st.Expr)
-	case *ast.DoBlockStmt:
-		l.block(st.Stmts, nil)
-	case *ast.WhileStmt:
-		l.expr(st.Condition)
-		l.block(st.Stmts, nil)
-	case *ast.RepeatStmt:
-		l.block(st.Stmts, nil)
-		l.expr(st.Condition)
-	case *ast.IfStmt:
-		l.expr(st.Condition)
-		l.block(st.Then, nil)
-		l.block(st.Else, nil)
-	case *ast.NumberForStmt:
-		l.expr(st.Init)
-		l.expr(st.Limit)
-		if st.Step != nil {
-			l.expr(st.Step)
-		}
-		l.block(st.Stmts, func() {
-			l.addLocals(3, st.Line()) // (for index), (for limit), (for step)
-			l.declare(st.Name, &taint{origin: fromUnknown, why: ""})
-		})
-	case *ast.GenericForStmt:
-		l.exprs(st.Exprs)
-		elem := taint{origin: fromUnknown, why: ""}
-		if len(st.Exprs) == 1 {
-			if c, ok := st.Exprs[0].(*ast.FuncCallExpr); ok && len(c.Args) == 1 && (l.isGlobal(c.Func, "ipairs") || l.isGlobal(c.Func, "pairs")) {
-				elem = l.tableElems(c.Args[0])
-			}
-		}
-		l.block(st.Stmts, func() {
-			l.addLocals(3, st.Line()) // (for generator), (for state), (for control)
-			for i, name := range st.Names {
-				if i == 1 {
-					l.declare(name, &elem)
-				} else {
-					l.declare(name, &taint{origin: fromUnknown, why: ""})
-				}
-			}
-		})
+		return false
 	case *ast.FuncDefStmt:
 		if id, ok := st.Name.Func.(*ast.IdentExpr); ok && l.scope.lookup(id.Value) == nil {
 			l.globalAssign(id, "defines")
 		}
-		if st.Name.Func != nil {
-			l.expr(st.Name.Func)
-		} else {
-			l.expr(st.Name.Receiver)
+		if st.Name.Method != "" {
+			l.method = st.Func
 		}
-		l.function(st.Func, st.Name.Method != "")
-	case *ast.ReturnStmt:
-		l.exprs(st.Exprs)
+	}
+	return true
+}
+
+// assign is the walk's hook for a name assigned to: st.Lhs[i].
+func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
+	b := l.scope.lookup(id.Value)
+	if b == nil {
+		l.globalAssign(id, "assigns")
+		return
+	}
+	l.ref(b)
+	l.resolved[id] = b
+	if i < len(st.Rhs) {
+		b.values = append(b.values, st.Rhs[i])
+	} else {
+		b.fixed = &taint{origin: fromUnknown, why: ""}
 	}
 }
 
-func (l *linter) exprs(es []ast.Expr) {
-	for _, e := range es {
-		l.expr(e)
-	}
-}
-
-func (l *linter) function(f *ast.FunctionExpr, method bool) {
-	outer, line := l.fn, l.line
-	l.enter(f.Line())
-	l.fn.expr = f
-	l.line = f.Line()
-	defer func() { l.fn, l.line = outer, line }()
-	l.block(f.Stmts, func() {
-		if f.ParList.HasVargs {
-			l.addLocals(1, f.Line()) // arg (LUA_COMPAT_VARARG)
+// open is the walk's hook where a block's scope begins: it declares the
+// names of a loop and the parameters of a function, and starts counting a
+// function's locals.
+func (l *linter) open(owner ast.PositionHolder) {
+	switch o := owner.(type) {
+	case *ast.NumberForStmt:
+		l.push()
+		l.addLocals(3, o.Line()) // (for index), (for limit), (for step)
+		l.declare(o.Name, &taint{origin: fromUnknown, why: ""})
+	case *ast.GenericForStmt:
+		elem := taint{origin: fromUnknown, why: ""}
+		if len(o.Exprs) == 1 {
+			if c, ok := o.Exprs[0].(*ast.FuncCallExpr); ok && len(c.Args) == 1 && (l.isGlobal(c.Func, "ipairs") || l.isGlobal(c.Func, "pairs")) {
+				elem = l.tableElems(c.Args[0])
+			}
 		}
-		if method {
+		l.push()
+		l.addLocals(3, o.Line()) // (for generator), (for state), (for control)
+		for i, name := range o.Names {
+			if i == 1 {
+				l.declare(name, &elem)
+			} else {
+				l.declare(name, &taint{origin: fromUnknown, why: ""})
+			}
+		}
+	case *ast.FunctionExpr:
+		outer := l.line
+		l.enter(o.Line())
+		l.fn.expr, l.fn.outerLine = o, outer
+		l.line = o.Line()
+		l.push()
+		if o.ParList.HasVargs {
+			l.addLocals(1, o.Line()) // arg (LUA_COMPAT_VARARG)
+		}
+		if l.method == o {
 			l.declare("self", &taint{origin: fromUnknown, why: ""})
 		}
-		for _, p := range f.ParList.Names {
+		for _, p := range o.ParList.Names {
 			l.declare(p, &taint{origin: fromUnknown, why: ""})
 		}
-	})
+	default:
+		l.push()
+	}
+}
+
+// close is the walk's hook where a block's scope ends.
+func (l *linter) close(owner ast.PositionHolder) {
+	l.pop()
+	if _, ok := owner.(*ast.FunctionExpr); ok {
+		l.line = l.fn.outerLine
+		l.fn = l.fn.parent
+	}
 }
 
 // localFunction reports whether st is "local function name" rather than
@@ -444,14 +419,15 @@ func (l *linter) isGlobal(e ast.Expr, name string) bool {
 	return ok && id.Value == name && l.scope.lookup(name) == nil
 }
 
-func (l *linter) expr(e ast.Expr) {
+// expr is the walk's hook before an expression.
+func (l *linter) expr(e ast.Expr) bool {
 	l.noteGlobal(e)
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
 			l.ref(b)
-			return
+			return true
 		}
 		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
 		case "KEYS":
@@ -467,7 +443,7 @@ func (l *linter) expr(e ast.Expr) {
 		}
 	case *ast.AttrGetExpr:
 		if k, ok := e.Key.(*ast.StringExpr); ok && k.Value != "error" && l.isGlobal(e.Object, "_G") {
-			return // _G.redis and the like: a global by its own name
+			return false // _G.redis and the like: a global by its own name
 		}
 		for _, g := range []struct {
 			name string
@@ -482,17 +458,16 @@ func (l *linter) expr(e ast.Expr) {
 				l.index(g.name, g.u, g.decl, n, e.Line())
 			} else {
 				g.u.dynamic = true
-				l.expr(e.Key)
+				l.walk.exprParts(e, e.Object)
 			}
-			return
+			return false
 		}
-		if !l.isGlobal(e.Object, "redis") { // redis.<name>: see noteGlobal
-			l.expr(e.Object)
+		if l.isGlobal(e.Object, "redis") { // redis.<name>: see noteGlobal
+			l.walk.exprParts(e, e.Object)
+			return false
 		}
-		l.expr(e.Key)
 	case *ast.RelationalOpExpr:
 		l.noteBound(e)
-		l.exprs(operands(e))
 	case *ast.FuncCallExpr:
 		fn := l.redisCall(e)
 		if fn != "" {
@@ -509,47 +484,12 @@ func (l *linter) expr(e ast.Expr) {
 		if raise {
 			l.checkRaise(e)
 		}
-		if fn == "" && e.Func != nil && !raise { // a direct redis.call or error(...) is checked above
-			l.expr(e.Func)
+		if fn != "" || raise { // a direct redis.call or error(...) is checked above
+			l.walk.exprParts(e, e.Func)
+			return false
 		}
-		if e.Receiver != nil {
-			l.expr(e.Receiver)
-		}
-		l.exprs(e.Args)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			if f.Key != nil {
-				l.expr(f.Key)
-			}
-			l.expr(f.Value)
-		}
-	case *ast.FunctionExpr:
-		l.function(e, false)
-	default:
-		l.exprs(operands(e))
 	}
-}
-
-// operands returns the operands of an operator expression in source
-// order, or nil for any other expression; the walkers share it.
-func operands(e ast.Expr) []ast.Expr {
-	switch e := e.(type) {
-	case *ast.LogicalOpExpr:
-		return []ast.Expr{e.Lhs, e.Rhs}
-	case *ast.RelationalOpExpr:
-		return []ast.Expr{e.Lhs, e.Rhs}
-	case *ast.StringConcatOpExpr:
-		return []ast.Expr{e.Lhs, e.Rhs}
-	case *ast.ArithmeticOpExpr:
-		return []ast.Expr{e.Lhs, e.Rhs}
-	case *ast.UnaryMinusOpExpr:
-		return []ast.Expr{e.Expr}
-	case *ast.UnaryNotOpExpr:
-		return []ast.Expr{e.Expr}
-	case *ast.UnaryLenOpExpr:
-		return []ast.Expr{e.Expr}
-	}
-	return nil
+	return true
 }
 
 // literalIndex returns n for a literal integer index such as KEYS[2].

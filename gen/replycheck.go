@@ -46,7 +46,7 @@ func checkReplyHeader(r *reporter, s *Script) {
 func (l *linter) checkReplies(chunk []ast.Stmt) {
 	sh := &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps}
 	w := &replyWalk{l: l, sh: sh}
-	w.stmts(chunk)
+	w.walk(chunk)
 	c := &replyChecker{r: l.r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}}
 	for _, e := range l.s.Errors {
 		switch {

@@ -734,122 +734,76 @@ type replySite struct {
 	kind vkind
 }
 
-// replyWalk visits every statement and expression in source order,
-// looking each construct up in the locator in that order (see locator).
+// replyWalk holds the hooks of the walk (luaWalk) that finds the reply
+// sites; the walk meets constructs in source order, and so looks each up
+// in the locator in that order (see locator).
 type replyWalk struct {
 	l      *linter
 	sh     *shaper
-	depth  int
+	depth  int // functions the walk is in: 0 in the main chunk
 	sites  []replySite
 	raises bool // error(...), assert or redis.call appear: errors of any code may be raised
 	resp3  bool // redis.setresp appears: replies follow RESP3 rules the analysis does not model
 }
 
-func (w *replyWalk) stmts(ss []ast.Stmt) {
-	for _, st := range ss {
-		w.stmt(st)
-	}
+// walk finds the reply sites of chunk, the main chunk.
+func (w *replyWalk) walk(chunk []ast.Stmt) {
+	lw := &luaWalk{stmt: w.stmt, expr: w.expr, field: w.field, open: w.open, close: w.close}
+	lw.stmts(chunk)
 }
 
-func (w *replyWalk) stmt(st ast.Stmt) {
-	switch st := st.(type) {
-	case *ast.LocalAssignStmt:
-		w.exprs(st.Exprs)
-	case *ast.AssignStmt:
-		w.exprs(st.Lhs)
-		w.exprs(st.Rhs)
-	case *ast.FuncCallStmt:
-		w.expr(st.Expr)
-	case *ast.DoBlockStmt:
-		w.stmts(st.Stmts)
-	case *ast.WhileStmt:
-		w.expr(st.Condition)
-		w.stmts(st.Stmts)
-	case *ast.RepeatStmt:
-		w.stmts(st.Stmts)
-		w.expr(st.Condition)
-	case *ast.IfStmt:
-		w.expr(st.Condition)
-		w.stmts(st.Then)
-		w.stmts(st.Else)
-	case *ast.NumberForStmt:
-		w.expr(st.Init)
-		w.expr(st.Limit)
-		if st.Step != nil {
-			w.expr(st.Step)
-		}
-		w.stmts(st.Stmts)
-	case *ast.GenericForStmt:
-		w.exprs(st.Exprs)
-		w.stmts(st.Stmts)
-	case *ast.FuncDefStmt:
-		w.function(st.Func)
-	case *ast.ReturnStmt:
+func (w *replyWalk) stmt(st ast.Stmt) bool {
+	if st, ok := st.(*ast.ReturnStmt); ok {
 		p := w.l.loc.find(st.Line(), reReturnExpr)
 		if w.depth == 0 {
 			w.sites = append(w.sites, replySite{ret: st, pos: p})
 		}
-		w.exprs(st.Exprs)
+	}
+	return true
+}
+
+func (w *replyWalk) open(owner ast.PositionHolder) {
+	if _, ok := owner.(*ast.FunctionExpr); ok {
+		w.depth++
 	}
 }
 
-func (w *replyWalk) exprs(es []ast.Expr) {
-	for _, e := range es {
-		w.expr(e)
+func (w *replyWalk) close(owner ast.PositionHolder) {
+	if _, ok := owner.(*ast.FunctionExpr); ok {
+		w.depth--
 	}
 }
 
-func (w *replyWalk) function(f *ast.FunctionExpr) {
-	w.depth++
-	w.stmts(f.Stmts)
-	w.depth--
-}
-
-func (w *replyWalk) expr(e ast.Expr) {
+func (w *replyWalk) expr(e ast.Expr) bool {
 	sh := w.sh
-	switch e := e.(type) {
-	case *ast.FuncCallExpr:
-		if a, ok := e.Func.(*ast.AttrGetExpr); ok && sh.global(a.Object, "redis") {
-			if k, ok := a.Key.(*ast.StringExpr); ok {
-				switch {
-				case k.Value == "error_reply" && len(e.Args) == 1:
-					w.sites = append(w.sites, replySite{pos: w.l.loc.find(e.Line(), reErrorReply), expr: e.Args[0], kind: vErr})
-				case k.Value == "status_reply":
-					w.l.loc.find(e.Line(), reStatusReply) // keep the count of this line's matches
-				case k.Value == "call":
-					w.raises = true
-				case k.Value == "setresp":
-					w.resp3 = true
-				}
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok {
+		return true
+	}
+	if a, ok := c.Func.(*ast.AttrGetExpr); ok && sh.global(a.Object, "redis") {
+		if k, ok := a.Key.(*ast.StringExpr); ok {
+			switch {
+			case k.Value == "error_reply" && len(c.Args) == 1:
+				w.sites = append(w.sites, replySite{pos: w.l.loc.find(c.Line(), reErrorReply), expr: c.Args[0], kind: vErr})
+			case k.Value == "status_reply":
+				w.l.loc.find(c.Line(), reStatusReply) // keep the count of this line's matches
+			case k.Value == "call":
+				w.raises = true
+			case k.Value == "setresp":
+				w.resp3 = true
 			}
 		}
-		if sh.global(e.Func, "error") || sh.global(e.Func, "assert") {
-			w.raises = true
-		}
-		if e.Func != nil {
-			w.expr(e.Func)
-		}
-		if e.Receiver != nil {
-			w.expr(e.Receiver)
-		}
-		w.exprs(e.Args)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			if k, ok := f.Key.(*ast.StringExpr); ok && k.Value == "err" {
-				w.sites = append(w.sites, replySite{pos: w.l.loc.find(f.Value.Line(), reErrField), expr: f.Value, kind: vErr})
-			}
-			if f.Key != nil {
-				w.expr(f.Key)
-			}
-			w.expr(f.Value)
-		}
-	case *ast.AttrGetExpr:
-		w.expr(e.Object)
-		w.expr(e.Key)
-	case *ast.FunctionExpr:
-		w.function(e)
-	default:
-		w.exprs(operands(e))
+	}
+	if sh.global(c.Func, "error") || sh.global(c.Func, "assert") {
+		w.raises = true
+	}
+	return true
+}
+
+// field records an {err = ...} table field as an error reply site.
+func (w *replyWalk) field(f *ast.Field) {
+	if k, ok := f.Key.(*ast.StringExpr); ok && k.Value == "err" {
+		w.sites = append(w.sites, replySite{pos: w.l.loc.find(f.Value.Line(), reErrField), expr: f.Value, kind: vErr})
 	}
 }
 
