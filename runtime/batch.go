@@ -339,7 +339,3 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 		calls = again
 	}
 }
-
-// Raw is the decode function of a script without ---@return: the reply as it
-// came.
-func Raw(v Value) (Value, error) { return v, nil }

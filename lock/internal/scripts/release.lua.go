@@ -12,7 +12,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // ReleaseKeys are the KEYS of [Scripts.Release], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -91,7 +98,7 @@ func ReleaseScript() *runtime.Script {
 // releaseDecode decodes a reply of releaseScript as [Scripts.Release] and
 // [Scripts.QueueRelease] return it.
 func releaseDecode(v runtime.Value) (ReleaseReply, error) {
-	r, err := runtime.Int64(releaseScript, v)
+	r, err := luagenimpl.Int64(releaseScript, v)
 	if err != nil {
 		return 0, err
 	}
@@ -125,9 +132,9 @@ func releaseDecode(v runtime.Value) (ReleaseReply, error) {
 func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArgs) (ReleaseReply, error) {
 	v, err := releaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
 	})
 	if err != nil {
 		return 0, err
@@ -141,9 +148,9 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseArgs) *runtime.Future[ReleaseReply] {
 	return runtime.Queue(b, s.exec, releaseScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
 	}, releaseDecode)
 }
 
