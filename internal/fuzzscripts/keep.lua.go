@@ -64,7 +64,7 @@ var keepCalls luagenimpl.CallPool[keepCall]
 
 // Keep stores n and at, as sent, in its key and answers with them: a
 // script whose keys and args have a fixed length, so that its generated
-// method builds each call in a recycled buffer (runtime.CallPool). What it
+// method builds each call in a recycled buffer (luagenimpl.CallPool). What it
 // stored and answered must not change when later calls reuse the buffer.
 //
 // It returns ARGV as received: n, at. An error raised inside the script is a
@@ -105,7 +105,7 @@ func (s *Scripts) QueueKeep(b *runtime.Batch, keys KeepKeys, args KeepArgs) *run
 // keepBody is internal/fuzzscripts/keep.lua, verbatim.
 const keepBody = `--- Keep stores n and at, as sent, in its key and answers with them: a
 --- script whose keys and args have a fixed length, so that its generated
---- method builds each call in a recycled buffer (runtime.CallPool). What it
+--- method builds each call in a recycled buffer (luagenimpl.CallPool). What it
 --- stored and answered must not change when later calls reuse the buffer.
 ---@key kept  string holding "n at" as received
 ---@arg n     int64               stored and echoed
