@@ -379,5 +379,17 @@
 //	//   luagen <Config.Version>
 //	// Source: <script file>          (not in scripts.lua.go)
 //
-// and nothing in the output depends on time or absolute paths.
+// and, after its imports, holds the version guard protobuf-go's generated
+// files hold (N is [GenVersion]):
+//
+//	const _ = luagenimpl.EnforceVersion(N - luagenimpl.MinVersion)
+//	const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - N)
+//
+// so that a file the runtime in the user's go.mod cannot run fails to
+// build there ("constant -1 overflows luagenimpl.EnforceVersion"), not
+// somewhere in its body. Decoders, encoders and call pools come from
+// runtime/luagenimpl, which is for generated code only; the types a user
+// holds (Script, Batch, Future, Value, the errors) from runtime.
+//
+// Nothing in the output depends on time or absolute paths.
 package gen

@@ -61,7 +61,7 @@ func (e *ConfigError) Error() string {
 
 // importNames are the package names the generated files import; a
 // package-level name equal to one does not compile.
-var importNames = []string{"context", "runtime", "strconv", "time"}
+var importNames = []string{"context", "luagenimpl", "runtime", "strconv", "time"}
 
 // Check reports a package or constructor name the generated code could not
 // be compiled with, as a *ConfigError. An empty New means "New".

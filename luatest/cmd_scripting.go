@@ -390,7 +390,7 @@ func luaIsString(v lua.LValue) (string, bool) {
 // stringsTable is ss as a Lua array (KEYS or ARGV) of copies of its
 // strings: a script may keep them (SET key ARGV[1]) or answer with them,
 // and a generated method builds its strings in a buffer it uses again for
-// its next call (see runtime.CallPool).
+// its next call (see luagenimpl.CallPool).
 func stringsTable(L *lua.LState, ss []string) *lua.LTable {
 	t := L.CreateTable(len(ss), 0)
 	for i, s := range ss {

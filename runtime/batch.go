@@ -114,7 +114,10 @@ type Future[T any] struct {
 
 // Queue adds a call of s with keys as KEYS and args as ARGV, to run on e,
 // to b, and returns its Future; decode turns the reply into T as the
-// generated method does. Generated QueueName methods call it.
+// matching Exec wrapper does (a *[DecodeError] for a reply of the wrong
+// shape). Generated QueueName methods call it, and so can a wrapper
+// written by hand (see the package doc). A call queued on a batch already
+// sent fails with [ErrBatchSent], one with a nil e with [ErrNilExecutor].
 func Queue[T any](b *Batch, e Executor, s *Script, keys, args []string, decode func(Value) (T, error)) *Future[T] {
 	f := &Future[T]{call: batchCall{exec: e, PipelineCall: PipelineCall{Script: s, Keys: keys, Args: args}}, decode: decode}
 	switch {
@@ -339,7 +342,3 @@ func attempt(ctx context.Context, e Executor, calls []*PipelineCall) {
 		calls = again
 	}
 }
-
-// Raw is the decode function of a script without ---@return: the reply as it
-// came.
-func Raw(v Value) (Value, error) { return v, nil }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // On a cluster, a batch mixes calls with keys on every primary, keyless
@@ -33,7 +34,7 @@ func TestBatchOnClusterRoutesEveryCall(t *testing.T) {
 		for i := range 30 {
 			k := prefix + strconv.Itoa(i)
 			keys = append(keys, k)
-			incrs = append(incrs, runtime.Queue(&b, e, incr, []string{k}, nil, runtime.Raw))
+			incrs = append(incrs, runtime.Queue(&b, e, incr, []string{k}, nil, luagenimpl.Raw))
 		}
 		// The primaries that run these calls forget every script.
 		for _, k := range append(keys, keyless.SHA1()) {
@@ -43,9 +44,9 @@ func TestBatchOnClusterRoutesEveryCall(t *testing.T) {
 		}
 		var nows []*runtime.Future[runtime.Value]
 		for range 3 {
-			nows = append(nows, runtime.Queue(&b, e, keyless, nil, nil, runtime.Raw))
+			nows = append(nows, runtime.Queue(&b, e, keyless, nil, nil, luagenimpl.Raw))
 		}
-		cross := runtime.Queue(&b, e, anySlot, []string{"{a}x", "{b}y"}, nil, runtime.Raw)
+		cross := runtime.Queue(&b, e, anySlot, []string{"{a}x", "{b}y"}, nil, luagenimpl.Raw)
 		require.Error(t, b.Send(ctx))
 		for i, f := range incrs {
 			v, err := f.Result()

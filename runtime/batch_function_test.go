@@ -12,6 +12,7 @@ import (
 
 	"github.com/luagen/luagen/internal/exectest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // pipeFunctions is an executor that runs functions and pipelines
@@ -71,10 +72,10 @@ func TestBatchFunctions(t *testing.T) {
 				var b runtime.Batch
 				var fs []*runtime.Future[runtime.Value]
 				for i := range 5 {
-					fs = append(fs, runtime.Queue(&b, exec, incr, []string{"{b}" + strconv.Itoa(i)}, []string{"2"}, runtime.Raw))
+					fs = append(fs, runtime.Queue(&b, exec, incr, []string{"{b}" + strconv.Itoa(i)}, []string{"2"}, luagenimpl.Raw))
 				}
-				g := runtime.Queue(&b, exec, get, []string{"{b}0"}, nil, runtime.Raw)
-				f := runtime.Queue(&b, exec, fake, []string{"{b}fake"}, []string{"Function not found"}, runtime.Raw)
+				g := runtime.Queue(&b, exec, get, []string{"{b}0"}, nil, luagenimpl.Raw)
+				f := runtime.Queue(&b, exec, fake, []string{"{b}fake"}, []string{"Function not found"}, luagenimpl.Raw)
 				if flush {
 					assert.Equal(t, "OK", do("FUNCTION", "FLUSH"))
 				}
@@ -137,8 +138,8 @@ func TestBatchFunctions(t *testing.T) {
 			do("SCRIPT", "FLUSH")
 			do("FUNCTION", "FLUSH")
 			var b runtime.Batch
-			p := runtime.Queue(&b, exec, plain, []string{"{b}plain"}, nil, runtime.Raw)
-			f := runtime.Queue(&b, exec, incr, []string{"{b}0"}, []string{"1"}, runtime.Raw)
+			p := runtime.Queue(&b, exec, plain, []string{"{b}plain"}, nil, luagenimpl.Raw)
+			f := runtime.Queue(&b, exec, incr, []string{"{b}0"}, []string{"1"}, luagenimpl.Raw)
 			require.NoError(t, b.Send(ctx))
 			v, err := p.Result()
 			require.NoError(t, err)
@@ -183,9 +184,9 @@ func TestBatchFunctionsOnCluster(t *testing.T) {
 		var b runtime.Batch
 		var incrs []*runtime.Future[runtime.Value]
 		for i := range 30 {
-			incrs = append(incrs, runtime.Queue(&b, e, incr, []string{prefix + "-" + strconv.Itoa(i) + "}:n"}, []string{"1"}, runtime.Raw))
+			incrs = append(incrs, runtime.Queue(&b, e, incr, []string{prefix + "-" + strconv.Itoa(i) + "}:n"}, []string{"1"}, luagenimpl.Raw))
 		}
-		echo := runtime.Queue(&b, e, keyless, nil, []string{"hi"}, runtime.Raw)
+		echo := runtime.Queue(&b, e, keyless, nil, []string{"hi"}, luagenimpl.Raw)
 		assert.Len(t, primaries(), 3, "the library is gone from every primary")
 		require.NoError(t, b.Send(ctx))
 		for i, f := range incrs {

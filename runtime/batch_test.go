@@ -10,6 +10,7 @@ import (
 
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // roundTrips is a [runtime.Pipeliner] over luatest that records each
@@ -56,10 +57,10 @@ func TestBatchRetriesOnlyTransientFailuresOfIdempotentScripts(t *testing.T) {
 	require.NoError(t, idem.Load(context.Background(), p))
 	require.NoError(t, plain.Load(context.Background(), p))
 	var b runtime.Batch
-	a := runtime.Queue(&b, p, idem, []string{"a"}, nil, runtime.Raw)
-	bb := runtime.Queue(&b, p, plain, []string{"b"}, nil, runtime.Raw)
-	c := runtime.Queue(&b, p, idem, []string{"c"}, nil, runtime.Raw)
-	d := runtime.Queue(&b, p, idem, []string{"d"}, nil, runtime.Raw)
+	a := runtime.Queue(&b, p, idem, []string{"a"}, nil, luagenimpl.Raw)
+	bb := runtime.Queue(&b, p, plain, []string{"b"}, nil, luagenimpl.Raw)
+	c := runtime.Queue(&b, p, idem, []string{"c"}, nil, luagenimpl.Raw)
+	d := runtime.Queue(&b, p, idem, []string{"d"}, nil, luagenimpl.Raw)
 	err := b.Send(context.Background())
 	assert.ErrorIs(t, err, io.EOF)
 
@@ -90,9 +91,9 @@ func TestBatchNoScriptResendsOnlyMissingScripts(t *testing.T) {
 	missing := runtime.NewScript(runtime.ScriptSpec{Name: "t.Decr", File: "decr.lua", Body: "return redis.call('DECR', KEYS[1])"})
 	require.NoError(t, loaded.Load(ctx, p))
 	var b runtime.Batch
-	f1 := runtime.Queue(&b, p, loaded, []string{"x"}, nil, runtime.Raw)
-	f2 := runtime.Queue(&b, p, missing, []string{"y"}, nil, runtime.Raw)
-	f3 := runtime.Queue(&b, p, loaded, []string{"x"}, nil, runtime.Raw)
+	f1 := runtime.Queue(&b, p, loaded, []string{"x"}, nil, luagenimpl.Raw)
+	f2 := runtime.Queue(&b, p, missing, []string{"y"}, nil, luagenimpl.Raw)
+	f3 := runtime.Queue(&b, p, loaded, []string{"x"}, nil, luagenimpl.Raw)
 	require.NoError(t, b.Send(ctx))
 	for f, want := range map[*runtime.Future[runtime.Value]]int64{f1: 1, f2: -1, f3: 2} {
 		v, err := f.Result()
@@ -106,11 +107,11 @@ func TestBatchFutureBeforeAndAfterSend(t *testing.T) {
 	r := luatest.New(t)
 	var b runtime.Batch
 	f := runtime.Queue(&b, r, incr(false), []string{"k"}, nil, func(v runtime.Value) (int64, error) {
-		return runtime.Int64(incr(false), v)
+		return luagenimpl.Int64(incr(false), v)
 	})
 	_, err := f.Result()
 	assert.ErrorIs(t, err, runtime.ErrNotSent)
-	cross := runtime.Queue(&b, r, incr(false), []string{"{a}1", "{b}2"}, nil, runtime.Raw)
+	cross := runtime.Queue(&b, r, incr(false), []string{"{a}1", "{b}2"}, nil, luagenimpl.Raw)
 	assert.Equal(t, 2, b.Len())
 	assert.ErrorIs(t, b.Send(context.Background()), runtime.ErrCrossSlot)
 	n, err := f.Result()
@@ -119,7 +120,7 @@ func TestBatchFutureBeforeAndAfterSend(t *testing.T) {
 	assert.ErrorIs(t, cross.Err(), runtime.ErrCrossSlot)
 	assert.Equal(t, 0, b.Len())
 
-	late := runtime.Queue(&b, r, incr(false), []string{"k"}, nil, runtime.Raw)
+	late := runtime.Queue(&b, r, incr(false), []string{"k"}, nil, luagenimpl.Raw)
 	assert.ErrorIs(t, late.Err(), runtime.ErrBatchSent)
 	assert.ErrorIs(t, b.Send(context.Background()), runtime.ErrBatchSent)
 	assert.Equal(t, "1", r.MustDo("GET", "k").Str, "the late call never ran")
@@ -135,7 +136,7 @@ func TestBatchGroupsByExecutor(t *testing.T) {
 	s := incr(false)
 	var b runtime.Batch
 	for _, p := range []*roundTrips{p1, p2, p1, p2} {
-		runtime.Queue(&b, p, s, []string{"k"}, nil, runtime.Raw)
+		runtime.Queue(&b, p, s, []string{"k"}, nil, luagenimpl.Raw)
 	}
 	require.NoError(t, b.Send(context.Background()))
 	// The script was never loaded: one EVALSHA round and one EVAL round each.
@@ -151,7 +152,7 @@ func TestBatchCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var b runtime.Batch
-	f := runtime.Queue(&b, p, incr(true), []string{"k"}, nil, runtime.Raw)
+	f := runtime.Queue(&b, p, incr(true), []string{"k"}, nil, luagenimpl.Raw)
 	assert.ErrorIs(t, b.Send(ctx), context.Canceled)
 	assert.ErrorIs(t, f.Err(), context.Canceled)
 	assert.Equal(t, runtime.Nil, p.MustDo("GET", "k"))

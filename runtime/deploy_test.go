@@ -22,6 +22,7 @@ import (
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/runtime/goredis"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // build is one binary of a service in function mode: its package's scripts
@@ -193,7 +194,7 @@ func TestLibraryUnloadableRunsScript(t *testing.T) {
 		var b runtime.Batch
 		var fs []*runtime.Future[runtime.Value]
 		for range 4 {
-			fs = append(fs, runtime.Queue(&b, e, a.which, []string{"{n}a"}, nil, runtime.Raw))
+			fs = append(fs, runtime.Queue(&b, e, a.which, []string{"{n}a"}, nil, luagenimpl.Raw))
 		}
 		require.NoError(t, b.Send(ctx))
 		for _, f := range fs {
@@ -374,7 +375,7 @@ func TestFunctionFlushStorm(t *testing.T) {
 								var b runtime.Batch
 								var fs []*runtime.Future[runtime.Value]
 								for range 3 {
-									fs = append(fs, runtime.Queue(&b, e, a.which, []string{key}, nil, runtime.Raw))
+									fs = append(fs, runtime.Queue(&b, e, a.which, []string{key}, nil, luagenimpl.Raw))
 								}
 								if err := b.Send(ctx); err != nil {
 									t.Errorf("batch: %v", err)

@@ -1,5 +1,9 @@
-// Package runtime is what luagen-generated code calls: it owns everything a
-// generated wrapper needs that is not specific to one script.
+// Package runtime runs Redis Lua scripts for the packages luagen generates
+// and for wrappers written by hand: it owns everything a wrapper needs that
+// is not specific to one script. What only generated code calls (reply
+// decoders, argument encoders, call-buffer pools, the version guard) lives
+// in package [github.com/luagen/luagen/runtime/luagenimpl], whose API may
+// change with every luagen version.
 //
 //   - [Script] holds one script's body and SHA1 and runs it with EVALSHA,
 //     falling back to EVAL when the server answers NOSCRIPT (after a restart,
@@ -41,12 +45,26 @@
 //   - [Slot] and [CheckSlots] implement Redis Cluster key hashing
 //     (CRC16/XMODEM of the key or its {hash tag}, modulo 16384) so a call whose
 //     keys span hash slots fails with [*CrossSlotError] before any round trip.
-//   - [Value] is a decoded reply; [Int64], [String], [Tuple] and friends turn
-//     it into Go values with a [*DecodeError] when the shape is wrong.
+//   - [Value] is a decoded reply; a generated method turns it into the Go
+//     type its header declares, with a [*DecodeError] when the shape is
+//     wrong.
 //   - Errors are typed: [*ReplyError] (an error reply from the server),
 //     [*ScriptError] (a runtime error raised inside the script, with its .lua
 //     file and line), [*CodeError] (a reply the script header declared with
 //     ---@error, used as a sentinel with errors.Is).
 //
 // Nothing in this package knows any particular script.
+//
+// # Scripts written by hand
+//
+// A script luagen does not generate (one built at run time, or kept in
+// another repository) gets the same behaviour from a few lines of Go:
+// declare it once with [NewScript], its declared failure replies with
+// [NewCodeError] (listed in [ScriptSpec].Errors, so that [Script.Exec]
+// returns the sentinel instead of the reply), run it with [Script.Exec],
+// and queue it on a [Batch] with [Queue] and a decode function of your
+// own that returns a [*DecodeError] for a reply of the wrong shape.
+// [NewLibrary] puts such scripts into a function library, as
+// luagen generate -functions does. The example shows a whole wrapper.
+// Generated packages are built from the same calls.
 package runtime

@@ -178,7 +178,9 @@ type CodeError struct {
 // is the error's name ("OutOfStock"), reply the declared VALUE ("-1", "nil"
 // or an error code such as "OUT_OF_STOCK") and desc the header's
 // description. Generated code calls it once per sentinel, at package
-// initialisation.
+// initialisation; a wrapper written by hand does the same and lists the
+// sentinel in [ScriptSpec].Errors, so that [Script.Exec] returns it when
+// the script replies reply.
 func NewCodeError(script, name, reply, desc string) *CodeError {
 	return &CodeError{script: script, name: name, reply: reply, desc: desc}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // recorder is a Hook that keeps every CallStart and CallEnd; CallStart
@@ -163,10 +164,10 @@ func TestHookBatch(t *testing.T) {
 	e := hookedRedis{r, rec}
 	require.NoError(t, hookOK.Load(ctx, r))
 	var b runtime.Batch
-	f1 := runtime.Queue(&b, e, hookOK, nil, nil, runtime.Raw)
-	f2 := runtime.Queue(&b, e, hookTake, nil, nil, runtime.Raw)
-	f3 := runtime.Queue(&b, e, hookOK, []string{"{a}x", "{b}y"}, nil, runtime.Raw)
-	other := runtime.Queue(&b, r, hookOK, nil, nil, runtime.Raw) // no hook: not reported
+	f1 := runtime.Queue(&b, e, hookOK, nil, nil, luagenimpl.Raw)
+	f2 := runtime.Queue(&b, e, hookTake, nil, nil, luagenimpl.Raw)
+	f3 := runtime.Queue(&b, e, hookOK, []string{"{a}x", "{b}y"}, nil, luagenimpl.Raw)
+	other := runtime.Queue(&b, r, hookOK, nil, nil, luagenimpl.Raw) // no hook: not reported
 	require.Error(t, b.Send(ctx))
 	require.NoError(t, f1.Err())
 	require.ErrorIs(t, f2.Err(), errEmpty)

@@ -173,8 +173,8 @@ const libraryFormat = "luagen-library-3"
 // to it: from then on their Exec calls FCALL on a [FunctionExecutor]. It
 // must run before the scripts are used (generated packages call it in a
 // package-level variable). It panics when a script already belongs to a
-// library or two scripts map to one function name: generator bugs, never
-// user input.
+// library or two scripts map to one function name: programming errors
+// made at package initialisation, which generated code never makes.
 func NewLibrary(spec LibrarySpec) *Library {
 	h := sha1.New()
 	h.Write([]byte(libraryFormat))

@@ -15,6 +15,7 @@ import (
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	"github.com/luagen/luagen/runtime/goredis"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // One failure, one error type, whatever the executor: keys of two slots
@@ -54,7 +55,7 @@ func TestSameErrorsOnEveryExecutor(t *testing.T) {
 			both := func(s *runtime.Script, c context.Context) []error {
 				_, err := s.Exec(c, e, keys, nil)
 				var b runtime.Batch
-				f := runtime.Queue(&b, e, s, keys, nil, runtime.Raw)
+				f := runtime.Queue(&b, e, s, keys, nil, luagenimpl.Raw)
 				_ = b.Send(c)
 				return []error{err, f.Err()}
 			}
@@ -100,7 +101,7 @@ func TestSameErrorsOnEveryExecutor(t *testing.T) {
 			require.Eventually(t, func() bool {
 				_, err := anySlot.Exec(ctx, e, one, nil)
 				var b runtime.Batch
-				f := runtime.Queue(&b, e, anySlot, one, nil, runtime.Raw)
+				f := runtime.Queue(&b, e, anySlot, one, nil, luagenimpl.Raw)
 				_ = b.Send(ctx)
 				errs = []error{err, f.Err()}
 				return errors.Is(err, runtime.ErrClientClosed) && errors.Is(f.Err(), runtime.ErrClientClosed)

@@ -31,10 +31,11 @@ type Executor interface {
 	Load(ctx context.Context, s *Script) error
 }
 
-// Script is one Lua script as a generated package declares it. Create it with
-// [NewScript] at package initialisation; it is immutable and safe for
-// concurrent use ([NewLibrary] attaches it to a library once, during
-// package initialisation too).
+// Script is one Lua script as a generated package (or a wrapper written
+// by hand, see the package doc) declares it. Create it with [NewScript]
+// at package initialisation; it is immutable and safe for concurrent use
+// ([NewLibrary] attaches it to a library once, during package
+// initialisation too).
 type Script struct {
 	// What every call reads comes first, in one cache line: a call's
 	// goroutine finds it cold, after the kernel's network stack ran.
@@ -116,8 +117,9 @@ type LineRange struct {
 
 // NewScript returns the Script for spec, wrapping its body (see
 // [Script.Body]) and computing the SHA1 of what it sends once.
-// It panics when two Errors declare the same reply: that is a generator bug,
-// never a user input (luagen check rejects such headers).
+// It panics when two Errors declare the same reply: a programming error
+// made at package initialisation, as a bad regexp.MustCompile pattern is
+// (luagen check rejects such headers, so generated code never makes it).
 func NewScript(spec ScriptSpec) *Script {
 	body := wrapBody(spec.Body)
 	s := &Script{

@@ -9,7 +9,14 @@ import (
 	"context"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // AuditKeys are the KEYS of [Scripts.Audit], in KEYS order. [SKUKeys.Audit]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -75,45 +82,45 @@ func AuditScript() *runtime.Script {
 // auditDecode decodes a reply of auditScript as [Scripts.Audit] and
 // [Scripts.QueueAudit] return it.
 func auditDecode(v runtime.Value) (AuditReply, error) {
-	a, err := runtime.Tuple(auditScript, v, 12)
+	a, err := luagenimpl.Tuple(auditScript, v, 12)
 	if err != nil {
 		return AuditReply{}, err
 	}
 	var r AuditReply
-	if r.Left, err = runtime.Int64(auditScript, a[0]); err != nil {
+	if r.Left, err = luagenimpl.Int64(auditScript, a[0]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.SoldOrders, err = runtime.Int64(auditScript, a[1]); err != nil {
+	if r.SoldOrders, err = luagenimpl.Int64(auditScript, a[1]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.SoldUnits, err = runtime.Int64(auditScript, a[2]); err != nil {
+	if r.SoldUnits, err = luagenimpl.Int64(auditScript, a[2]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.RefusedOrders, err = runtime.Int64(auditScript, a[3]); err != nil {
+	if r.RefusedOrders, err = luagenimpl.Int64(auditScript, a[3]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.CancelledOrders, err = runtime.Int64(auditScript, a[4]); err != nil {
+	if r.CancelledOrders, err = luagenimpl.Int64(auditScript, a[4]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.CancelledUnits, err = runtime.Int64(auditScript, a[5]); err != nil {
+	if r.CancelledUnits, err = luagenimpl.Int64(auditScript, a[5]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.VoidOrders, err = runtime.Int64(auditScript, a[6]); err != nil {
+	if r.VoidOrders, err = luagenimpl.Int64(auditScript, a[6]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerUnits, err = runtime.Int64(auditScript, a[7]); err != nil {
+	if r.BuyerUnits, err = luagenimpl.Int64(auditScript, a[7]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.Malformed, err = runtime.Int64(auditScript, a[8]); err != nil {
+	if r.Malformed, err = luagenimpl.Int64(auditScript, a[8]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.MalformedIDs, err = runtime.Slice(auditScript, a[9], runtime.String); err != nil {
+	if r.MalformedIDs, err = luagenimpl.Slice(auditScript, a[9], luagenimpl.String); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerDiffs, err = runtime.Int64(auditScript, a[10]); err != nil {
+	if r.BuyerDiffs, err = luagenimpl.Int64(auditScript, a[10]); err != nil {
 		return AuditReply{}, err
 	}
-	if r.BuyerDiffList, err = runtime.Slice(auditScript, a[11], runtime.String); err != nil {
+	if r.BuyerDiffList, err = luagenimpl.Slice(auditScript, a[11], luagenimpl.String); err != nil {
 		return AuditReply{}, err
 	}
 	return r, nil
@@ -127,8 +134,8 @@ type auditCall struct {
 }
 
 // auditCalls recycles the buffers of calls of [Scripts.Audit] once the server
-// has answered them (see [runtime.CallPool]).
-var auditCalls runtime.CallPool[auditCall]
+// has answered them (see [luagenimpl.CallPool]).
+var auditCalls luagenimpl.CallPool[auditCall]
 
 // Audit reads one SKU's stock counter, order records and buyer counters
 // in one atomic step and sums them up, for Reconcile. It reads every
@@ -148,7 +155,7 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
-		runtime.AppendInt(&digits, args.Max),
+		luagenimpl.AppendInt(&digits, args.Max),
 	}
 	v, err := auditScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	auditCalls.Put(s.exec, call, err)
@@ -169,7 +176,7 @@ func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *
 		keys.Stock,
 		keys.Orders,
 		keys.Buyers,
-		runtime.AppendInt(&digits, args.Max),
+		luagenimpl.AppendInt(&digits, args.Max),
 	}
 	return runtime.Queue(b, s.exec, auditScript, call.kv[:3:3], call.kv[3:], auditDecode)
 }

@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // CancelKeys are the KEYS of [Scripts.Cancel], in KEYS order. [SKUKeys.Cancel]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -48,7 +55,7 @@ func CancelScript() *runtime.Script {
 // cancelDecode decodes a reply of cancelScript as [Scripts.Cancel] and
 // [Scripts.QueueCancel] return it.
 func cancelDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(cancelScript, v)
+	return luagenimpl.Int64(cancelScript, v)
 }
 
 // cancelCall is one call of [Scripts.Cancel]: KEYS, then ARGV, and the digits
@@ -59,8 +66,8 @@ type cancelCall struct {
 }
 
 // cancelCalls recycles the buffers of calls of [Scripts.Cancel] once the
-// server has answered them (see [runtime.CallPool]).
-var cancelCalls runtime.CallPool[cancelCall]
+// server has answered them (see [luagenimpl.CallPool]).
+var cancelCalls luagenimpl.CallPool[cancelCall]
 
 // Cancel returns an order's units to stock exactly once: the compensation
 // for an order that failed after its deduction (payment declined, checkout
@@ -88,7 +95,7 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := cancelScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	cancelCalls.Put(s.exec, call, err)
@@ -110,7 +117,7 @@ func (s *Scripts) QueueCancel(b *runtime.Batch, keys CancelKeys, args CancelArgs
 		keys.Orders,
 		keys.Buyers,
 		args.Order,
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	return runtime.Queue(b, s.exec, cancelScript, call.kv[:3:3], call.kv[3:], cancelDecode)
 }

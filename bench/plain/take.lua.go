@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // TakeKeys are the KEYS of [Scripts.Take], in KEYS order.
 type TakeKeys struct {
@@ -42,7 +49,7 @@ func TakeScript() *runtime.Script {
 // takeDecode decodes a reply of takeScript as [Scripts.Take] and
 // [Scripts.QueueTake] return it.
 func takeDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(takeScript, v)
+	return luagenimpl.Int64(takeScript, v)
 }
 
 // takeCall is one call of [Scripts.Take]: KEYS, then ARGV, and the digits of
@@ -53,8 +60,8 @@ type takeCall struct {
 }
 
 // takeCalls recycles the buffers of calls of [Scripts.Take] once the server
-// has answered them (see [runtime.CallPool]).
-var takeCalls runtime.CallPool[takeCall]
+// has answered them (see [luagenimpl.CallPool]).
+var takeCalls luagenimpl.CallPool[takeCall]
 
 // Take takes qty units from a counter when it holds at least qty, and keeps
 // the counter for ttl seconds after the last take: the plain three-call
@@ -71,8 +78,8 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendDuration(&digits, args.TTL, time.Second),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	takeCalls.Put(s.exec, call, err)
@@ -91,8 +98,8 @@ func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *run
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendDuration(&digits, args.TTL, time.Second),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	return runtime.Queue(b, s.exec, takeScript, call.kv[:1:1], call.kv[1:], takeDecode)
 }

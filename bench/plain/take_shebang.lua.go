@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // TakeShebangKeys are the KEYS of [Scripts.TakeShebang], in KEYS order.
 type TakeShebangKeys struct {
@@ -42,7 +49,7 @@ func TakeShebangScript() *runtime.Script {
 // takeShebangDecode decodes a reply of takeShebangScript as
 // [Scripts.TakeShebang] and [Scripts.QueueTakeShebang] return it.
 func takeShebangDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(takeShebangScript, v)
+	return luagenimpl.Int64(takeShebangScript, v)
 }
 
 // takeShebangCall is one call of [Scripts.TakeShebang]: KEYS, then ARGV, and
@@ -53,8 +60,8 @@ type takeShebangCall struct {
 }
 
 // takeShebangCalls recycles the buffers of calls of [Scripts.TakeShebang] once
-// the server has answered them (see [runtime.CallPool]).
-var takeShebangCalls runtime.CallPool[takeShebangCall]
+// the server has answered them (see [luagenimpl.CallPool]).
+var takeShebangCalls luagenimpl.CallPool[takeShebangCall]
 
 // TakeShebang is take.lua with a "#!lua" shebang line (no flags), which
 // makes Redis 7 run it with the flags of a script that may write: the
@@ -70,8 +77,8 @@ func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args Ta
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendDuration(&digits, args.TTL, time.Second),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeShebangScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	takeShebangCalls.Put(s.exec, call, err)
@@ -90,8 +97,8 @@ func (s *Scripts) QueueTakeShebang(b *runtime.Batch, keys TakeShebangKeys, args 
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendDuration(&digits, args.TTL, time.Second),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	return runtime.Queue(b, s.exec, takeShebangScript, call.kv[:1:1], call.kv[1:], takeShebangDecode)
 }

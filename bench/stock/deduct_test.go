@@ -27,6 +27,7 @@ import (
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
 	goredisexec "github.com/luagen/luagen/runtime/goredis"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 	"github.com/luagen/luagen/stock"
 )
 
@@ -472,7 +473,7 @@ func BenchmarkAllocs(b *testing.B) {
 		allocs.plainWrapper = testing.AllocsPerRun(2000, func() {
 			v, err := plain.Exec(ctx, e, nil, nil)
 			if err == nil {
-				_, err = runtime.Int64(plain, v)
+				_, err = luagenimpl.Int64(plain, v)
 			}
 			if err != nil {
 				b.Fatal(err)

@@ -196,6 +196,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"generate", "-new", "nil", "../lua/kv"},
 		{"generate", "-new", "context", "../lua/kv"},
 		{"generate", "-new", "runtime", "../lua/kv"},
+		{"generate", "-new", "luagenimpl", "../lua/kv"},
 		{"generate", "-pkg", "main", "-new", "main", "../lua/kv"},
 		{"check", "-new", "len", "../lua/kv"},
 		// Recorded as "-new  ../lua/kv", which takes the input for the name.

@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // AllowKeys are the KEYS of [Scripts.Allow], in KEYS order.
 type AllowKeys struct {
@@ -65,18 +72,18 @@ func AllowScript() *runtime.Script {
 // allowDecode decodes a reply of allowScript as [Scripts.Allow] and
 // [Scripts.QueueAllow] return it.
 func allowDecode(v runtime.Value) (AllowResult, error) {
-	a, err := runtime.Tuple(allowScript, v, 3)
+	a, err := luagenimpl.Tuple(allowScript, v, 3)
 	if err != nil {
 		return AllowResult{}, err
 	}
 	var r AllowResult
-	if r.Allowed, err = runtime.Bool(allowScript, a[0]); err != nil {
+	if r.Allowed, err = luagenimpl.Bool(allowScript, a[0]); err != nil {
 		return AllowResult{}, err
 	}
-	if r.Remaining, err = runtime.Int64(allowScript, a[1]); err != nil {
+	if r.Remaining, err = luagenimpl.Int64(allowScript, a[1]); err != nil {
 		return AllowResult{}, err
 	}
-	if r.RetryAfter, err = runtime.Duration(allowScript, a[2], time.Millisecond); err != nil {
+	if r.RetryAfter, err = luagenimpl.Duration(allowScript, a[2], time.Millisecond); err != nil {
 		return AllowResult{}, err
 	}
 	return r, nil
@@ -90,8 +97,8 @@ type allowCall struct {
 }
 
 // allowCalls recycles the buffers of calls of [Scripts.Allow] once the server
-// has answered them (see [runtime.CallPool]).
-var allowCalls runtime.CallPool[allowCall]
+// has answered them (see [luagenimpl.CallPool]).
+var allowCalls luagenimpl.CallPool[allowCall]
 
 // Allow admits a request when the subject made fewer than limit requests
 // in the sliding window (now - span, now]: a sorted set holds one member
@@ -116,9 +123,9 @@ func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (Al
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Window,
-		runtime.AppendTime(&digits, args.Now, time.Millisecond),
-		runtime.AppendDuration(&digits, args.Span, time.Millisecond),
-		runtime.AppendInt(&digits, args.Limit),
+		luagenimpl.AppendTime(&digits, args.Now, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Span, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Limit),
 		args.ID,
 	}
 	v, err := allowScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
@@ -138,9 +145,9 @@ func (s *Scripts) QueueAllow(b *runtime.Batch, keys AllowKeys, args AllowArgs) *
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Window,
-		runtime.AppendTime(&digits, args.Now, time.Millisecond),
-		runtime.AppendDuration(&digits, args.Span, time.Millisecond),
-		runtime.AppendInt(&digits, args.Limit),
+		luagenimpl.AppendTime(&digits, args.Now, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Span, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Limit),
 		args.ID,
 	}
 	return runtime.Queue(b, s.exec, allowScript, call.kv[:1:1], call.kv[1:], allowDecode)

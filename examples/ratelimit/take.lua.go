@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // TakeKeys are the KEYS of [Scripts.Take], in KEYS order.
 type TakeKeys struct {
@@ -66,18 +73,18 @@ func TakeScript() *runtime.Script {
 // takeDecode decodes a reply of takeScript as [Scripts.Take] and
 // [Scripts.QueueTake] return it.
 func takeDecode(v runtime.Value) (TakeResult, error) {
-	a, err := runtime.Tuple(takeScript, v, 3)
+	a, err := luagenimpl.Tuple(takeScript, v, 3)
 	if err != nil {
 		return TakeResult{}, err
 	}
 	var r TakeResult
-	if r.Allowed, err = runtime.Bool(takeScript, a[0]); err != nil {
+	if r.Allowed, err = luagenimpl.Bool(takeScript, a[0]); err != nil {
 		return TakeResult{}, err
 	}
-	if r.Remaining, err = runtime.Int64(takeScript, a[1]); err != nil {
+	if r.Remaining, err = luagenimpl.Int64(takeScript, a[1]); err != nil {
 		return TakeResult{}, err
 	}
-	if r.RetryAfter, err = runtime.Duration(takeScript, a[2], time.Millisecond); err != nil {
+	if r.RetryAfter, err = luagenimpl.Duration(takeScript, a[2], time.Millisecond); err != nil {
 		return TakeResult{}, err
 	}
 	return r, nil
@@ -91,8 +98,8 @@ type takeCall struct {
 }
 
 // takeCalls recycles the buffers of calls of [Scripts.Take] once the server
-// has answered them (see [runtime.CallPool]).
-var takeCalls runtime.CallPool[takeCall]
+// has answered them (see [luagenimpl.CallPool]).
+var takeCalls luagenimpl.CallPool[takeCall]
 
 // Take takes cost tokens from the subject's token bucket, which holds at
 // most burst tokens and gains one every interval. It is the generic cell
@@ -114,10 +121,10 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeR
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Bucket,
-		runtime.AppendTime(&digits, args.Now, time.Millisecond),
-		runtime.AppendDuration(&digits, args.Interval, time.Millisecond),
-		runtime.AppendInt(&digits, args.Burst),
-		runtime.AppendInt(&digits, args.Cost),
+		luagenimpl.AppendTime(&digits, args.Now, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Interval, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Burst),
+		luagenimpl.AppendInt(&digits, args.Cost),
 	}
 	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	takeCalls.Put(s.exec, call, err)
@@ -136,10 +143,10 @@ func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *run
 	digits := call.digits[:0]
 	call.kv = [5]string{
 		keys.Bucket,
-		runtime.AppendTime(&digits, args.Now, time.Millisecond),
-		runtime.AppendDuration(&digits, args.Interval, time.Millisecond),
-		runtime.AppendInt(&digits, args.Burst),
-		runtime.AppendInt(&digits, args.Cost),
+		luagenimpl.AppendTime(&digits, args.Now, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Interval, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Burst),
+		luagenimpl.AppendInt(&digits, args.Cost),
 	}
 	return runtime.Queue(b, s.exec, takeScript, call.kv[:1:1], call.kv[1:], takeDecode)
 }

@@ -9,7 +9,14 @@ import (
 	"context"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // CountKeys are the KEYS of [Scripts.Count], in KEYS order. All keys must hash
 // to one slot: give them one {hash tag}.
@@ -39,7 +46,7 @@ func CountScript() *runtime.Script {
 // countDecode decodes a reply of countScript as [Scripts.Count] and
 // [Scripts.QueueCount] return it.
 func countDecode(v runtime.Value) ([]int64, error) {
-	return runtime.Slice(countScript, v, runtime.Int64)
+	return luagenimpl.Slice(countScript, v, luagenimpl.Int64)
 }
 
 // Count answers how many KEYS and ARGV it got; it may get none of either

@@ -3,7 +3,7 @@
 // args, and replies chosen by the caller (an error reply saying NOSCRIPT
 // included), and one declares flags=allow-cross-slot-keys; Keep and Tally,
 // whose keys and args have a fixed length, are methods that recycle their
-// call buffers (runtime.CallPool). The fuzz targets
+// call buffers (luagenimpl.CallPool). The fuzz targets
 // in its tests drive them on a Redis Cluster and on luatest: no panic,
 // every error typed, every call runs its script at most once.
 package fuzzscripts

@@ -15,6 +15,7 @@ import (
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/redistest"
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 var cluster redistest.SharedCluster
@@ -133,8 +134,8 @@ func FuzzGeneratedMethods(f *testing.F) {
 				t.Fatalf("%s: Record: %v", tg.name, err)
 			default:
 				want := fuzzscripts.Echo{Runs: before + 1, Keys: int64(len(allKeys)), Args: int64(8 + len(args.Rest)),
-					Text: text, Blob: blob, N: runtime.FormatInt(n), F: runtime.FormatFloat(fl), On: runtime.FormatBool(on),
-					Wait: runtime.FormatDuration(args.Wait, time.Millisecond), At: runtime.FormatTime(args.At, time.Second)}
+					Text: text, Blob: blob, N: luagenimpl.FormatInt(n), F: luagenimpl.FormatFloat(fl), On: luagenimpl.FormatBool(on),
+					Wait: luagenimpl.FormatDuration(args.Wait, time.Millisecond), At: luagenimpl.FormatTime(args.At, time.Second)}
 				if len(want.Blob) == 0 {
 					want.Blob = echo.Blob // nil and empty are the same reply
 				}

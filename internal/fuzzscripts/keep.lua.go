@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // KeepKeys are the KEYS of [Scripts.Keep], in KEYS order.
 type KeepKeys struct {
@@ -41,7 +48,7 @@ func KeepScript() *runtime.Script {
 // keepDecode decodes a reply of keepScript as [Scripts.Keep] and
 // [Scripts.QueueKeep] return it.
 func keepDecode(v runtime.Value) ([]string, error) {
-	return runtime.Slice(keepScript, v, runtime.String)
+	return luagenimpl.Slice(keepScript, v, luagenimpl.String)
 }
 
 // keepCall is one call of [Scripts.Keep]: KEYS, then ARGV, and the digits of
@@ -52,12 +59,12 @@ type keepCall struct {
 }
 
 // keepCalls recycles the buffers of calls of [Scripts.Keep] once the server
-// has answered them (see [runtime.CallPool]).
-var keepCalls runtime.CallPool[keepCall]
+// has answered them (see [luagenimpl.CallPool]).
+var keepCalls luagenimpl.CallPool[keepCall]
 
 // Keep stores n and at, as sent, in its key and answers with them: a
 // script whose keys and args have a fixed length, so that its generated
-// method builds each call in a recycled buffer (runtime.CallPool). What it
+// method builds each call in a recycled buffer (luagenimpl.CallPool). What it
 // stored and answered must not change when later calls reuse the buffer.
 //
 // It returns ARGV as received: n, at. An error raised inside the script is a
@@ -69,8 +76,8 @@ func (s *Scripts) Keep(ctx context.Context, keys KeepKeys, args KeepArgs) ([]str
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Kept,
-		runtime.AppendInt(&digits, args.N),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.N),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := keepScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	keepCalls.Put(s.exec, call, err)
@@ -89,8 +96,8 @@ func (s *Scripts) QueueKeep(b *runtime.Batch, keys KeepKeys, args KeepArgs) *run
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Kept,
-		runtime.AppendInt(&digits, args.N),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.N),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	return runtime.Queue(b, s.exec, keepScript, call.kv[:1:1], call.kv[1:], keepDecode)
 }
@@ -98,7 +105,7 @@ func (s *Scripts) QueueKeep(b *runtime.Batch, keys KeepKeys, args KeepArgs) *run
 // keepBody is internal/fuzzscripts/keep.lua, verbatim.
 const keepBody = `--- Keep stores n and at, as sent, in its key and answers with them: a
 --- script whose keys and args have a fixed length, so that its generated
---- method builds each call in a recycled buffer (runtime.CallPool). What it
+--- method builds each call in a recycled buffer (luagenimpl.CallPool). What it
 --- stored and answered must not change when later calls reuse the buffer.
 ---@key kept  string holding "n at" as received
 ---@arg n     int64               stored and echoed

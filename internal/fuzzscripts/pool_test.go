@@ -19,7 +19,7 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// TestRecycledCallBuffers tries to break runtime.CallPool's promise: a
+// TestRecycledCallBuffers tries to break luagenimpl.CallPool's promise: a
 // generated method reuses its call buffer only when nothing can read it any
 // more. What Keep stored and answered must stay as sent while later calls,
 // serial and concurrent, reuse the buffers with other numbers — on luatest

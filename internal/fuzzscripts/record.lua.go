@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // RecordKeys are the KEYS of [Scripts.Record], in KEYS order. All keys must
 // hash to one slot: give them one {hash tag}.
@@ -83,39 +90,39 @@ func RecordScript() *runtime.Script {
 // recordDecode decodes a reply of recordScript as [Scripts.Record] and
 // [Scripts.QueueRecord] return it.
 func recordDecode(v runtime.Value) (Echo, error) {
-	a, err := runtime.Tuple(recordScript, v, 10)
+	a, err := luagenimpl.Tuple(recordScript, v, 10)
 	if err != nil {
 		return Echo{}, err
 	}
 	var r Echo
-	if r.Runs, err = runtime.Int64(recordScript, a[0]); err != nil {
+	if r.Runs, err = luagenimpl.Int64(recordScript, a[0]); err != nil {
 		return Echo{}, err
 	}
-	if r.Keys, err = runtime.Int64(recordScript, a[1]); err != nil {
+	if r.Keys, err = luagenimpl.Int64(recordScript, a[1]); err != nil {
 		return Echo{}, err
 	}
-	if r.Args, err = runtime.Int64(recordScript, a[2]); err != nil {
+	if r.Args, err = luagenimpl.Int64(recordScript, a[2]); err != nil {
 		return Echo{}, err
 	}
-	if r.Text, err = runtime.String(recordScript, a[3]); err != nil {
+	if r.Text, err = luagenimpl.String(recordScript, a[3]); err != nil {
 		return Echo{}, err
 	}
-	if r.Blob, err = runtime.Bytes(recordScript, a[4]); err != nil {
+	if r.Blob, err = luagenimpl.Bytes(recordScript, a[4]); err != nil {
 		return Echo{}, err
 	}
-	if r.N, err = runtime.String(recordScript, a[5]); err != nil {
+	if r.N, err = luagenimpl.String(recordScript, a[5]); err != nil {
 		return Echo{}, err
 	}
-	if r.F, err = runtime.String(recordScript, a[6]); err != nil {
+	if r.F, err = luagenimpl.String(recordScript, a[6]); err != nil {
 		return Echo{}, err
 	}
-	if r.On, err = runtime.String(recordScript, a[7]); err != nil {
+	if r.On, err = luagenimpl.String(recordScript, a[7]); err != nil {
 		return Echo{}, err
 	}
-	if r.Wait, err = runtime.String(recordScript, a[8]); err != nil {
+	if r.Wait, err = luagenimpl.String(recordScript, a[8]); err != nil {
 		return Echo{}, err
 	}
-	if r.At, err = runtime.String(recordScript, a[9]); err != nil {
+	if r.At, err = luagenimpl.String(recordScript, a[9]); err != nil {
 		return Echo{}, err
 	}
 	return r, nil
@@ -134,11 +141,11 @@ func (s *Scripts) Record(ctx context.Context, keys RecordKeys, args RecordArgs) 
 		args.Fail,
 		args.Text,
 		string(args.Blob),
-		runtime.FormatInt(args.N),
-		runtime.FormatFloat(args.F),
-		runtime.FormatBool(args.On),
-		runtime.FormatDuration(args.Wait, time.Millisecond),
-		runtime.FormatTime(args.At, time.Second),
+		luagenimpl.FormatInt(args.N),
+		luagenimpl.FormatFloat(args.F),
+		luagenimpl.FormatBool(args.On),
+		luagenimpl.FormatDuration(args.Wait, time.Millisecond),
+		luagenimpl.FormatTime(args.At, time.Second),
 	}, args.Rest...))
 	if err != nil {
 		return Echo{}, err
@@ -154,11 +161,11 @@ func (s *Scripts) QueueRecord(b *runtime.Batch, keys RecordKeys, args RecordArgs
 		args.Fail,
 		args.Text,
 		string(args.Blob),
-		runtime.FormatInt(args.N),
-		runtime.FormatFloat(args.F),
-		runtime.FormatBool(args.On),
-		runtime.FormatDuration(args.Wait, time.Millisecond),
-		runtime.FormatTime(args.At, time.Second),
+		luagenimpl.FormatInt(args.N),
+		luagenimpl.FormatFloat(args.F),
+		luagenimpl.FormatBool(args.On),
+		luagenimpl.FormatDuration(args.Wait, time.Millisecond),
+		luagenimpl.FormatTime(args.At, time.Second),
 	}, args.Rest...), recordDecode)
 }
 

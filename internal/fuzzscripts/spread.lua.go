@@ -9,7 +9,14 @@ import (
 	"context"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // SpreadKeys are the KEYS of [Scripts.Spread], in KEYS order.
 type SpreadKeys struct {
@@ -36,7 +43,7 @@ func SpreadScript() *runtime.Script {
 // spreadDecode decodes a reply of spreadScript as [Scripts.Spread] and
 // [Scripts.QueueSpread] return it.
 func spreadDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(spreadScript, v)
+	return luagenimpl.Int64(spreadScript, v)
 }
 
 // spreadCall is one call of [Scripts.Spread]: KEYS.
@@ -45,8 +52,8 @@ type spreadCall struct {
 }
 
 // spreadCalls recycles the buffers of calls of [Scripts.Spread] once the
-// server has answered them (see [runtime.CallPool]).
-var spreadCalls runtime.CallPool[spreadCall]
+// server has answered them (see [luagenimpl.CallPool]).
+var spreadCalls luagenimpl.CallPool[spreadCall]
 
 // Spread counts one run in each of its keys, which may hash to different
 // slots: fine on a single node, refused with runtime.ErrCrossSlot on a

@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // TallyKeys are the KEYS of [Scripts.Tally], in KEYS order.
 type TallyKeys struct {
@@ -41,7 +48,7 @@ func TallyScript() *runtime.Script {
 // tallyDecode decodes a reply of tallyScript as [Scripts.Tally] and
 // [Scripts.QueueTally] return it.
 func tallyDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(tallyScript, v)
+	return luagenimpl.Int64(tallyScript, v)
 }
 
 // tallyCall is one call of [Scripts.Tally]: KEYS, then ARGV, and the digits of
@@ -52,8 +59,8 @@ type tallyCall struct {
 }
 
 // tallyCalls recycles the buffers of calls of [Scripts.Tally] once the server
-// has answered them (see [runtime.CallPool]).
-var tallyCalls runtime.CallPool[tallyCall]
+// has answered them (see [luagenimpl.CallPool]).
+var tallyCalls luagenimpl.CallPool[tallyCall]
 
 // Tally adds n to a counter that expires at at, and answers the new count:
 // the integer-reply twin of Keep, whose warm generated method must
@@ -68,8 +75,8 @@ func (s *Scripts) Tally(ctx context.Context, keys TallyKeys, args TallyArgs) (in
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.N),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.N),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := tallyScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	tallyCalls.Put(s.exec, call, err)
@@ -88,8 +95,8 @@ func (s *Scripts) QueueTally(b *runtime.Batch, keys TallyKeys, args TallyArgs) *
 	digits := call.digits[:0]
 	call.kv = [3]string{
 		keys.Counter,
-		runtime.AppendInt(&digits, args.N),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.N),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	return runtime.Queue(b, s.exec, tallyScript, call.kv[:1:1], call.kv[1:], tallyDecode)
 }

@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. [SKUKeys.Deduct]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -72,7 +79,7 @@ func DeductScript() *runtime.Script {
 // deductDecode decodes a reply of deductScript as [Scripts.Deduct] and
 // [Scripts.QueueDeduct] return it.
 func deductDecode(v runtime.Value) (int64, error) {
-	return runtime.Int64(deductScript, v)
+	return luagenimpl.Int64(deductScript, v)
 }
 
 // deductCall is one call of [Scripts.Deduct]: KEYS, then ARGV, and the digits
@@ -83,8 +90,8 @@ type deductCall struct {
 }
 
 // deductCalls recycles the buffers of calls of [Scripts.Deduct] once the
-// server has answered them (see [runtime.CallPool]).
-var deductCalls runtime.CallPool[deductCall]
+// server has answered them (see [luagenimpl.CallPool]).
+var deductCalls luagenimpl.CallPool[deductCall]
 
 // Deduct takes qty units of a SKU for one order, at most once per order id.
 // The check, the decrement and the order record run as one script, so
@@ -119,9 +126,9 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 		keys.Buyers,
 		args.Order,
 		args.Buyer,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendInt(&digits, args.Limit),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendInt(&digits, args.Limit),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := deductScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
 	deductCalls.Put(s.exec, call, err)
@@ -144,9 +151,9 @@ func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs
 		keys.Buyers,
 		args.Order,
 		args.Buyer,
-		runtime.AppendInt(&digits, args.Qty),
-		runtime.AppendInt(&digits, args.Limit),
-		runtime.AppendTime(&digits, args.At, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Qty),
+		luagenimpl.AppendInt(&digits, args.Limit),
+		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	return runtime.Queue(b, s.exec, deductScript, call.kv[:3:3], call.kv[3:], deductDecode)
 }

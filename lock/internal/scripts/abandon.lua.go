@@ -11,7 +11,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // AbandonKeys are the KEYS of [Scripts.Abandon], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -67,7 +74,7 @@ func AbandonScript() *runtime.Script {
 // abandonDecode decodes a reply of abandonScript as [Scripts.Abandon] and
 // [Scripts.QueueAbandon] return it.
 func abandonDecode(v runtime.Value) (bool, error) {
-	return runtime.Bool(abandonScript, v)
+	return luagenimpl.Bool(abandonScript, v)
 }
 
 // abandonCall is one call of [Scripts.Abandon]: KEYS, then ARGV, and the
@@ -78,8 +85,8 @@ type abandonCall struct {
 }
 
 // abandonCalls recycles the buffers of calls of [Scripts.Abandon] once the
-// server has answered them (see [runtime.CallPool]).
-var abandonCalls runtime.CallPool[abandonCall]
+// server has answered them (see [luagenimpl.CallPool]).
+var abandonCalls luagenimpl.CallPool[abandonCall]
 
 // Abandon is how a waiter gives up: its Acquire call attempt (and every
 // earlier one) is cancelled, whether it ran, runs later or never arrives,
@@ -114,10 +121,10 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 		keys.Wake,
 		keys.Tomb,
 		args.Owner,
-		runtime.FormatBool(args.Sharded),
-		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
-		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.AppendInt(&digits, args.Attempt),
+		luagenimpl.FormatBool(args.Sharded),
+		luagenimpl.AppendDuration(&digits, args.TombTTL, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Attempt),
 	}
 	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:6:6], call.kv[6:])
 	abandonCalls.Put(s.exec, call, err)
@@ -142,10 +149,10 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 		keys.Wake,
 		keys.Tomb,
 		args.Owner,
-		runtime.FormatBool(args.Sharded),
-		runtime.AppendDuration(&digits, args.TombTTL, time.Millisecond),
-		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.AppendInt(&digits, args.Attempt),
+		luagenimpl.FormatBool(args.Sharded),
+		luagenimpl.AppendDuration(&digits, args.TombTTL, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		luagenimpl.AppendInt(&digits, args.Attempt),
 	}
 	return runtime.Queue(b, s.exec, abandonScript, call.kv[:6:6], call.kv[6:], abandonDecode)
 }

@@ -11,7 +11,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -85,24 +92,24 @@ func AcquireScript() *runtime.Script {
 // acquireDecode decodes a reply of acquireScript as [Scripts.Acquire] and
 // [Scripts.QueueAcquire] return it.
 func acquireDecode(v runtime.Value) (AcquireResult, error) {
-	a, err := runtime.Tuple(acquireScript, v, 5)
+	a, err := luagenimpl.Tuple(acquireScript, v, 5)
 	if err != nil {
 		return AcquireResult{}, err
 	}
 	var r AcquireResult
-	if r.Acquired, err = runtime.Bool(acquireScript, a[0]); err != nil {
+	if r.Acquired, err = luagenimpl.Bool(acquireScript, a[0]); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.HoldCount, err = runtime.Int64(acquireScript, a[1]); err != nil {
+	if r.HoldCount, err = luagenimpl.Int64(acquireScript, a[1]); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.TTL, err = runtime.Duration(acquireScript, a[2], time.Millisecond); err != nil {
+	if r.TTL, err = luagenimpl.Duration(acquireScript, a[2], time.Millisecond); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.Token, err = runtime.Int64(acquireScript, a[3]); err != nil {
+	if r.Token, err = luagenimpl.Int64(acquireScript, a[3]); err != nil {
 		return AcquireResult{}, err
 	}
-	if r.Ahead, err = runtime.Int64(acquireScript, a[4]); err != nil {
+	if r.Ahead, err = luagenimpl.Int64(acquireScript, a[4]); err != nil {
 		return AcquireResult{}, err
 	}
 	return r, nil
@@ -140,12 +147,12 @@ func acquireDecode(v runtime.Value) (AcquireResult, error) {
 func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArgs) (AcquireResult, error) {
 	v, err := acquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.Lease, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatInt(args.Attempt),
-		runtime.FormatDuration(args.QueueTTL, time.Millisecond),
-		runtime.FormatDuration(args.GrantLease, time.Millisecond),
+		luagenimpl.FormatDuration(args.Lease, time.Millisecond),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatInt(args.Attempt),
+		luagenimpl.FormatDuration(args.QueueTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.GrantLease, time.Millisecond),
 	})
 	if err != nil {
 		return AcquireResult{}, err
@@ -159,12 +166,12 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireArgs) *runtime.Future[AcquireResult] {
 	return runtime.Queue(b, s.exec, acquireScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatDuration(args.Lease, time.Millisecond),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
-		runtime.FormatInt(args.Attempt),
-		runtime.FormatDuration(args.QueueTTL, time.Millisecond),
-		runtime.FormatDuration(args.GrantLease, time.Millisecond),
+		luagenimpl.FormatDuration(args.Lease, time.Millisecond),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatInt(args.Attempt),
+		luagenimpl.FormatDuration(args.QueueTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.GrantLease, time.Millisecond),
 	}, acquireDecode)
 }
 

@@ -11,7 +11,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // ForceUnlockKeys are the KEYS of [Scripts.ForceUnlock], in KEYS order.
 // [LockKeys.ForceUnlock] builds them from one {name} hash tag, so they hash to
@@ -59,7 +66,7 @@ func ForceUnlockScript() *runtime.Script {
 // forceUnlockDecode decodes a reply of forceUnlockScript as
 // [Scripts.ForceUnlock] and [Scripts.QueueForceUnlock] return it.
 func forceUnlockDecode(v runtime.Value) (bool, error) {
-	return runtime.Bool(forceUnlockScript, v)
+	return luagenimpl.Bool(forceUnlockScript, v)
 }
 
 // forceUnlockCall is one call of [Scripts.ForceUnlock]: KEYS, then ARGV, and
@@ -70,8 +77,8 @@ type forceUnlockCall struct {
 }
 
 // forceUnlockCalls recycles the buffers of calls of [Scripts.ForceUnlock] once
-// the server has answered them (see [runtime.CallPool]).
-var forceUnlockCalls runtime.CallPool[forceUnlockCall]
+// the server has answered them (see [luagenimpl.CallPool]).
+var forceUnlockCalls luagenimpl.CallPool[forceUnlockCall]
 
 // ForceUnlock deletes the lock whoever holds it and hands it to the first
 // live waiter, as the holder's last Release would. It is for operators (a
@@ -93,8 +100,8 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 		keys.Queue,
 		keys.Waits,
 		keys.Wake,
-		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		luagenimpl.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
 	}
 	v, err := forceUnlockScript.Exec(ctx, s.exec, call.kv[:5:5], call.kv[5:])
 	forceUnlockCalls.Put(s.exec, call, err)
@@ -117,8 +124,8 @@ func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args 
 		keys.Queue,
 		keys.Waits,
 		keys.Wake,
-		runtime.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
-		runtime.FormatBool(args.Sharded),
+		luagenimpl.AppendDuration(&digits, args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
 	}
 	return runtime.Queue(b, s.exec, forceUnlockScript, call.kv[:5:5], call.kv[5:], forceUnlockDecode)
 }

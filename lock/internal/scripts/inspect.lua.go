@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // InspectKeys are the KEYS of [Scripts.Inspect], in KEYS order.
 // [LockKeys.Inspect] builds them from one {name} hash tag, so they hash to one
@@ -54,18 +61,18 @@ func InspectScript() *runtime.Script {
 // inspectDecode decodes a reply of inspectScript as [Scripts.Inspect] and
 // [Scripts.QueueInspect] return it.
 func inspectDecode(v runtime.Value) (Inspection, error) {
-	a, err := runtime.Tuple(inspectScript, v, 3)
+	a, err := luagenimpl.Tuple(inspectScript, v, 3)
 	if err != nil {
 		return Inspection{}, err
 	}
 	var r Inspection
-	if r.HoldCount, err = runtime.Int64(inspectScript, a[0]); err != nil {
+	if r.HoldCount, err = luagenimpl.Int64(inspectScript, a[0]); err != nil {
 		return Inspection{}, err
 	}
-	if r.Holders, err = runtime.Int64(inspectScript, a[1]); err != nil {
+	if r.Holders, err = luagenimpl.Int64(inspectScript, a[1]); err != nil {
 		return Inspection{}, err
 	}
-	if r.TTL, err = runtime.Duration(inspectScript, a[2], time.Millisecond); err != nil {
+	if r.TTL, err = luagenimpl.Duration(inspectScript, a[2], time.Millisecond); err != nil {
 		return Inspection{}, err
 	}
 	return r, nil
@@ -77,8 +84,8 @@ type inspectCall struct {
 }
 
 // inspectCalls recycles the buffers of calls of [Scripts.Inspect] once the
-// server has answered them (see [runtime.CallPool]).
-var inspectCalls runtime.CallPool[inspectCall]
+// server has answered them (see [luagenimpl.CallPool]).
+var inspectCalls luagenimpl.CallPool[inspectCall]
 
 // Inspect reads the lock's state as owner sees it, without changing it.
 //

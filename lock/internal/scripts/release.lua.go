@@ -12,7 +12,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // ReleaseKeys are the KEYS of [Scripts.Release], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -95,7 +102,7 @@ func ReleaseScript() *runtime.Script {
 // releaseDecode decodes a reply of releaseScript as [Scripts.Release] and
 // [Scripts.QueueRelease] return it.
 func releaseDecode(v runtime.Value) (ReleaseReply, error) {
-	r, err := runtime.Int64(releaseScript, v)
+	r, err := luagenimpl.Int64(releaseScript, v)
 	if err != nil {
 		return 0, err
 	}
@@ -129,9 +136,9 @@ func releaseDecode(v runtime.Value) (ReleaseReply, error) {
 func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArgs) (ReleaseReply, error) {
 	v, err := releaseScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatBool(args.Sharded),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
 	})
 	if err != nil {
 		return 0, err
@@ -145,9 +152,9 @@ func (s *Scripts) Release(ctx context.Context, keys ReleaseKeys, args ReleaseArg
 func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseArgs) *runtime.Future[ReleaseReply] {
 	return runtime.Queue(b, s.exec, releaseScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Wake}, keys.Latch...), []string{
 		args.Owner,
-		runtime.FormatBool(args.Sharded),
-		runtime.FormatDuration(args.LatchTTL, time.Millisecond),
-		runtime.FormatDuration(args.FenceTTL, time.Millisecond),
+		luagenimpl.FormatBool(args.Sharded),
+		luagenimpl.FormatDuration(args.LatchTTL, time.Millisecond),
+		luagenimpl.FormatDuration(args.FenceTTL, time.Millisecond),
 	}, releaseDecode)
 }
 

@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // RenewKeys are the KEYS of [Scripts.Renew], in KEYS order. [LockKeys.Renew]
 // builds them from one {name} hash tag, so they hash to one slot.
@@ -42,7 +49,7 @@ func RenewScript() *runtime.Script {
 // renewDecode decodes a reply of renewScript as [Scripts.Renew] and
 // [Scripts.QueueRenew] return it.
 func renewDecode(v runtime.Value) (bool, error) {
-	return runtime.Bool(renewScript, v)
+	return luagenimpl.Bool(renewScript, v)
 }
 
 // renewCall is one call of [Scripts.Renew]: KEYS, then ARGV, and the digits of
@@ -53,8 +60,8 @@ type renewCall struct {
 }
 
 // renewCalls recycles the buffers of calls of [Scripts.Renew] once the server
-// has answered them (see [runtime.CallPool]).
-var renewCalls runtime.CallPool[renewCall]
+// has answered them (see [luagenimpl.CallPool]).
+var renewCalls luagenimpl.CallPool[renewCall]
 
 // Renew sets the lease of a lock owner holds to lease from now (never from
 // the previous deadline, so delays do not add up). It does nothing when
@@ -73,7 +80,7 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 	call.kv = [3]string{
 		keys.Lock,
 		args.Owner,
-		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
 	v, err := renewScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
 	renewCalls.Put(s.exec, call, err)
@@ -93,7 +100,7 @@ func (s *Scripts) QueueRenew(b *runtime.Batch, keys RenewKeys, args RenewArgs) *
 	call.kv = [3]string{
 		keys.Lock,
 		args.Owner,
-		runtime.AppendDuration(&digits, args.Lease, time.Millisecond),
+		luagenimpl.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
 	return runtime.Queue(b, s.exec, renewScript, call.kv[:1:1], call.kv[1:], renewDecode)
 }

@@ -8,7 +8,14 @@ import (
 	"context"
 
 	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
+
+// A build failure on the next two lines means that this file was generated
+// by a luagen version the runtime in go.mod cannot run: regenerate with the
+// luagen version matching your runtime, or update github.com/luagen/luagen.
+const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
 
 // Scripts runs this package's scripts on one [runtime.Executor]. Create it
 // with [New]; it is safe for concurrent use.
@@ -85,7 +92,7 @@ func (k LockKeys) Tomb(owner string) string {
 // answer, kept for a retry (at most one key): a reentrant acquire's or a
 // release's that leaves holds.
 func (k LockKeys) Latch(owner string, seq int64) string {
-	return k.tag + ":latch:" + owner + "." + runtime.FormatInt(seq)
+	return k.tag + ":latch:" + owner + "." + luagenimpl.FormatInt(seq)
 }
 
 // ForceUnlock returns the keys of [Scripts.ForceUnlock].

@@ -1,4 +1,4 @@
-package runtime_test
+package luagenimpl_test
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/luagen/luagen/runtime"
+	"github.com/luagen/luagen/runtime/luagenimpl"
 )
 
 // The Append encoders give the Format encoders' text, and a string once
@@ -19,16 +19,16 @@ func TestAppendEncodersMatchFormat(t *testing.T) {
 		buf := make([]byte, 0, room)
 		var got, want []string
 		for _, n := range []int64{0, 7, -1, math.MaxInt64, math.MinInt64} {
-			got = append(got, runtime.AppendInt(&buf, n))
-			want = append(want, runtime.FormatInt(n))
+			got = append(got, luagenimpl.AppendInt(&buf, n))
+			want = append(want, luagenimpl.FormatInt(n))
 		}
 		for _, f := range []float64{0, 1.5, -2e-300, math.MaxFloat64, math.Inf(-1)} {
-			got = append(got, runtime.AppendFloat(&buf, f))
-			want = append(want, runtime.FormatFloat(f))
+			got = append(got, luagenimpl.AppendFloat(&buf, f))
+			want = append(want, luagenimpl.FormatFloat(f))
 		}
 		for _, u := range []time.Duration{time.Millisecond, time.Second} {
-			got = append(got, runtime.AppendDuration(&buf, 90*time.Second+5*time.Millisecond, u), runtime.AppendTime(&buf, at, u))
-			want = append(want, runtime.FormatDuration(90*time.Second+5*time.Millisecond, u), runtime.FormatTime(at, u))
+			got = append(got, luagenimpl.AppendDuration(&buf, 90*time.Second+5*time.Millisecond, u), luagenimpl.AppendTime(&buf, at, u))
+			want = append(want, luagenimpl.FormatDuration(90*time.Second+5*time.Millisecond, u), luagenimpl.FormatTime(at, u))
 		}
 		assert.Equal(t, want, got, "room %d", room)
 	}
