@@ -110,7 +110,7 @@
 // ---@coalesce [max] lets a runtime.Coalescer merge concurrent calls of
 // the script on one hash slot into one server-side run of a companion
 // script (built by runtime.NewScript from the same file), up to max calls
-// (2 to 1000, default 64) per run; the generated ScriptSpec sets Coalesce.
+// (2 to 1000, default 64) per run; the generated ScriptSpec sets CoalesceLimit.
 // The companion runs the code once per call, back to back, each with its
 // own KEYS and ARGV and under xpcall, and returns every call's reply as it
 // would have been alone. A merged call can still see what lives for the

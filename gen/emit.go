@@ -489,7 +489,7 @@ func (e *scriptEmitter) scriptVar() {
 		items = append(items, jen.Id("Idempotent").Op(":").True())
 	}
 	if s.Coalesce > 0 {
-		items = append(items, jen.Id("Coalesce").Op(":").Lit(s.Coalesce))
+		items = append(items, jen.Id("CoalesceLimit").Op(":").Lit(s.Coalesce))
 	}
 	if len(s.Spans) > 0 {
 		// Line 1 of Body is line 1 of File: only the changes after it.
@@ -967,7 +967,7 @@ func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.Add(docComment(wrap(fmt.Sprintf("Scripts runs this package's scripts on one [runtime.Executor]. Create it with [%s]; it is safe for concurrent use.", cfg.New), 76)...))
 	f.Type().Id(scriptsType).Struct(jen.Id("exec").Add(rt("Executor")))
-	f.Add(docComment(wrap(fmt.Sprintf("%s returns Scripts that run on e, e.g. runtime.Rueidis(client) for rueidis, goredis.New(client) (package github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where the mistake is made; the methods of a zero Scripts return runtime.ErrNilExecutor.", cfg.New), 76)...))
+	f.Add(docComment(wrap(fmt.Sprintf("%s returns Scripts that run on e, e.g. runtime.NewRueidisExecutor(client) for rueidis, goredis.NewExecutor(client) (package github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where the mistake is made; the methods of a zero Scripts return runtime.ErrNilExecutor.", cfg.New), 76)...))
 	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id(scriptsType).Block(
 		jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Panic(jen.Lit(cfg.Package+"."+cfg.New+": the runtime.Executor is nil"))),
 		jen.Return(jen.Op("&").Id(scriptsType).Values(jen.Id("exec").Op(":").Id("e"))))

@@ -326,7 +326,7 @@ func TestQueries(t *testing.T) {
 	m := newMutex(t, c, "queried", lock.WithLease(10*time.Second))
 	other := newMutex(t, c, "queried")
 
-	ttl, err := m.TTL(ctx)
+	ttl, err := m.RemainingLease(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, ttl, "free")
 	for _, q := range []func(context.Context) (bool, error){m.IsHeld, m.IsLocked, other.IsLocked} {
@@ -336,7 +336,7 @@ func TestQueries(t *testing.T) {
 	}
 	_, err = m.Lock(ctx)
 	require.NoError(t, err)
-	ttl, err = other.TTL(ctx)
+	ttl, err = other.RemainingLease(ctx)
 	require.NoError(t, err)
 	assert.Greater(t, ttl, 9*time.Second)
 	assert.LessOrEqual(t, ttl, 10*time.Second)
@@ -354,7 +354,7 @@ func TestQueries(t *testing.T) {
 	assert.Zero(t, n)
 
 	srv.Do(t, "PERSIST", m.Key())
-	ttl, err = m.TTL(ctx)
+	ttl, err = m.RemainingLease(ctx)
 	require.NoError(t, err)
 	assert.Negative(t, ttl, "a key without expiry")
 	require.NoError(t, m.Unlock(ctx))

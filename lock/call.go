@@ -246,7 +246,7 @@ func (m *Mutex) retryWithin(ctx context.Context, window time.Duration, call func
 // own: another call's deadline made rueidis close the connection both
 // were on (it does so for a call in its synchronous mode). The reply is
 // lost; another try may get one, so it is retried like any connection
-// error (runtime.Transient counts a deadline as final, rightly for the
+// error (runtime.IsTransient counts a deadline as final, rightly for the
 // caller's own).
 type lostConnection struct{ err error }
 
@@ -264,11 +264,11 @@ func retryable(err error) bool {
 	if errors.As(err, &ra) {
 		return ra.Err != nil && !errors.Is(ra.Err, ErrLost)
 	}
-	// runtime.Transient is the one list of failures worth another try
+	// runtime.IsTransient is the one list of failures worth another try
 	// (connection errors, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, ...); a
 	// script that ran and raised an error would raise it again.
 	var se *runtime.ScriptError
-	return runtime.Transient(err) && !errors.As(err, &se)
+	return runtime.IsTransient(err) && !errors.As(err, &se)
 }
 
 // unanswered reports whether err means the server gave no answer in time

@@ -72,18 +72,18 @@ func NewClient(rc rueidis.Client, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// executor is the default executor: runtime.Rueidis(rc).
+// executor is the default executor: runtime.NewRueidisExecutor(rc).
 func (c *Client) executor(cfg *config) runtime.Executor {
 	if cfg.exec != nil {
 		return cfg.exec
 	}
-	return runtime.Rueidis(c.rc)
+	return runtime.NewRueidisExecutor(c.rc)
 }
 
 // Close stops the Client: waiters return ErrClosed, watchdogs stop (held
 // contexts are cancelled with cause ErrClosed; the locks themselves are not
 // released and expire when their lease runs out), later calls of its
-// Mutexes (Lock, TryLock, Unlock, HoldCount, IsHeld, IsLocked, TTL and
+// Mutexes (Lock, TryLock, Unlock, HoldCount, IsHeld, IsLocked, RemainingLease and
 // ForceUnlock) return ErrClosed and send nothing, and every wake subscription
 // is unsubscribed. Close waits for the Client's goroutines to finish (a
 // rollback in flight is cut short) and is idempotent. It does not close

@@ -270,7 +270,7 @@ func TestMisuseIsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, lock.ErrClosed)
 	_, err = m.IsLocked(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)
-	_, err = m.TTL(ctx)
+	_, err = m.RemainingLease(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)
 	deleted, err := m.ForceUnlock(ctx)
 	assert.ErrorIs(t, err, lock.ErrClosed)

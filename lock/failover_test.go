@@ -40,7 +40,7 @@ func sentinelEnv(t *testing.T) *failoverEnv {
 		goredis: func(t *testing.T) *lock.Client {
 			rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: s.Addrs()})
 			t.Cleanup(func() { _ = rdb.Close() })
-			return newExecClient(t, goredis.New(rdb))
+			return newExecClient(t, goredis.NewExecutor(rdb))
 		},
 		roles: func(t *testing.T, _ string) (*redistest.Server, *redistest.Server) {
 			m, err := s.Master()
@@ -73,7 +73,7 @@ func clusterEnv(t *testing.T) *failoverEnv {
 			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 			t.Cleanup(func() { _ = rdb.Close() })
 			warmCluster(t, rdb)
-			return newExecClient(t, goredis.New(rdb))
+			return newExecClient(t, goredis.NewExecutor(rdb))
 		},
 		roles: func(t *testing.T, key string) (*redistest.Server, *redistest.Server) {
 			p, r, err := cl.PrimaryOf(runtime.Slot(key))

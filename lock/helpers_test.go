@@ -48,7 +48,7 @@ func redisAddr() string {
 		if err != nil {
 			panic(err)
 		}
-		if exampleServer, err = redistest.StartServer(dir); err != nil {
+		if exampleServer, err = redistest.NewServer(dir); err != nil {
 			panic(err)
 		}
 	})
@@ -120,7 +120,7 @@ const (
 )
 
 func newFaultExecutor(rc rueidis.Client) *faultExecutor {
-	return &faultExecutor{Executor: runtime.Rueidis(rc), calls: map[string]int{}, faults: map[string][]fault{}, gates: map[string][]*gate{}}
+	return &faultExecutor{Executor: runtime.NewRueidisExecutor(rc), calls: map[string]int{}, faults: map[string][]fault{}, gates: map[string][]*gate{}}
 }
 
 // hold gates the next call of script (see gateMode). reached is closed

@@ -867,11 +867,11 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 	return in.Holders > 0, err
 }
 
-// TTL returns the lock's remaining lease, whoever holds it (milliseconds
+// RemainingLease returns the lock's remaining lease, whoever holds it (milliseconds
 // precision, from PTTL): 0 when the lock is free, negative when the key
 // exists without an expiry (not written by this package).
 // Redisson: remainTimeToLive.
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+func (m *Mutex) RemainingLease(ctx context.Context) (time.Duration, error) {
 	in, err := m.inspect(ctx)
 	if err != nil {
 		return 0, err

@@ -96,7 +96,7 @@ func WithFenceTTL(d time.Duration) Option {
 }
 
 // WithExecutor runs the lock's scripts on e instead of the Client's
-// rueidis client: for fault injection in tests (wrap runtime.Rueidis(rc)
+// rueidis client: for fault injection in tests (wrap runtime.NewRueidisExecutor(rc)
 // and fail chosen calls) or an offline executor. Wake messages still
 // use the Client's rueidis client. A nil e restores the default.
 func WithExecutor(e runtime.Executor) Option {

@@ -44,7 +44,7 @@ func startReplicated(t *testing.T) *replicated {
 			// must stay below ReadTimeout (3 s by default).
 			rdb := redis.NewClient(&redis.Options{Addr: primary.Addr, ReadTimeout: 30 * time.Second})
 			t.Cleanup(func() { _ = rdb.Close() })
-			return newExecClient(t, goredis.New(rdb))
+			return newExecClient(t, goredis.NewExecutor(rdb))
 		}},
 	}
 	r.waitInSync(t)

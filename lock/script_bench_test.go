@@ -29,7 +29,7 @@ func BenchmarkScriptServerTime(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	rc := srv.Client(b)
-	s := scripts.New(runtime.Rueidis(rc))
+	s := scripts.New(runtime.NewRueidisExecutor(rc))
 	if err := s.Preload(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkHook(b *testing.B) {
 	for _, e := range []struct {
 		name string
 		e    runtime.Executor
-	}{{"none", runtime.Rueidis(c)}, {"otel", runtime.Rueidis(c, runtime.WithHook(h))}} {
+	}{{"none", runtime.NewRueidisExecutor(c)}, {"otel", runtime.NewRueidisExecutor(c, runtime.WithHook(h))}} {
 		b.Run(e.name, func(b *testing.B) {
 			if err := benchScript.Load(ctx, e.e); err != nil {
 				b.Fatal(err)

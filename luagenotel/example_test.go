@@ -50,7 +50,7 @@ func Example() {
 	defer client.Close()
 	// miniredis rejects the Redis 7 shebang: WithoutShebang (which keeps
 	// the hook of the executor it wraps).
-	scripts := stock.New(runtime.WithoutShebang(runtime.Rueidis(client, runtime.WithHook(hook))))
+	scripts := stock.New(runtime.WithoutShebang(runtime.NewRueidisExecutor(client, runtime.WithHook(hook))))
 
 	k := stock.KeysFor("shop:", "42")
 	mr.Set(k.Stock, "1")

@@ -6,9 +6,9 @@
 //
 //	h, err := luagenotel.NewHook() // the global TracerProvider and MeterProvider
 //	if err != nil { ... }
-//	s := stock.New(runtime.Rueidis(client, runtime.WithHook(h)))
-//	// go-redis: stock.New(goredis.New(rdb, runtime.WithHook(h)))
-//	// lock:     lock.NewClient(client, lock.WithExecutor(runtime.Rueidis(client, runtime.WithHook(h))),
+//	s := stock.New(runtime.NewRueidisExecutor(client, runtime.WithHook(h)))
+//	// go-redis: stock.New(goredis.NewExecutor(rdb, runtime.WithHook(h)))
+//	// lock:     lock.NewClient(client, lock.WithExecutor(runtime.NewRueidisExecutor(client, runtime.WithHook(h))),
 //	//                          lock.WithHook(h.LockEvents()))
 //
 // The span of a call is the parent of the client's own span (rueidisotel's

@@ -92,8 +92,8 @@ func TestSeckill(t *testing.T) {
 	tel := newTelemetry(t)
 	srv := redistest.Start(t)
 	client := srv.Client(t)
-	exec := runtime.Rueidis(client, runtime.WithHook(tel.hook))
-	scripts := stock.New(runtime.Coalesce(exec))
+	exec := runtime.NewRueidisExecutor(client, runtime.WithHook(tel.hook))
+	scripts := stock.New(runtime.NewCoalescer(exec))
 
 	const buyers, units, concurrency = 200, 50, 16
 	k := stock.KeysFor("seckill:", "42")
@@ -295,7 +295,7 @@ func TestScriptErrorSpan(t *testing.T) {
 	ctx := context.Background()
 	tel := newTelemetry(t)
 	srv := redistest.Start(t)
-	exec := runtime.Rueidis(srv.Client(t), runtime.WithHook(tel.hook))
+	exec := runtime.NewRueidisExecutor(srv.Client(t), runtime.WithHook(tel.hook))
 	srv.Do(t, "SET", "{e}s", "text")
 	for _, body := range []string{"return redis.call('LPUSH', KEYS[1], 'x')", "return nil + 1"} {
 		s := runtime.NewScript(runtime.ScriptSpec{Name: "e.Fail", File: "lua/e/fail.lua", Body: body})

@@ -43,7 +43,7 @@ func BenchmarkDeduct(b *testing.B) {
 		}
 	}
 	b.Run("luatest", func(b *testing.B) {
-		r := luatest.New(b)
+		r := luatest.Start(b)
 		r.Set(keys.Stock, units)
 		run(b, stock.New(r))
 	})
@@ -56,11 +56,11 @@ func BenchmarkDeduct(b *testing.B) {
 		}
 		defer c.Close()
 		// miniredis rejects the "#!lua" shebang line.
-		run(b, stock.New(runtime.WithoutShebang(runtime.Rueidis(c))))
+		run(b, stock.New(runtime.WithoutShebang(runtime.NewRueidisExecutor(c))))
 	})
 	b.Run("redis-server", func(b *testing.B) {
 		srv := redistest.Start(b)
 		srv.Do(b, "SET", keys.Stock, units)
-		run(b, stock.New(runtime.Rueidis(srv.Client(b))))
+		run(b, stock.New(runtime.NewRueidisExecutor(srv.Client(b))))
 	})
 }

@@ -21,7 +21,7 @@ type Call struct {
 
 // Value returns the reply as a [runtime.Value], or the error reply as a
 // *[runtime.ReplyError] ("ERR " stripped).
-func (c Call) Value() (runtime.Value, error) { return ToValue(c.Reply) }
+func (c Call) Value() (runtime.Value, error) { return FromRESP(c.Reply) }
 
 // where is "file.lua:12", or "user_script:12" when the file is unknown.
 func (c Call) where() string {

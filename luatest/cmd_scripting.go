@@ -460,7 +460,7 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 		return errClosed
 	}
 	if _, errReply := r.loadScript(s.Body()); errReply != nil {
-		_, err := ToValue(*errReply)
+		_, err := FromRESP(*errReply)
 		return fmt.Errorf("SCRIPT LOAD %s: %w", s.Name(), err)
 	}
 	return nil
@@ -487,12 +487,12 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 	var sc *script
 	if bySha {
 		if sc = r.scripts[s.SHA1()]; sc == nil {
-			return ToValue(errNoScript)
+			return FromRESP(errNoScript)
 		}
 	} else {
 		var errReply *resp.Reply
 		if sc, errReply = r.loadScript(s.Body()); errReply != nil {
-			return ToValue(*errReply)
+			return FromRESP(*errReply)
 		}
 	}
 	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx})
@@ -511,7 +511,7 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
-	return ToValue(reply)
+	return FromRESP(reply)
 }
 
 var _ = time.Second

@@ -33,7 +33,7 @@ func TestCommandTableSweep(t *testing.T) {
 	srv := redistest.Start(t)
 	real2, real3 := dial(t, srv.Addr, 2), dial(t, srv.Addr, 3)
 	cmds := readCommandTable(t, real3)
-	fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+	fake := luatest.New(luatest.WithKeysCheck(luatest.KeysUnchecked))
 	defer fake.Close()
 
 	// A real DUMP payload, so RESTORE gets past its payload check.

@@ -28,7 +28,7 @@ func TestDifferential(t *testing.T) {
 	real2, real3 := dial(t, srv.Addr, 2), dial(t, srv.Addr, 3)
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+			fake := luatest.New(luatest.WithKeysCheck(luatest.KeysUnchecked))
 			defer fake.Close()
 			do(t, real2, "FLUSHALL")
 			do(t, real2, "FUNCTION", "FLUSH")

@@ -4,14 +4,14 @@
 // including the cjson, bit, cmsgpack and struct libraries.
 //
 // A *[Redis] implements [github.com/luagen/luagen/runtime.Executor], so
-// the code luagen generates runs on it unchanged. [New] ties one to a test
-// (closed when it ends); [NewRedis] is for use outside a test (call
+// the code luagen generates runs on it unchanged. [Start] ties one to a test
+// (closed when it ends); [New] is for use outside a test (call
 // [Redis.Close]). Time stands still until the test moves it: [WithTime]
 // sets the start, [Redis.Advance] moves the clock, and expiry, TTL and
 // TIME follow it; pass [Redis.Now] wherever the code under test reads the
 // time.
 //
-//	r := luatest.New(t, luatest.WithTime(time.UnixMilli(1_700_000_000_000)))
+//	r := luatest.Start(t, luatest.WithTime(time.UnixMilli(1_700_000_000_000)))
 //	scripts := ratelimit.New(r)
 //	// ... call scripts, then
 //	r.Advance(time.Second)

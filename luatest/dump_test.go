@@ -25,7 +25,7 @@ import (
 func TestDumpRoundTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	real := dial(t, srv.Addr, 2)
-	fake := luatest.NewRedis()
+	fake := luatest.New()
 	defer fake.Close()
 	both := func(args ...string) {
 		t.Helper()
@@ -218,7 +218,7 @@ func contents(t *testing.T, do func(...string) resp.Reply, key, kind string) str
 func TestRestoreRedis6Payloads(t *testing.T) {
 	srv := redistest.Start(t)
 	real := dial(t, srv.Addr, 2)
-	fake := luatest.NewRedis()
+	fake := luatest.New()
 	defer fake.Close()
 	items := []string{"f", "1", "300", "-70000", "5000000000", "100000", "-5", strings.Repeat("x", 70), "12", "v"}
 	zl := ziplist(items)
@@ -310,7 +310,7 @@ func requireSame(t *testing.T, want, got, format string, args ...any) {
 // checksum, so the parser sees them): each answers OK or "Bad data format",
 // never an internal error.
 func TestRestoreMalformedPayloads(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	for _, cmd := range [][]string{
 		{"SET", "s", strings.Repeat("abc", 30)}, {"RPUSH", "l", "a", "1", "300", strings.Repeat("x", 70)},
 		{"HSET", "h", "f", "v", "n", "12"}, {"SADD", "i", "1", "100000"}, {"SADD", "t", "a", "b"},
@@ -359,7 +359,7 @@ func TestRestoreMalformedPayloads(t *testing.T) {
 func TestRestoredListpackKeepsLongElements(t *testing.T) {
 	srv := redistest.Start(t)
 	real := dial(t, srv.Addr, 2)
-	fake := luatest.New(t)
+	fake := luatest.Start(t)
 	long := strings.Repeat("l", 80)
 	hash := []byte{16}
 	hash = append(hash, rdbString(listpackOf("f", long, long, "v"))...)
@@ -408,7 +408,7 @@ func listpackOf(items ...string) []byte {
 // length the server wanted, so both load an empty string.
 func TestRestoreEmptyLZFString(t *testing.T) {
 	srv := redistest.Start(t)
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	payload := string(footer([]byte{0x00, 0xc3, 0x01, 0x00, 0x00}))
 	require.Equal(t, "OK", srv.Do(t, "RESTORE", "k", "0", payload))
 	require.Equal(t, "", srv.Do(t, "GET", "k"))

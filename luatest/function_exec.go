@@ -32,7 +32,7 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	}()
 	fn := r.fns().cur.funcs[strings.ToLower(s.FunctionName())]
 	if fn == nil {
-		return ToValue(resp.ErrorReply("ERR Function not found"))
+		return FromRESP(resp.ErrorReply("ERR Function not found"))
 	}
 	reply := r.callFunctionShifted(fn, keys, args,
 		runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx}, s.FunctionLine()-1)

@@ -25,7 +25,7 @@ func TestFunctionExecutor(t *testing.T) {
 	lib := runtime.NewLibrary(runtime.LibrarySpec{Name: "fx", Scripts: []*runtime.Script{other, s}})
 	require.Greater(t, s.FunctionLine(), 2, "touch.lua is not the library's first function")
 
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	_, err := s.Exec(ctx, r, []string{"k"}, []string{"v", "undeclared"})
 	var se *runtime.ScriptError
 	require.ErrorAs(t, err, &se)

@@ -41,7 +41,7 @@ func FuzzDifferential(f *testing.F) {
 			return
 		}
 		do(t, real, "FLUSHALL")
-		fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+		fake := luatest.New(luatest.WithKeysCheck(luatest.KeysUnchecked))
 		defer fake.Close()
 		args := []string{"EVAL", script, "0"}
 		want := do(t, real, args...)
@@ -494,7 +494,7 @@ func FuzzSyntax(f *testing.F) {
 			script = bases[(b<<8|in.next())%len(bases)]
 		}
 		script = mutateSyntax(in, script)
-		fake := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+		fake := luatest.New(luatest.WithKeysCheck(luatest.KeysUnchecked))
 		defer fake.Close()
 		compare := func(args ...string) resp.Reply {
 			want := do(t, real, args...)

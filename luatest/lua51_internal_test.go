@@ -22,7 +22,7 @@ func TestChunkID(t *testing.T) {
 // TestHelpersRefuseMisuse calls the rewrite's helpers the way a script
 // could, by name and with any arguments: they answer, never panic.
 func TestHelpersRefuseMisuse(t *testing.T) {
-	r := NewRedis()
+	r := New()
 	defer r.Close()
 	for script, want := range map[string]string{
 		"return __luatest_concat('', 1, 2, 3)":      "123",
@@ -40,7 +40,7 @@ func TestHelpersRefuseMisuse(t *testing.T) {
 // TestRewriteKeepsLineNumbers: errors after a rewritten concatenation or
 // numeric for still point at the script's own lines.
 func TestRewriteKeepsLineNumbers(t *testing.T) {
-	r := NewRedis()
+	r := New()
 	defer r.Close()
 	got := r.Command(2, "EVAL", "local s = 'a' .. 1\nfor i = '1', 2 do end\nlocal t\nreturn s .. t.x", "0")
 	require.Contains(t, got.String(), "user_script:4: attempt to index local 't' (a nil value)")

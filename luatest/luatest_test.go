@@ -24,7 +24,7 @@ func eval(t *testing.T, r *luatest.Redis, script string, keys []string, args ...
 }
 
 func TestExecutorScriptCache(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.S", File: "s.lua", Body: "return ARGV[1]"})
 	_, err := r.EvalSha(context.Background(), s, nil, []string{"x"})
 	var re *runtime.ReplyError
@@ -54,7 +54,7 @@ func TestExecutorScriptCache(t *testing.T) {
 // its caller gets the context's error, with errors.Is, as from a client
 // whose ctx ended before the reply.
 func TestCancelledScriptReturnsCtxErr(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	spin := runtime.NewScript(runtime.ScriptSpec{Name: "t.Spin", File: "spin.lua", Body: `#!lua
 redis.call('SET', KEYS[1], 'before')
 while true do end`})
@@ -72,7 +72,7 @@ while true do end`})
 }
 
 func TestReplyValuesAsRueidisDecodesThem(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	v, err := eval(t, r, `redis.setresp(3)
 return {1, 'two', {ok='OK'}, false, true, {double=1.5}, {map={b=2, a=1}}, {err='X inner'}}`, nil)
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ return {1, 'two', {ok='OK'}, false, true, {double=1.5}, {map={b=2, a=1}}, {err='
 }
 
 func TestScriptErrorLine(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	r.Set("s", "abc")
 	_, err := eval(t, r, "local a = 1\n\nreturn redis.call('INCR', KEYS[1])\n", []string{"s"})
 	var se *runtime.ScriptError
@@ -103,7 +103,7 @@ func TestScriptErrorLine(t *testing.T) {
 }
 
 func TestVirtualClock(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
+	r := luatest.Start(t, luatest.WithTime(t0))
 	assert.Equal(t, t0, r.Now())
 	r.MustDo("SET", "k", "v", "PX", "1500")
 	r.MustDo("SET", "p", "v")
@@ -128,7 +128,7 @@ func TestVirtualClock(t *testing.T) {
 }
 
 func TestCallLog(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	r.Set("n", "1")
 	_, err := eval(t, r, "redis.call('INCR', KEYS[1])\nlocal e = redis.pcall('HGET', KEYS[1], 'f')\nreturn redis.call('GET', KEYS[1])\n", []string{"n"})
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestCallLog(t *testing.T) {
 }
 
 func TestEventsAndLogs(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	_, err := eval(t, r, `redis.call('PUBLISH', 'news', 'hello')
 redis.call('SPUBLISH', KEYS[1], 'shard')
 redis.log(redis.LOG_WARNING, 'stock', 5, 'left')
@@ -162,7 +162,7 @@ return 1`, []string{"chan{x}"})
 }
 
 func TestKeysCheck(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	_, err := eval(t, r, "redis.call('GET', KEYS[1])\nreturn redis.call('GET', 'other')\n", []string{"mine"})
 	var se *runtime.ScriptError
 	require.ErrorAs(t, err, &se)
@@ -177,20 +177,20 @@ func TestKeysCheck(t *testing.T) {
 	_, err = eval(t, r, "return redis.call('PUBLISH', 'c', 'm')", nil)
 	require.NoError(t, err)
 
-	same := luatest.New(t, luatest.WithKeysCheck(luatest.KeysSameSlot))
+	same := luatest.Start(t, luatest.WithKeysCheck(luatest.KeysSameSlot))
 	_, err = eval(t, same, "return redis.call('SET', KEYS[1] .. ':log', 1)", []string{"{u1}:stock"})
 	require.NoError(t, err, "same slot through the hash tag")
 	_, err = eval(t, same, "return redis.call('SET', 'elsewhere', 1)", []string{"{u1}:stock"})
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, se.Err.Msg, "script accessed key 'elsewhere' in slot")
 
-	off := luatest.New(t, luatest.WithKeysCheck(luatest.KeysUnchecked))
+	off := luatest.Start(t, luatest.WithKeysCheck(luatest.KeysUnchecked))
 	_, err = eval(t, off, "return redis.call('SET', 'elsewhere', 1)", nil)
 	require.NoError(t, err)
 }
 
 func TestFaults(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	r.FailCall(1, "boom")
 	v, err := eval(t, r, "local e = redis.pcall('PING') return {e.err, redis.call('PING').ok}", nil)
 	require.NoError(t, err)
@@ -217,8 +217,8 @@ func TestFaults(t *testing.T) {
 // failure that Exec returns for a plain script and retries for an
 // idempotent one, whose script then runs twice.
 func TestReplyLostRetry(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
-	require.True(t, runtime.Transient(luatest.ErrReplyLost))
+	r := luatest.Start(t, luatest.WithTime(t0))
+	require.True(t, runtime.IsTransient(luatest.ErrReplyLost))
 	body := "return redis.call('INCR', KEYS[1])"
 	plain := runtime.NewScript(runtime.ScriptSpec{Name: "Plain", Body: body})
 	idem := runtime.NewScript(runtime.ScriptSpec{Name: "Idem", Body: body, Idempotent: true})
@@ -236,7 +236,7 @@ func TestReplyLostRetry(t *testing.T) {
 }
 
 func TestDoAndInspection(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
+	r := luatest.Start(t, luatest.WithTime(t0))
 	_, err := r.Do("NOSUCH", "a")
 	var re *runtime.ReplyError
 	require.ErrorAs(t, err, &re)
@@ -267,7 +267,7 @@ z zset ["m":1.5]
 		r.Command(3, "HGETALL", "h"), "Command keeps the server's field order and RESP3 types")
 
 	// Scores as redis-server 7.0.15's ZSCORE prints them ("%.17g").
-	zs := luatest.New(t)
+	zs := luatest.Start(t)
 	zs.MustDo("ZADD", "t", "1700000000000", "ms", "1700000000000.5", "half", "0.1", "tenth",
 		"1e20", "big", "123456789.123", "frac", "-3", "neg", "inf", "top")
 	assert.Equal(t, `t zset ["neg":-3 "tenth":0.10000000000000001 "frac":123456789.123 "ms":1700000000000 "half":1700000000000.5 "big":1e+20 "top":inf]`+"\n", zs.Dump())
@@ -275,7 +275,7 @@ z zset ["m":1.5]
 }
 
 func TestUnsupportedCommandsFailLoudly(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	for cmd, want := range map[string]string{
 		"'NOSUCH', KEYS[1]":   "Unknown Redis command called from script",
 		"'OBJECT', 'NOSUCH'":  "Unknown Redis command called from script",
@@ -293,7 +293,7 @@ func TestUnsupportedCommandsFailLoudly(t *testing.T) {
 func TestScriptTimeout(t *testing.T) {
 	// Long enough that "return 7" below cannot hit it on a busy machine
 	// (the deadline is wall-clock and covers compiling the script too).
-	r := luatest.New(t, luatest.WithScriptTimeout(500*time.Millisecond))
+	r := luatest.Start(t, luatest.WithScriptTimeout(500*time.Millisecond))
 	_, err := eval(t, r, "while true do end", nil)
 	var re *runtime.ReplyError
 	require.ErrorAs(t, err, &re)
@@ -306,7 +306,7 @@ func TestScriptTimeout(t *testing.T) {
 // Scripts share one interpreter, as on the server: nothing a script does
 // to globals or libraries leaks into the next one.
 func TestSandboxDoesNotLeak(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	_, err := eval(t, r, "string.upper = nil", nil)
 	require.Error(t, err)
 	_, err = eval(t, r, "rawset(string, 'upper', nil)", nil)
@@ -323,7 +323,7 @@ func TestSandboxDoesNotLeak(t *testing.T) {
 // Redis 7.0 seeds its script PRNG once per process and never reseeds it
 // between scripts; a fresh fake starts where a fresh server does.
 func TestRandomStartsLikeAFreshServer(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	v, err := eval(t, r, "return math.random(1000)", nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(397), v.Int)
@@ -353,13 +353,13 @@ func TestSplitArgs(t *testing.T) {
 }
 
 func TestCallLogBound(t *testing.T) {
-	r := luatest.New(t, luatest.WithCallLog(3), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	r := luatest.Start(t, luatest.WithCallLog(3), luatest.WithKeysCheck(luatest.KeysUnchecked))
 	for range 5 {
 		_, err := eval(t, r, "redis.call('INCR', 'a') return redis.call('INCR', 'b')", nil)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, []string{"INCR b", "INCR a", "INCR b"}, r.CommandLines(), "the most recent 3 calls")
-	off := luatest.New(t, luatest.WithCallLog(0), luatest.WithKeysCheck(luatest.KeysUnchecked))
+	off := luatest.Start(t, luatest.WithCallLog(0), luatest.WithKeysCheck(luatest.KeysUnchecked))
 	_, err := eval(t, off, "return redis.call('INCR', 'a')", nil)
 	require.NoError(t, err)
 	assert.Empty(t, off.Calls())

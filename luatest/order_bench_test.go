@@ -12,7 +12,7 @@ import (
 // table (ns/store, three per table) and a key that already has a value
 // (ns/store), inside one EVAL each.
 func BenchmarkTablePairs(b *testing.B) {
-	r := luatest.NewRedis()
+	r := luatest.New()
 	defer r.Close()
 	run := func(b *testing.B, script string, per float64, unit string) {
 		b.Helper()

@@ -36,7 +36,7 @@ func FuzzTableOrder(f *testing.F) {
 	real := dial(f, srv.Addr, 2)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		script := orderScript(data)
-		fake := luatest.NewRedis()
+		fake := luatest.New()
 		defer fake.Close()
 		args := []string{"EVAL", script, "0"}
 		want := do(t, real, args...)

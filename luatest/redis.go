@@ -20,7 +20,7 @@ import (
 // or script at a time.
 type Redis struct {
 	mu        sync.Mutex
-	tb        testing.TB // nil when made with NewRedis
+	tb        testing.TB // nil when made with New
 	now       time.Time
 	dbs       [numDBs]map[string]*entry
 	db        map[string]*entry  // dbs[dbIndex]: the database commands act on
@@ -72,10 +72,10 @@ func WithCallLog(max int) Option { return func(r *Redis) { r.callsMax = max } }
 // DefaultCallLog is how many calls the call log keeps by default.
 const DefaultCallLog = 10_000
 
-// NewRedis returns an empty fake server whose virtual clock starts at the
+// New returns an empty fake server whose virtual clock starts at the
 // current wall-clock time (see [WithTime]). Call Close when done to free
 // the Lua interpreter.
-func NewRedis(opts ...Option) *Redis {
+func New(opts ...Option) *Redis {
 	r := &Redis{
 		now:      time.Now().Truncate(time.Millisecond),
 		scripts:  map[string]*script{},
@@ -101,11 +101,11 @@ func (r *Redis) selectDB(i int) {
 	r.db = r.dbs[i]
 }
 
-// New returns a fake server for one test: like [NewRedis], closed when tb
+// Start returns a fake server for one test: like [New], closed when tb
 // ends, and [Redis.MustDo] fails tb instead of returning errors.
-func New(tb testing.TB, opts ...Option) *Redis {
+func Start(tb testing.TB, opts ...Option) *Redis {
 	tb.Helper()
-	r := NewRedis(opts...)
+	r := New(opts...)
 	r.tb = tb
 	tb.Cleanup(r.Close)
 	return r
@@ -158,11 +158,11 @@ func (r *Redis) nowMs() int64 { return r.now.UnixMilli() }
 // Do("HGETALL", "h"). Scripts run with it too (EVAL, EVALSHA, SCRIPT LOAD).
 // Commands luatest does not implement answer an "unknown command" error.
 func (r *Redis) Do(args ...string) (runtime.Value, error) {
-	return ToValue(r.Command(3, args...))
+	return FromRESP(r.Command(3, args...))
 }
 
 // MustDo is Do for test set-up: on an error reply it fails the test given
-// to [New] (or, for a Redis made by [NewRedis], returns the zero Value
+// to [Start] (or, for a Redis made by [New], returns the zero Value
 // after printing nothing — check errors with Do there).
 func (r *Redis) MustDo(args ...string) runtime.Value {
 	v, err := r.Do(args...)
@@ -224,12 +224,12 @@ func errUnknownCommand(args []string) resp.Reply {
 	return resp.ErrorReply(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", name, b.String()))
 }
 
-// ToValue converts a reply into the [runtime.Value] a RESP3 client such as
+// FromRESP converts a reply into the [runtime.Value] a RESP3 client such as
 // rueidis decodes: status, bulk and verbatim strings become KindString, a
 // top-level error reply becomes a *[runtime.ReplyError] with "ERR "
 // stripped (nested ones KindError, stripped too), maps are sorted by key
 // as runtime.FromRueidis sorts them, sets become arrays.
-func ToValue(r resp.Reply) (runtime.Value, error) {
+func FromRESP(r resp.Reply) (runtime.Value, error) {
 	if r.Kind == resp.Error {
 		return runtime.Value{}, &runtime.ReplyError{Msg: strings.TrimPrefix(r.Str, "ERR ")}
 	}
@@ -284,7 +284,7 @@ func toValue(r resp.Reply) runtime.Value {
 // [Redis.LoseReply] fires: the script ran and its effects stay, but the
 // caller never got the reply, as after a connection drop. Like a real
 // connection error it is not a *[runtime.ReplyError] and
-// [runtime.Transient] reports it true: runtime.Script.Exec returns it to
+// [runtime.IsTransient] reports it true: runtime.Script.Exec returns it to
 // the caller for a script that may not run twice, and sends a script
 // declared ---@idempotent again (the script then runs a second time, as
 // it would on a server).

@@ -30,7 +30,7 @@ func TestScanWhileWriting(t *testing.T) {
 	} {
 		for _, count := range []int{1, 7, 50} {
 			t.Run(k.scan+"/"+strconv.Itoa(count), func(t *testing.T) {
-				r := luatest.NewRedis(luatest.WithKeysCheck(luatest.KeysUnchecked))
+				r := luatest.New(luatest.WithKeysCheck(luatest.KeysUnchecked))
 				defer r.Close()
 				rnd := rand.New(rand.NewSource(int64(count)))
 				write := func(cmd, name string) {

@@ -44,7 +44,7 @@ func NewCluster(dir string) (*Cluster, error) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
-		s, err := StartServer(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+		s, err := NewServer(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			// A short node timeout makes failure detection and failover fast
 			// enough for tests; 2 s still tolerates a loaded CI machine.
 			"--cluster-node-timeout", "2000",

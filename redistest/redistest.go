@@ -39,7 +39,7 @@ type Server struct {
 // missing or does not answer PING within 10 s.
 func Start(tb testing.TB, extra ...string) *Server {
 	tb.Helper()
-	s, err := StartServer(tb.TempDir(), extra...)
+	s, err := NewServer(tb.TempDir(), extra...)
 	if err != nil {
 		tb.Fatalf("redistest: %v", err)
 	}
@@ -47,9 +47,9 @@ func Start(tb testing.TB, extra ...string) *Server {
 	return s
 }
 
-// StartServer is [Start] without a testing.TB: it runs the server in dir and
+// NewServer is [Start] without a testing.TB: it runs the server in dir and
 // the caller must call Stop.
-func StartServer(dir string, extra ...string) (*Server, error) {
+func NewServer(dir string, extra ...string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("redis-server 7 is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %w", err)
 	}

@@ -57,13 +57,13 @@ func NewSentinel(dir string, replicas int) (*Sentinel, error) {
 	}
 	// A replica PINGs its primary every second, so an idle primary's
 	// replicas still report a moving offset.
-	if s.Primary, err = StartServer(d, "--repl-ping-replica-period", "1"); err != nil {
+	if s.Primary, err = NewServer(d, "--repl-ping-replica-period", "1"); err != nil {
 		return nil, err
 	}
 	for i := range replicas {
 		if d, err = sub("replica" + strconv.Itoa(i)); err == nil {
 			var r *Server
-			r, err = StartServer(d, "--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port), "--repl-ping-replica-period", "1")
+			r, err = NewServer(d, "--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port), "--repl-ping-replica-period", "1")
 			if r != nil {
 				s.Replicas = append(s.Replicas, r)
 			}

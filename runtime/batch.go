@@ -38,7 +38,7 @@ type PipelineCall struct {
 // Pipeliner is an optional interface of an [Executor]: one that implements it
 // sends a [Batch] in one round trip per node. A Batch on an executor without
 // it runs the calls one after another, in queue order (luatest does so).
-// [Rueidis] implements it with DoMulti, runtime/goredis with a go-redis
+// [NewRueidisExecutor] implements it with DoMulti, runtime/goredis with a go-redis
 // pipeline.
 type Pipeliner interface {
 	// Pipeline sends every call, in one round trip per node where it can,
@@ -67,7 +67,7 @@ type Pipeliner interface {
 // node: rueidis DoMulti and go-redis pipelines route each call to its
 // slot's node; see [Pipeliner]); the calls the server answered NOSCRIPT,
 // and only those, are sent again with EVAL in one more round trip; after a
-// [Transient] failure the failed calls of ---@idempotent scripts are sent
+// [IsTransient] failure the failed calls of ---@idempotent scripts are sent
 // again with backoff, the others never.
 //
 // A call of a script that belongs to a [Library], on an executor that
@@ -263,7 +263,7 @@ func runGroup(ctx context.Context, e Executor, calls []*batchCall) {
 			attempt(ctx, e, todo)
 			var again []*PipelineCall
 			for _, c := range todo {
-				if c.Err != nil && c.Script.idem && Transient(c.Err) {
+				if c.Err != nil && c.Script.idem && IsTransient(c.Err) {
 					again = append(again, c)
 				}
 			}

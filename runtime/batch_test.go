@@ -49,7 +49,7 @@ var incr = func(idem bool) *runtime.Script {
 }
 
 func TestBatchRetriesOnlyTransientFailuresOfIdempotentScripts(t *testing.T) {
-	p := &roundTrips{Redis: luatest.New(t), fail: map[int]map[string]error{
+	p := &roundTrips{Redis: luatest.Start(t), fail: map[int]map[string]error{
 		1: {"a": io.EOF, "b": io.EOF, "d": &runtime.ReplyError{Msg: "OOM command not allowed"}},
 		2: {"a": &runtime.ReplyError{Msg: "LOADING Redis is loading"}},
 	}}
@@ -85,7 +85,7 @@ func TestBatchRetriesOnlyTransientFailuresOfIdempotentScripts(t *testing.T) {
 }
 
 func TestBatchNoScriptResendsOnlyMissingScripts(t *testing.T) {
-	p := &roundTrips{Redis: luatest.New(t)}
+	p := &roundTrips{Redis: luatest.Start(t)}
 	ctx := context.Background()
 	loaded := incr(false)
 	missing := runtime.NewScript(runtime.ScriptSpec{Name: "t.Decr", File: "decr.lua", Body: "return redis.call('DECR', KEYS[1])"})
@@ -104,7 +104,7 @@ func TestBatchNoScriptResendsOnlyMissingScripts(t *testing.T) {
 }
 
 func TestBatchFutureBeforeAndAfterSend(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	var b runtime.Batch
 	f := runtime.Queue(&b, r, incr(false), []string{"k"}, nil, func(v runtime.Value) (int64, error) {
 		return luagenimpl.Int64(incr(false), v)
@@ -131,8 +131,8 @@ func TestBatchFutureBeforeAndAfterSend(t *testing.T) {
 
 // Calls on two executors go in one pipeline each.
 func TestBatchGroupsByExecutor(t *testing.T) {
-	p1 := &roundTrips{Redis: luatest.New(t)}
-	p2 := &roundTrips{Redis: luatest.New(t)}
+	p1 := &roundTrips{Redis: luatest.Start(t)}
+	p2 := &roundTrips{Redis: luatest.Start(t)}
 	s := incr(false)
 	var b runtime.Batch
 	for _, p := range []*roundTrips{p1, p2, p1, p2} {
@@ -148,7 +148,7 @@ func TestBatchGroupsByExecutor(t *testing.T) {
 // A batch sent with a context already done runs nothing; every call has
 // the context's error.
 func TestBatchCancelledContext(t *testing.T) {
-	p := &roundTrips{Redis: luatest.New(t)}
+	p := &roundTrips{Redis: luatest.Start(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var b runtime.Batch

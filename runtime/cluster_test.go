@@ -174,7 +174,7 @@ func role(t *testing.T, n *redistest.Server) string {
 func TestAllowCrossSlotKeysOnClusterIsAnError(t *testing.T) {
 	c := sharedCluster(t)
 	cl := c.Client(t)
-	e := runtime.Rueidis(cl)
+	e := runtime.NewRueidisExecutor(cl)
 	ctx := context.Background()
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Cross", File: "cross.lua", AllowCrossSlot: true,
 		Body: "#!lua flags=allow-cross-slot-keys\nreturn redis.call('MSET', KEYS[1], 'a', KEYS[2], 'b')"})

@@ -10,7 +10,7 @@ import (
 )
 
 // Bounds of one merged run (see [Coalescer]). The calls per run are the
-// script's own bound, from its ---@coalesce tag ([Script.Coalesce]).
+// script's own bound, from its ---@coalesce tag ([Script.CoalesceLimit]).
 const (
 	// CoalesceMaxBytes caps the KEYS and ARGV bytes of the calls merged
 	// into one run; a call bigger than this alone runs alone.
@@ -32,11 +32,11 @@ const coalesceInFlight = 2
 
 // Coalescer is an [Executor] that merges concurrent calls of one script on
 // one hash slot into one server-side run, for scripts whose header opts in
-// with ---@coalesce ([Script.Coalesce] > 0); calls of every other script,
+// with ---@coalesce ([Script.CoalesceLimit] > 0); calls of every other script,
 // and Eval and Load, go to the wrapped executor unchanged. Create it with
-// [Coalesce]:
+// [NewCoalescer]:
 //
-//	scripts := stock.New(runtime.Coalesce(runtime.Rueidis(client)))
+//	scripts := stock.New(runtime.NewCoalescer(runtime.NewRueidisExecutor(client)))
 //
 // It keeps at most two runs in flight per script and slot, and batches
 // the rest: a call that finds fewer in flight is sent at once, as a plain
@@ -82,10 +82,10 @@ var (
 	_ Pipeliner = (*Coalescer)(nil)
 )
 
-// Coalesce returns a [Coalescer] that runs scripts on e. It panics when e
+// NewCoalescer returns a [Coalescer] that runs scripts on e. It panics when e
 // is nil: a programming error, reported where it is made.
-func Coalesce(e Executor) *Coalescer {
-	mustNotBeNil(e, "runtime.Coalesce: the Executor")
+func NewCoalescer(e Executor) *Coalescer {
+	mustNotBeNil(e, "runtime.NewCoalescer: the Executor")
 	return &Coalescer{inner: e, budget: CoalesceRunBudget, inFlight: coalesceInFlight, queues: map[coalesceKey]*coalesceQueue{}}
 }
 

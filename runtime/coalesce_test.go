@@ -19,7 +19,7 @@ import (
 
 // replies is a script whose ARGV[1] picks what it does, so one merged run
 // can hold every kind of reply and error a script can produce.
-var replies = runtime.NewScript(runtime.ScriptSpec{Name: "t.Replies", File: "replies.lua", Coalesce: 64, Body: `#!lua
+var replies = runtime.NewScript(runtime.ScriptSpec{Name: "t.Replies", File: "replies.lua", CoalesceLimit: 64, Body: `#!lua
 local op, x = ARGV[1], ARGV[2]
 if op == 'int' then return tonumber(x)
 elseif op == 'nil' then return nil
@@ -145,7 +145,7 @@ func TestMergedRunRepliesAsAlone(t *testing.T) {
 				keysAlone := []string{do("GET", "{t}a"), do("GET", "{t}b")}
 				do("FLUSHALL")
 
-				c := runtime.Coalesce(e)
+				c := runtime.NewCoalescer(e)
 				vs, errs, ran := runtime.MergedRun(ctx, c, replies, time.Second, cases)
 				for i := range cases {
 					assert.True(t, ran[i])
@@ -154,7 +154,7 @@ func TestMergedRunRepliesAsAlone(t *testing.T) {
 				assert.Equal(t, keysAlone, []string{do("GET", "{t}a"), do("GET", "{t}b")})
 				do("FLUSHALL")
 			}
-			c := runtime.Coalesce(e)
+			c := runtime.NewCoalescer(e)
 			// Exec classifies a merged call's raised error as for a call alone.
 			var se *runtime.ScriptError
 			_, err := replies.Exec(ctx, c, []string{"{t}a"}, []string{"raise", "x"})
@@ -166,7 +166,7 @@ func TestMergedRunRepliesAsAlone(t *testing.T) {
 
 // levelTwo raises errors that name their caller's line (error(msg, 2)):
 // at the top level of the body the caller is the code around it.
-var levelTwo = runtime.NewScript(runtime.ScriptSpec{Name: "t.LevelTwo", File: "level2.lua", Coalesce: 8, Body: `#!lua
+var levelTwo = runtime.NewScript(runtime.ScriptSpec{Name: "t.LevelTwo", File: "level2.lua", CoalesceLimit: 8, Body: `#!lua
 if ARGV[1] == 'top' then error('top level', 2) end
 local function g() error('in g', 2) end
 g()`})
@@ -194,7 +194,7 @@ func TestMergedRunErrorLevelTwo(t *testing.T) {
 					alone = append(alone, describe(v, err))
 				}
 				assert.Contains(t, alone[0], `"user_script:5: top level script: `)
-				vs, errs, _ := runtime.MergedRun(ctx, runtime.Coalesce(e), levelTwo, time.Second, cases)
+				vs, errs, _ := runtime.MergedRun(ctx, runtime.NewCoalescer(e), levelTwo, time.Second, cases)
 				for i := range cases {
 					assert.Equal(t, alone[i], describe(vs[i], errs[i]), "call %d %v", i, cases[i])
 				}
@@ -211,7 +211,7 @@ func TestMergedRunBudget(t *testing.T) {
 	for _, row := range executors {
 		t.Run(row.name, func(t *testing.T) {
 			e, _ := row.open(t)
-			c := runtime.Coalesce(e)
+			c := runtime.NewCoalescer(e)
 			calls := [][2][]string{{{"{t}n"}, {"incr"}}, {{"{t}n"}, {"incr"}}, {{"{t}n"}, {"incr"}}}
 			vs, errs, ran := runtime.MergedRun(ctx, c, replies, 0, calls)
 			assert.Equal(t, []bool{true, false, false}, ran)
@@ -263,7 +263,7 @@ func gated(t *testing.T, e runtime.Executor, s *runtime.Script) (*gate, *runtime
 	t.Helper()
 	require.NoError(t, e.Load(context.Background(), s))
 	g := &gate{Executor: e, release: make(chan struct{})}
-	return g, runtime.Coalesce(g)
+	return g, runtime.NewCoalescer(g)
 }
 
 // holdFirst sends a call of replies on key through c, held by g, and
@@ -426,7 +426,7 @@ func lossy(e runtime.Executor) runtime.Executor {
 }
 
 // idemIncr counts each request id once, whatever the number of runs.
-var idemIncr = runtime.NewScript(runtime.ScriptSpec{Name: "t.IdemIncr", File: "idem.lua", Coalesce: 8, Idempotent: true, Body: `#!lua
+var idemIncr = runtime.NewScript(runtime.ScriptSpec{Name: "t.IdemIncr", File: "idem.lua", CoalesceLimit: 8, Idempotent: true, Body: `#!lua
 if redis.call('SET', KEYS[2], '1', 'NX') then redis.call('INCR', KEYS[1]) end
 return tonumber(redis.call('GET', KEYS[1]))`})
 
@@ -554,7 +554,7 @@ func TestMergedRunMalformedReply(t *testing.T) {
 }
 
 // slow busy-waits ARGV[1] µs of server time, then counts.
-var slow = runtime.NewScript(runtime.ScriptSpec{Name: "t.Slow", File: "slow.lua", Coalesce: 8, Body: `#!lua
+var slow = runtime.NewScript(runtime.ScriptSpec{Name: "t.Slow", File: "slow.lua", CoalesceLimit: 8, Body: `#!lua
 local t0 = redis.call('TIME')
 repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[1])
 return redis.call('INCR', KEYS[1])`})

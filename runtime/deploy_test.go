@@ -484,7 +484,7 @@ func TestLibraryFirstCallWithStalledShard(t *testing.T) {
 
 // A node that refuses FUNCTION LIST and FUNCTION DELETE (ACLs) cannot
 // bound its versions: Load (and so Preload) says so with
-// ErrLibraryPrune, not Transient, while the library is loaded and every
+// ErrLibraryPrune, not IsTransient, while the library is loaded and every
 // call runs as a function.
 func TestLibraryPruneRefused(t *testing.T) {
 	srv := redistest.Start(t)
@@ -497,12 +497,12 @@ func TestLibraryPruneRefused(t *testing.T) {
 			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, Username: "deployer", Password: "pw"})
 			require.NoError(t, err)
 			t.Cleanup(c.Close)
-			return runtime.Rueidis(c)
+			return runtime.NewRueidisExecutor(c)
 		}},
 		{"goredis", func(t *testing.T) runtime.FunctionExecutor {
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "deployer", Password: "pw"})
 			t.Cleanup(func() { c.Close() })
-			return goredis.New(c)
+			return goredis.NewExecutor(c)
 		}},
 	} {
 		t.Run(k.name, func(t *testing.T) {
@@ -520,7 +520,7 @@ func TestLibraryPruneRefused(t *testing.T) {
 			err := next.lib.Load(ctx, e)
 			require.ErrorIs(t, err, runtime.ErrLibraryPrune)
 			assert.Contains(t, err.Error(), "NOPERM")
-			assert.False(t, runtime.Transient(err))
+			assert.False(t, runtime.IsTransient(err))
 			require.NoError(t, next.call(ctx, e, "{acl}"+k.name))
 			assert.Equal(t, strconv.Itoa(runtime.LibraryVersionsKept+3), srv.Do(t, "GET", "{acl}"+k.name), "every call ran once")
 			assert.Equal(t, runtime.LibraryVersionsKept+3, strings.Count(srv.Do(t, "FUNCTION", "LIST", "LIBRARYNAME", "acl_*"), "library_name"))
@@ -583,7 +583,7 @@ func TestLibraryLoadStuckOnOtherShard(t *testing.T) {
 // is an hour ahead does not make its next load elsewhere look newest.
 func TestLibraryLoadTimeIsTheNodes(t *testing.T) {
 	ctx := context.Background()
-	ahead := luatest.New(t, luatest.WithTime(time.Now().Add(time.Hour)))
+	ahead := luatest.Start(t, luatest.WithTime(time.Now().Add(time.Hour)))
 	srv := redistest.Start(t)
 	e := exectest.Rueidis.Single(t, srv).(runtime.FunctionExecutor)
 	x := newBuild("clock", "X")

@@ -12,7 +12,7 @@
 //     returns itself is never taken for the server's NOSCRIPT, nor by a
 //     client for a MOVED, ASK, TRYAGAIN or other code it acts on: no script
 //     runs twice in one call.
-//   - [Executor] is the narrow interface a script runs on. [Rueidis] adapts a
+//   - [Executor] is the narrow interface a script runs on. [NewRueidisExecutor] adapts a
 //     rueidis.Client (single node, sentinel or cluster; on a cluster a
 //     script without keys goes to the primary of its SHA1's slot, never to a
 //     replica, and keys of several slots are a [*CrossSlotError], never a
@@ -30,14 +30,14 @@
 //     a call whose library is gone loads it again or runs the script with
 //     EVALSHA/EVAL, so no call fails for what the server's libraries hold.
 //   - Nothing is resent after a lost reply, except scripts declared
-//     ---@idempotent: [Script.Exec] retries those after a [Transient]
+//     ---@idempotent: [Script.Exec] retries those after an [IsTransient]
 //     failure, a bounded number of times and never past the caller's context.
 //   - [Batch] sends many calls (generated QueueName methods, [Queue]) in one
 //     round trip per node through an executor that implements the optional
 //     [Pipeliner] (as FCALL for a library's scripts on a [FunctionExecutor]);
 //     each call's typed result and error come back in its [Future], under
 //     the rules of [Script.Exec] applied per call.
-//   - [Coalescer] ([Coalesce]) merges concurrent calls of a script whose
+//   - [Coalescer] ([NewCoalescer]) merges concurrent calls of a script whose
 //     header says ---@coalesce, on one hash slot, into one server-side run
 //     of its companion script ([Script.Companion]), each call with the
 //     reply it would get alone; bounded per run in calls, bytes

@@ -58,11 +58,11 @@ func decodeLeft(v runtime.Value) (int64, error) {
 // A wrapper written by hand for a script luagen does not generate: the
 // script runs with EVALSHA (EVAL after NOSCRIPT), its declared reply -1
 // comes back as a sentinel for errors.Is, and its calls can share a Batch.
-// luatest's offline server stands in for Redis; a [runtime.Rueidis]
+// luatest's offline server stands in for Redis; a [runtime.NewRueidisExecutor]
 // executor runs the same code on a real one.
 func Example_handWritten() {
 	ctx := context.Background()
-	r := luatest.NewRedis()
+	r := luatest.New()
 	defer r.Close()
 	r.Set("stock", "5")
 

@@ -101,12 +101,12 @@ func testNoResend(t *testing.T, c redis.UniversalClient, do func(...string) stri
 	require.Greater(t, plain, 1, "go-redis sent the script again after it ran")
 	t.Logf("go-redis Script.Run ran the script %d times", plain)
 
-	e := goredis.New(c)
+	e := goredis.NewExecutor(c)
 	do("SCRIPT", "FLUSH")
 	// First EVALSHA answers NOSCRIPT, then EVAL runs and times out…
 	_, err = slowIncr.Exec(ctx, e, []string{key("eval")}, []string{ms})
 	require.Error(t, err)
-	assert.True(t, runtime.Transient(err), "a timeout is transient: %v", err)
+	assert.True(t, runtime.IsTransient(err), "a timeout is transient: %v", err)
 	assert.Equal(t, 1, runs(t, do, key("eval")), "EVAL was sent once")
 	// …and cached the script, so now EVALSHA runs it and times out.
 	_, err = slowIncr.Exec(ctx, e, []string{key("evalsha")}, []string{ms})
@@ -128,7 +128,7 @@ func TestGoRedisRESP2Replies(t *testing.T) {
 	srv := redistest.Start(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 2})
 	t.Cleanup(func() { c.Close() })
-	testReplies(t, srv, goredis.New(c), []replyCase{
+	testReplies(t, srv, goredis.NewExecutor(c), []replyCase{
 		{"return 42", runtime.IntValue(42)},
 		{"return 'x'", runtime.StringValue("x")},
 		{"return {ok='QUEUED'}", runtime.StringValue("QUEUED")},
@@ -149,7 +149,7 @@ func TestGoRedisLoadErrors(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { c.Close() })
 	bad := runtime.NewScript(runtime.ScriptSpec{Name: "t.Bad", File: "bad.lua", Body: "return +"})
-	err := goredis.New(c).Load(context.Background(), bad)
+	err := goredis.NewExecutor(c).Load(context.Background(), bad)
 	var re *runtime.ReplyError
 	require.ErrorAs(t, err, &re)
 	assert.True(t, strings.HasPrefix(re.Msg, "Error compiling script"), re.Msg)
@@ -157,7 +157,7 @@ func TestGoRedisLoadErrors(t *testing.T) {
 
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: sharedCluster(t).Addrs()})
 	t.Cleanup(func() { cc.Close() })
-	err = goredis.New(cc).Load(context.Background(), bad)
+	err = goredis.NewExecutor(cc).Load(context.Background(), bad)
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 6, strings.Count(err.Error(), "SCRIPT LOAD t.Bad on "), "every node's error, joined: %v", err)
 }
@@ -203,7 +203,7 @@ func TestGoRedisFailoverClient(t *testing.T) {
 	}
 	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{sentinel}})
 	t.Cleanup(func() { c.Close() })
-	e := goredis.New(c)
+	e := goredis.NewExecutor(c)
 	ctx := context.Background()
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
 
@@ -239,7 +239,7 @@ func TestGoRedisFailoverClient(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		v, err = s.Exec(ctx, e, []string{"n"}, nil)
-		if err == nil || !runtime.Transient(err) || time.Now().After(deadline) {
+		if err == nil || !runtime.IsTransient(err) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -15,8 +15,8 @@ import (
 // rueidisotel's or redisotel's EVALSHA span), and CallEnd runs once, after
 // the call's outcome is known, with the context CallStart returned.
 //
-// Attach a Hook where the executor is built: [Rueidis](c, [WithHook](h)),
-// goredis.New(c, runtime.WithHook(h)); a [Coalescer] reports to the hook
+// Attach a Hook where the executor is built: [NewRueidisExecutor](c, [WithHook](h)),
+// goredis.NewExecutor(c, runtime.WithHook(h)); a [Coalescer] reports to the hook
 // of the executor it wraps. Any other [Executor] gets one by implementing
 // [Hooked]. Package github.com/luagen/luagen/luagenotel implements Hook
 // with OpenTelemetry spans and metrics; package runtime itself depends on
@@ -93,8 +93,8 @@ type ExecutorConfig struct {
 	Hook Hook
 }
 
-// ExecutorOption configures an executor at construction: [Rueidis],
-// goredis.New. A nil ExecutorOption is ignored.
+// ExecutorOption configures an executor at construction: [NewRueidisExecutor],
+// goredis.NewExecutor. A nil ExecutorOption is ignored.
 type ExecutorOption func(*ExecutorConfig)
 
 // WithHook attaches h to the executor being built: h sees every call run
@@ -245,7 +245,7 @@ type CallEnd struct {
 	// anything was sent reports the mode it would have used.
 	Mode Mode
 	// Attempts is the number of tries: 1, or more when an ---@idempotent
-	// script was retried after a [Transient] failure (the Retry loop of
+	// script was retried after an [IsTransient] failure (the Retry loop of
 	// Exec, or a batch's rounds). 0 when nothing was sent.
 	Attempts int
 	// NoScripts counts EVALs sent after the server answered NOSCRIPT to

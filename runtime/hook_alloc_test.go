@@ -52,8 +52,8 @@ func TestHookAllocations(t *testing.T) {
 
 	srv := redistest.Start(t)
 	c := srv.Client(t)
-	plain := runtime.Rueidis(c)
-	hooked := runtime.Rueidis(c, runtime.WithHook(noopHook{}))
+	plain := runtime.NewRueidisExecutor(c)
+	hooked := runtime.NewRueidisExecutor(c, runtime.WithHook(noopHook{}))
 	require.NoError(t, hookOK.Load(ctx, plain))
 	exec := func(e runtime.Executor) func() {
 		return func() {
@@ -106,7 +106,7 @@ func BenchmarkHook(b *testing.B) {
 		opts []runtime.ExecutorOption
 	}{{"redis/none", nil}, {"redis/noop", []runtime.ExecutorOption{runtime.WithHook(noopHook{})}}} {
 		b.Run(e.name, func(b *testing.B) {
-			benchExec(b, runtime.Rueidis(c, e.opts...))
+			benchExec(b, runtime.NewRueidisExecutor(c, e.opts...))
 		})
 	}
 }

@@ -92,7 +92,7 @@ var (
 func TestHookSeesEveryOutcome(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	e := hookedRedis{r, rec}
 
 	// First call: NOSCRIPT, then EVAL; the second finds the script cached.
@@ -137,7 +137,7 @@ func TestHookFunctionMode(t *testing.T) {
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "hf.Get", File: "lua/hf/get.lua", Body: "#!lua flags=no-writes\nreturn 7"})
 	runtime.NewLibrary(runtime.LibrarySpec{Name: "hf", Scripts: []*runtime.Script{s}})
 	rec := &recorder{}
-	e := hookedRedis{luatest.New(t), rec}
+	e := hookedRedis{luatest.Start(t), rec}
 	for range 2 {
 		v, err := s.Exec(ctx, e, nil, nil)
 		require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestHookFunctionMode(t *testing.T) {
 	}
 	// Without FCall (the hook wrapper hides it), the same script runs
 	// with EVALSHA.
-	_, err := s.Exec(ctx, &hookedExec{luatest.New(t), rec}, nil, nil)
+	_, err := s.Exec(ctx, &hookedExec{luatest.Start(t), rec}, nil, nil)
 	require.NoError(t, err)
 	start := runtime.CallStart{Script: s}
 	assert.Equal(t, []runtime.CallEnd{
@@ -160,7 +160,7 @@ func TestHookFunctionMode(t *testing.T) {
 func TestHookBatch(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	e := hookedRedis{r, rec}
 	require.NoError(t, hookOK.Load(ctx, r))
 	var b runtime.Batch
@@ -187,9 +187,9 @@ func TestHookBatch(t *testing.T) {
 func TestHookCoalescer(t *testing.T) {
 	noLeak(t)
 	rec := &recorder{}
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	g, _ := gated(t, r, replies)
-	c := runtime.Coalesce(&hookedExec{g, rec})
+	c := runtime.NewCoalescer(&hookedExec{g, rec})
 	runtime.SetInFlight(c, 1)
 	var wg sync.WaitGroup
 	call := func() {

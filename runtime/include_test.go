@@ -57,7 +57,7 @@ func TestIncludedErrorPositions(t *testing.T) {
 		name string
 		open func(t *testing.T) runtime.Executor
 	}
-	rows := []row{{"luatest", func(t *testing.T) runtime.Executor { return luatest.New(t) }}}
+	rows := []row{{"luatest", func(t *testing.T) runtime.Executor { return luatest.Start(t) }}}
 	for _, k := range exectest.Kinds {
 		rows = append(rows, row{k.Name, func(t *testing.T) runtime.Executor { return k.Single(t, redistest.Start(t)) }})
 	}

@@ -20,7 +20,7 @@ import (
 // 7.0+): [Script.Exec] of a script that belongs to a [Library] calls it with
 // FCALL instead of EVALSHA when its executor implements this interface, and
 // falls back to EVALSHA/EVAL when it does not (WithoutShebang, a plain
-// fault injector). [Rueidis], runtime/goredis and luatest implement it.
+// fault injector). [NewRueidisExecutor], runtime/goredis and luatest implement it.
 //
 // As for Executor, error replies must be *[ReplyError] and nothing may be
 // retried by the implementation.
@@ -551,7 +551,7 @@ func (l *Library) LoadOn(ctx context.Context, do func(ctx context.Context, args 
 // package's versions beyond [LibraryVersionsKept] (ACLs without FUNCTION
 // LIST or FUNCTION DELETE, a connection lost in between): the library is
 // loaded and calls run; old versions stay until a load can remove them.
-// It is not [Transient], and a call never returns it.
+// It is not [IsTransient], and a call never returns it.
 var ErrLibraryPrune = errors.New("runtime: old versions of the library were not removed")
 
 // loaded reports whether a load's error still leaves the library loaded:

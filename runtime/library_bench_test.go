@@ -26,7 +26,7 @@ func BenchmarkFunctionMode(b *testing.B) {
 	for _, ex := range []struct {
 		name string
 		e    runtime.Executor
-	}{{"redis-server", runtime.Rueidis(srv.Client(b))}, {"luatest", luatest.New(b)}} {
+	}{{"redis-server", runtime.NewRueidisExecutor(srv.Client(b))}, {"luatest", luatest.Start(b)}} {
 		for _, mode := range []struct {
 			name string
 			s    *runtime.Script

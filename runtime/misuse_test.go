@@ -30,7 +30,7 @@ func int64Reply(v runtime.Value) (int64, error) { return v.Int, nil }
 // misuseScripts are a plain script and one a Coalescer merges.
 func misuseScripts() (plain, merged *runtime.Script) {
 	plain = runtime.NewScript(runtime.ScriptSpec{Name: "m.Incr", File: "incr.lua", Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
-	merged = runtime.NewScript(runtime.ScriptSpec{Name: "m.Merged", File: "merged.lua", Coalesce: 8,
+	merged = runtime.NewScript(runtime.ScriptSpec{Name: "m.Merged", File: "merged.lua", CoalesceLimit: 8,
 		Body: "#!lua\nreturn redis.call('INCR', KEYS[1])"})
 	return plain, merged
 }
@@ -87,7 +87,7 @@ func TestMisuseNeitherHangsNorPanics(t *testing.T) {
 			var nilCtx context.Context
 			_, err := plain.Exec(nilCtx, e, []string{key}, nil)
 			assert.ErrorIs(t, err, runtime.ErrNilContext)
-			_, err = merged.Exec(nilCtx, runtime.Coalesce(e), []string{key}, nil)
+			_, err = merged.Exec(nilCtx, runtime.NewCoalescer(e), []string{key}, nil)
 			assert.ErrorIs(t, err, runtime.ErrNilContext)
 			var nb runtime.Batch
 			nf := runtime.Queue(&nb, e, plain, []string{key}, nil, int64Reply)
@@ -125,13 +125,13 @@ func verifyNoLeaks(t *testing.T, opt goleak.Option) {
 // Constructors given nil fail at once, naming what was nil, instead of a
 // nil-pointer panic deep in the first call.
 func TestConstructorsRefuseNil(t *testing.T) {
-	assert.PanicsWithValue(t, "runtime.Rueidis: the rueidis.Client is nil", func() { runtime.Rueidis(nil) })
-	assert.PanicsWithValue(t, "runtime.Coalesce: the Executor is nil", func() { runtime.Coalesce(nil) })
-	assert.PanicsWithValue(t, "runtime.Coalesce: the Executor is a nil *runtime.RueidisExecutor",
-		func() { runtime.Coalesce((*runtime.RueidisExecutor)(nil)) })
-	assert.PanicsWithValue(t, "goredis.New: the redis.UniversalClient is nil (<nil>)", func() { goredis.New(nil) })
-	assert.PanicsWithValue(t, "goredis.New: the redis.UniversalClient is nil (*redis.ClusterClient)",
-		func() { goredis.New((*redis.ClusterClient)(nil)) })
+	assert.PanicsWithValue(t, "runtime.NewRueidisExecutor: the rueidis.Client is nil", func() { runtime.NewRueidisExecutor(nil) })
+	assert.PanicsWithValue(t, "runtime.NewCoalescer: the Executor is nil", func() { runtime.NewCoalescer(nil) })
+	assert.PanicsWithValue(t, "runtime.NewCoalescer: the Executor is a nil *runtime.RueidisExecutor",
+		func() { runtime.NewCoalescer((*runtime.RueidisExecutor)(nil)) })
+	assert.PanicsWithValue(t, "goredis.NewExecutor: the redis.UniversalClient is nil (<nil>)", func() { goredis.NewExecutor(nil) })
+	assert.PanicsWithValue(t, "goredis.NewExecutor: the redis.UniversalClient is nil (*redis.ClusterClient)",
+		func() { goredis.NewExecutor((*redis.ClusterClient)(nil)) })
 	var c rueidis.Client
-	assert.Panics(t, func() { runtime.Rueidis(c) })
+	assert.Panics(t, func() { runtime.NewRueidisExecutor(c) })
 }

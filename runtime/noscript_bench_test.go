@@ -71,7 +71,7 @@ func BenchmarkWrappedBody(b *testing.B) {
 				b.ReportMetric(us, "server-µs/call")
 			})
 			b.Run(sc.name+"/body="+body.name+"/luatest", func(b *testing.B) {
-				r := luatest.New(b, luatest.WithCallLog(0))
+				r := luatest.Start(b, luatest.WithCallLog(0))
 				r.MustDo("SET", deductKeys[0], "1000000000000")
 				sha := r.MustDo("SCRIPT", "LOAD", body.text).Str
 				b.ReportAllocs()

@@ -27,14 +27,14 @@ type executorRow struct {
 var executors = []executorRow{
 	{"rueidis", func(t *testing.T) (runtime.Executor, func(...string) string) {
 		srv := redistest.Start(t)
-		return runtime.Rueidis(srv.Client(t)), func(args ...string) string { return srv.Do(t, args...) }
+		return runtime.NewRueidisExecutor(srv.Client(t)), func(args ...string) string { return srv.Do(t, args...) }
 	}},
 	{"goredis", func(t *testing.T) (runtime.Executor, func(...string) string) {
 		srv := redistest.Start(t)
 		return exectest.GoRedis.Single(t, srv), func(args ...string) string { return srv.Do(t, args...) }
 	}},
 	{"luatest", func(t *testing.T) (runtime.Executor, func(...string) string) {
-		r := luatest.New(t)
+		r := luatest.Start(t)
 		return r, func(args ...string) string {
 			v, err := r.Do(args...)
 			switch {

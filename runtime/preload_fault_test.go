@@ -71,7 +71,7 @@ func TestPreloadWithNodeDown(t *testing.T) {
 	t.Run("closed", func(t *testing.T) {
 		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: c.Addrs()[:1]})
 		require.NoError(t, err)
-		e := runtime.Rueidis(client)
+		e := runtime.NewRueidisExecutor(client)
 		client.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -80,7 +80,7 @@ func TestPreloadWithNodeDown(t *testing.T) {
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, rueidis.ErrClosing), "%v", err)
 		require.NoError(t, ctx.Err(), "Preload returned before its ctx ended")
-		assert.False(t, runtime.Transient(err))
+		assert.False(t, runtime.IsTransient(err))
 	})
 	verifyNoLeaks(t, opt)
 }

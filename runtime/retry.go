@@ -16,7 +16,7 @@ import (
 // says ---@idempotent (for example a deduct that records its order id
 // atomically with the decrement and answers a repeated order id with the
 // first outcome) can be sent again safely, and [Script.Exec] does so after a
-// [Transient] failure, up to [RetryAttempts] times, waiting between tries
+// [IsTransient] failure, up to [RetryAttempts] times, waiting between tries
 // (jittered, doubling from [RetryMinBackoff] up to [RetryMaxBackoff]) and
 // never past the caller's context. The retry lives here, not in generated
 // code or in the Executor, so every executor (rueidis, the offline fake, a
@@ -36,7 +36,7 @@ const (
 
 // ErrClientClosed matches, with errors.Is, the error an [Executor] returns
 // once its client was closed by the application: a closed client never
-// reopens, so [Transient] reports false and an idempotent script is not
+// reopens, so [IsTransient] reports false and an idempotent script is not
 // retried against it. Executors wrap their client's own error (go-redis'
 // redis.ErrClosed, rueidis.ErrClosing, luatest after Close) so that it
 // matches too, and so one errors.Is check serves every executor.
@@ -58,7 +58,7 @@ var transientCodes = map[string]bool{
 	"MASTERDOWN": true, "READONLY": true,
 }
 
-// Transient reports whether err, returned by an [Executor] or by
+// IsTransient reports whether err, returned by an [Executor] or by
 // [Script.Exec], is a failure worth retrying for an idempotent script: a
 // connection error (refused, reset, closed, timed out at the client; the
 // script may or may not have run) or one of the error replies above (the
@@ -69,8 +69,8 @@ var transientCodes = map[string]bool{
 // libraries reaches it from a call: a library that is missing, removed by
 // another build's load or cannot be loaded makes the call load it again
 // or run the script with EVALSHA/EVAL (see [Library]), so a retry loop
-// keyed on Transient never waits on a library.
-func Transient(err error) bool {
+// keyed on IsTransient never waits on a library.
+func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, rueidis.ErrClosing) || errors.Is(err, ErrClientClosed) {
 		return false
@@ -127,7 +127,7 @@ type RetryPolicy struct {
 	// mean RetryMinBackoff and RetryMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 	// Retryable says whether a failure is worth another try; nil means
-	// [Transient].
+	// [IsTransient].
 	Retryable func(error) bool
 }
 
@@ -144,7 +144,7 @@ func Retry(ctx context.Context, p RetryPolicy, call func(context.Context) error)
 	}
 	retryable := p.Retryable
 	if retryable == nil {
-		retryable = Transient
+		retryable = IsTransient
 	}
 	lo, hi := p.backoffs()
 	for n := 1; ; n++ {

@@ -60,7 +60,7 @@ func TestRetryAttemptsReturnTheLastError(t *testing.T) {
 }
 
 func TestRetryStopsAtErrorsNotWorthRetrying(t *testing.T) {
-	// The default is runtime.Transient: an error reply other than the
+	// The default is runtime.IsTransient: an error reply other than the
 	// transient codes, a script's own error and ctx's errors end it.
 	for _, stop := range []error{
 		&runtime.ReplyError{Msg: "WRONGTYPE Operation against a key"},
@@ -74,7 +74,7 @@ func TestRetryStopsAtErrorsNotWorthRetrying(t *testing.T) {
 		assert.Equal(t, 2, *n, "%v: one retry after io.EOF, none after it", stop)
 	}
 
-	// A policy's own Retryable replaces Transient.
+	// A policy's own Retryable replaces IsTransient.
 	errAgain, errFinal := errors.New("again"), errors.New("final")
 	p := fast
 	p.Retryable = func(err error) bool { return err == errAgain }

@@ -43,7 +43,7 @@ func idempotent(body string) *runtime.Script {
 		Errors: []*runtime.CodeError{errOut}})
 }
 
-func TestTransient(t *testing.T) {
+func TestIsTransient(t *testing.T) {
 	for err, want := range map[error]bool{
 		io.EOF: true,
 		errors.New("dial tcp: connection refused"):                                          true,
@@ -64,9 +64,9 @@ func TestTransient(t *testing.T) {
 		errOut:                               false,
 		&runtime.CrossSlotError{Script: "x"}: false,
 	} {
-		assert.Equal(t, want, runtime.Transient(err), "%v", err)
+		assert.Equal(t, want, runtime.IsTransient(err), "%v", err)
 	}
-	assert.False(t, runtime.Transient(nil))
+	assert.False(t, runtime.IsTransient(nil))
 }
 
 func TestIdempotentScriptIsRetriedAfterTransientFailures(t *testing.T) {
@@ -156,7 +156,7 @@ func TestClosedClientIsNotRetried(t *testing.T) {
 		counting := &countingExecutor{Executor: e}
 		_, err := idempotent("return 1").Exec(context.Background(), counting, []string{"k"}, nil)
 		require.ErrorIs(t, err, closed)
-		assert.False(t, runtime.Transient(err))
+		assert.False(t, runtime.IsTransient(err))
 		assert.Equal(t, 1, counting.calls)
 	})
 }

@@ -27,7 +27,7 @@ var (
 	_ Addressed = (*RueidisExecutor)(nil)
 )
 
-// Rueidis returns an [Executor] that runs scripts on c. Commands are sent as
+// NewRueidisExecutor returns an [Executor] that runs scripts on c. Commands are sent as
 // rueidis builds them by default: EVALSHA and EVAL are not retried after a
 // connection error, so a script never runs twice behind the caller's back.
 //
@@ -42,8 +42,8 @@ var (
 // Options: [WithHook] attaches a [Hook] that sees every call.
 //
 // It panics when c is nil: a programming error, reported where it is made.
-func Rueidis(c rueidis.Client, opts ...ExecutorOption) *RueidisExecutor {
-	mustNotBeNil(c, "runtime.Rueidis: the rueidis.Client")
+func NewRueidisExecutor(c rueidis.Client, opts ...ExecutorOption) *RueidisExecutor {
+	mustNotBeNil(c, "runtime.NewRueidisExecutor: the rueidis.Client")
 	cfg := NewExecutorConfig(opts...)
 	r := &RueidisExecutor{c: c, cluster: c.Mode() == rueidis.ClientModeCluster, hook: cfg.Hook}
 	if c.Mode() == rueidis.ClientModeStandalone {
@@ -178,7 +178,7 @@ func (r *RueidisExecutor) command(s *Script, keys, args []string, eval bool) rue
 }
 
 // checkSlots refuses, on a cluster client, keys that hash to more than one
-// slot (see [Rueidis]). [Script.Exec] has checked them already unless the
+// slot (see [NewRueidisExecutor]). [Script.Exec] has checked them already unless the
 // script allows cross-slot keys; the check is repeated here for every call
 // because the builder's panic must be unreachable from any caller.
 func (r *RueidisExecutor) checkSlots(s *Script, keys []string) error {

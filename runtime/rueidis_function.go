@@ -13,7 +13,7 @@ var _ FunctionExecutor = (*RueidisExecutor)(nil)
 
 // FCall implements [FunctionExecutor] with FCALL or FCALL_RO. A call
 // without keys is routed by its function name's slot, as EvalSha routes by
-// the SHA1 (see [Rueidis]): always a primary, the same one for a function.
+// the SHA1 (see [NewRueidisExecutor]): always a primary, the same one for a function.
 func (r *RueidisExecutor) FCall(ctx context.Context, s *Script, keys, args []string) (Value, error) {
 	if err := r.checkSlots(s, keys); err != nil {
 		return Value{}, err

@@ -30,7 +30,7 @@ func TestSameErrorsOnEveryExecutor(t *testing.T) {
 		open func(t *testing.T) (runtime.Executor, func())
 	}
 	rows := []row{{"luatest", false, func(t *testing.T) (runtime.Executor, func()) {
-		r := luatest.New(t)
+		r := luatest.Start(t)
 		return r, r.Close
 	}}}
 	for _, k := range exectest.Kinds {
@@ -107,7 +107,7 @@ func TestSameErrorsOnEveryExecutor(t *testing.T) {
 				return errors.Is(err, runtime.ErrClientClosed) && errors.Is(f.Err(), runtime.ErrClientClosed)
 			}, 10*time.Second, 10*time.Millisecond, "calls on a closed client")
 			for _, err := range errs {
-				assert.False(t, runtime.Transient(err))
+				assert.False(t, runtime.IsTransient(err))
 			}
 		})
 	}

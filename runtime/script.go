@@ -12,7 +12,7 @@ import (
 
 // Executor runs scripts on a server or an offline fake. It is deliberately
 // narrow (three calls) so fakes and fault injectors are easy to write;
-// [Rueidis] adapts a rueidis.Client, runtime/goredis a go-redis v9 client,
+// [NewRueidisExecutor] adapts a rueidis.Client, runtime/goredis a go-redis v9 client,
 // and luatest runs scripts in gopher-lua.
 //
 // Error replies must be returned as *[ReplyError]; anything else (network,
@@ -80,20 +80,20 @@ type ScriptSpec struct {
 	// AllowCrossSlot skips Exec's hash-slot check; set when the shebang
 	// has flags=allow-cross-slot-keys. Keys of several slots then run on a
 	// single node; a cluster executor still refuses them with
-	// *[CrossSlotError] (see [Rueidis]), as Redis Cluster would.
+	// *[CrossSlotError] (see [NewRueidisExecutor]), as Redis Cluster would.
 	AllowCrossSlot bool
-	// Idempotent lets Exec send the script again after a [Transient]
+	// Idempotent lets Exec send the script again after an [IsTransient]
 	// failure; set when the header says ---@idempotent, i.e. running the
 	// script twice with the same KEYS and ARGV has the effect and the reply
 	// of running it once.
 	Idempotent bool
-	// Coalesce, when above 1, lets a [Coalescer] merge up to this many
+	// CoalesceLimit, when above 1, lets a [Coalescer] merge up to this many
 	// concurrent calls of the script on one hash slot into one run of a
 	// companion script that NewScript builds from Body; set from the
 	// header's ---@coalesce, which luagen allows only for scripts whose
 	// calls cannot tell a merged run from runs of their own. It is ignored
 	// with AllowCrossSlot (merged calls must share a slot).
-	Coalesce int
+	CoalesceLimit int
 	// Lines maps Body's lines back to the files they come from when the
 	// .lua file inlines others (---@include): one [LineRange] for each
 	// change of file after line 1, in Body order. Without it, line N of
@@ -134,9 +134,9 @@ func NewScript(spec ScriptSpec) *Script {
 		lines:    slices.Clone(spec.Lines),
 		codes:    slices.Clone(spec.Errors),
 	}
-	if spec.Coalesce > 1 && !spec.AllowCrossSlot {
+	if spec.CoalesceLimit > 1 && !spec.AllowCrossSlot {
 		comp := coalesceBody(spec.Body)
-		s.coalesce = spec.Coalesce
+		s.coalesce = spec.CoalesceLimit
 		s.companion = &Script{
 			name:     spec.Name + " (merged run)",
 			file:     spec.File,
@@ -226,13 +226,13 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 // (flags=allow-cross-slot-keys; see [ScriptSpec]).
 func (s *Script) AllowCrossSlot() bool { return s.anySlot }
 
-// Idempotent reports whether Exec retries the script after a [Transient]
+// Idempotent reports whether Exec retries the script after an [IsTransient]
 // failure (---@idempotent).
 func (s *Script) Idempotent() bool { return s.idem }
 
-// Coalesce returns the most calls a [Coalescer] merges into one run of the
+// CoalesceLimit returns the most calls a [Coalescer] merges into one run of the
 // script (---@coalesce), or 0 when it never merges them.
-func (s *Script) Coalesce() int { return s.coalesce }
+func (s *Script) CoalesceLimit() int { return s.coalesce }
 
 // Companion returns the script a [Coalescer] sends for a merged run of s
 // (its Body runs the .lua file's code once per merged call; see
@@ -272,7 +272,7 @@ func (s *Script) Errors() []*CodeError { return slices.Clone(s.codes) }
 // A nil ctx or e is [ErrNilContext] or [ErrNilExecutor], with nothing sent.
 //
 // Exec never retries a script that may have run, unless its header declares
-// it ---@idempotent: then a [Transient] failure (a connection error, LOADING,
+// it ---@idempotent: then an [IsTransient] failure (a connection error, LOADING,
 // CLUSTERDOWN, ...) is retried with backoff, at most [RetryAttempts] tries
 // in all and never past ctx; the last failure is returned as it is.
 func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Value, error) {
@@ -371,9 +371,9 @@ func (s *Script) finish(v Value, err error) (Value, error) {
 }
 
 // execRetry is how Exec retries an idempotent script: RetryAttempts tries,
-// waits from RetryMinBackoff to RetryMaxBackoff, after Transient failures,
+// waits from RetryMinBackoff to RetryMaxBackoff, after IsTransient failures,
 // never past the caller's ctx (no window of its own).
-var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff, MaxBackoff: RetryMaxBackoff, Retryable: Transient}
+var execRetry = RetryPolicy{Attempts: RetryAttempts, MinBackoff: RetryMinBackoff, MaxBackoff: RetryMaxBackoff, Retryable: IsTransient}
 
 // run is one try: EVALSHA, and EVAL when the server does not have the
 // script.

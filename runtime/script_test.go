@@ -169,7 +169,7 @@ func TestExecReturnsTransportErrorsUnchanged(t *testing.T) {
 		require.Error(t, err)
 		var re *runtime.ReplyError
 		assert.False(t, errors.As(err, &re), "a connection error is not a reply: %v", err)
-		assert.True(t, runtime.Transient(err), "%v", err)
+		assert.True(t, runtime.IsTransient(err), "%v", err)
 	})
 }
 
@@ -216,10 +216,10 @@ func TestWithoutShebangRunsOnMiniredis(t *testing.T) {
 	defer c.Close()
 	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.S", File: "s.lua", Body: "#!lua flags=no-writes\nreturn ARGV[1] .. 'x'", ReadOnly: true})
 
-	_, err = s.Exec(context.Background(), runtime.Rueidis(c), nil, []string{"a"})
+	_, err = s.Exec(context.Background(), runtime.NewRueidisExecutor(c), nil, []string{"a"})
 	require.Error(t, err, "miniredis rejects the shebang; if this passes, WithoutShebang is no longer needed")
 
-	e := runtime.WithoutShebang(runtime.Rueidis(c))
+	e := runtime.WithoutShebang(runtime.NewRueidisExecutor(c))
 	require.NoError(t, s.Load(context.Background(), e))
 	for range 2 {
 		v, err := s.Exec(context.Background(), e, nil, []string{"a"})

@@ -65,7 +65,7 @@ type KeySlot struct {
 // It matches [ErrCrossSlot] with errors.Is.
 //
 // [Script.Exec] returns it for every script except those with the shebang
-// flag allow-cross-slot-keys; a cluster executor ([Rueidis] on a cluster
+// flag allow-cross-slot-keys; a cluster executor ([NewRueidisExecutor] on a cluster
 // client) returns it for those too, with OnCluster set, since Redis Cluster
 // refuses KEYS of different slots in one call whatever the flags.
 type CrossSlotError struct {

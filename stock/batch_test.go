@@ -182,7 +182,7 @@ func TestBatchCluster(t *testing.T) {
 }
 
 func TestBatchOffline(t *testing.T) {
-	r := luatest.New(t)
+	r := luatest.Start(t)
 	s := stock.New(r)
 	ctx := context.Background()
 	sold, missing := keysFor("1"), keysFor("2")

@@ -25,7 +25,7 @@ func plain(e runtime.Executor) runtime.Executor { return e }
 // coalesced merges concurrent Deducts of one SKU (---@coalesce), counting
 // the merged runs it sends in mergedRuns.
 func coalesced(e runtime.Executor) runtime.Executor {
-	return runtime.Coalesce(&mergeCounting{Executor: e})
+	return runtime.NewCoalescer(&mergeCounting{Executor: e})
 }
 
 // mergedRuns counts the merged runs sent by every coalesced executor, and
@@ -105,7 +105,7 @@ func TestDeductCoalescedRace(t *testing.T) {
 		})
 	})
 	t.Run("luatest", func(t *testing.T) {
-		r := luatest.New(t, luatest.WithTime(at))
+		r := luatest.Start(t, luatest.WithTime(at))
 		k := keysFor("coalesced")
 		coalescedRace(t, stock.New(coalesced(r)), k,
 			func() string { v, _ := r.Do("GET", k.Stock); return v.Str },

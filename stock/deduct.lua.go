@@ -61,12 +61,12 @@ var (
 
 // deductScript is lua/stock/deduct.lua; [DeductScript] returns it.
 var deductScript = runtime.NewScript(runtime.ScriptSpec{
-	Name:       "stock.Deduct",
-	File:       "lua/stock/deduct.lua",
-	Body:       deductBody,
-	Idempotent: true,
-	Coalesce:   64,
-	Errors:     []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrLimitExceeded, ErrCancelled, ErrBadArgument, ErrOrderConflict, ErrCorruptRecord},
+	Name:          "stock.Deduct",
+	File:          "lua/stock/deduct.lua",
+	Body:          deductBody,
+	Idempotent:    true,
+	CoalesceLimit: 64,
+	Errors:        []*runtime.CodeError{ErrOutOfStock, ErrNoSuchSKU, ErrLimitExceeded, ErrCancelled, ErrBadArgument, ErrOrderConflict, ErrCorruptRecord},
 })
 
 // DeductScript returns lua/stock/deduct.lua as a [runtime.Script]. Its

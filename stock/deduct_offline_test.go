@@ -22,7 +22,7 @@ import (
 
 func offline(t *testing.T) (*luatest.Redis, *stock.Scripts) {
 	t.Helper()
-	r := luatest.New(t, luatest.WithTime(at))
+	r := luatest.Start(t, luatest.WithTime(at))
 	return r, stock.New(r)
 }
 

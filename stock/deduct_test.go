@@ -336,7 +336,7 @@ type countingExecutor struct {
 
 func (c *countingExecutor) count(v runtime.Value, err error) (runtime.Value, error) {
 	c.calls.Add(1)
-	if runtime.Transient(err) {
+	if runtime.IsTransient(err) {
 		c.transient.Add(1)
 	}
 	return v, err

@@ -8,7 +8,7 @@
 // ---@keys and ---@key templates in lua/stock/deduct.lua, so no code here
 // spells a key.
 //
-//	s := stock.New(runtime.Rueidis(client))
+//	s := stock.New(runtime.NewRueidisExecutor(client))
 //	k := stock.KeysFor("seckill:", "42")
 //	left, err := s.Deduct(ctx, k.Deduct(),
 //		stock.DeductArgs{Order: "o-1001", Buyer: "u7", Qty: 1, Limit: 2, At: time.Now()})

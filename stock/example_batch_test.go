@@ -12,11 +12,11 @@ import (
 )
 
 // Queue calls on a batch, send it once, then read each call's typed result
-// and typed error. On rueidis (runtime.Rueidis) and go-redis
+// and typed error. On rueidis (runtime.NewRueidisExecutor) and go-redis
 // (runtime/goredis) the batch is one round trip per node; offline, as here,
 // luatest runs the calls in order.
 func ExampleScripts_QueueDeduct() {
-	r := luatest.NewRedis()
+	r := luatest.New()
 	defer r.Close()
 	s := stock.New(r)
 	k := stock.KeysFor("shop:", "42")

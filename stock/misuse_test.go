@@ -29,6 +29,6 @@ func TestGeneratedMisuse(t *testing.T) {
 	assert.ErrorIs(t, b.Send(context.Background()), runtime.ErrNilExecutor)
 	assert.ErrorIs(t, f.Err(), runtime.ErrNilExecutor)
 	var nilCtx context.Context
-	_, err = stock.New(luatest.New(t)).Deduct(nilCtx, keys, args)
+	_, err = stock.New(luatest.Start(t)).Deduct(nilCtx, keys, args)
 	assert.ErrorIs(t, err, runtime.ErrNilContext)
 }

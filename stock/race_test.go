@@ -137,7 +137,7 @@ func race(t *testing.T, cfg raceConfig) *raceResult {
 						outcome[i] = 1
 					case errors.Is(err, stock.ErrOutOfStock):
 						outcome[i] = 2
-					case (runtime.Transient(err) || errors.Is(err, context.DeadlineExceeded)) && time.Now().Before(deadline):
+					case (runtime.IsTransient(err) || errors.Is(err, context.DeadlineExceeded)) && time.Now().Before(deadline):
 						mu.Lock()
 						if len(res.transient) < 5 {
 							res.transient = append(res.transient, err.Error())

@@ -137,7 +137,7 @@ func startRedis() (*redistest.Server, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := redistest.StartServer(dir)
+	srv, err := redistest.NewServer(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		if env.srv, err = redistest.StartServer(dir); err != nil {
+		if env.srv, err = redistest.NewServer(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -95,8 +95,8 @@ type way struct {
 
 // ways are the eight rows, both scripts sent four ways each.
 func ways() []way {
-	s := New(runtime.Rueidis(env.rueidis))
-	sg := New(goredisexec.New(env.goredis))
+	s := New(runtime.NewRueidisExecutor(env.rueidis))
+	sg := New(goredisexec.NewExecutor(env.goredis))
 	var out []way
 	for _, sc := range []struct {
 		name   string

@@ -25,8 +25,8 @@ func BenchmarkBatch(b *testing.B) {
 		name string
 		exec func() runtime.Executor
 	}{
-		{"rueidis", func() runtime.Executor { return runtime.Rueidis(env.rueidis) }},
-		{"go-redis", func() runtime.Executor { return goredisexec.New(env.goredis) }},
+		{"rueidis", func() runtime.Executor { return runtime.NewRueidisExecutor(env.rueidis) }},
+		{"go-redis", func() runtime.Executor { return goredisexec.NewExecutor(env.goredis) }},
 	} {
 		b.Run(ex.name+"/sequential", func(b *testing.B) {
 			single(b)

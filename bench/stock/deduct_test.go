@@ -1,7 +1,7 @@
 // Package stock benchmarks stock.Deduct on one redis-server in one run: the
 // generated wrapper on the rueidis and on the go-redis executor, raw
 // rueidis.Lua.Exec and go-redis Script.Run with the same script and
-// arguments, runtime.Batch, and the wrapper on runtime.Coalesce (64
+// arguments, runtime.Batch, and the wrapper on runtime.NewCoalescer (64
 // goroutines on one SKU), against the server's own ceiling measured with
 // redis-benchmark -P 16; and the wrapper on a local 3+3 cluster with one SKU
 // per primary. TestMain prints the table with ratios, allocations and p99.
@@ -54,7 +54,7 @@ func single(b *testing.B) {
 		if env.dir, env.err = os.MkdirTemp("", "bench-stock-"); env.err != nil {
 			return
 		}
-		if env.srv, env.err = redistest.StartServer(env.dir); env.err != nil {
+		if env.srv, env.err = redistest.NewServer(env.dir); env.err != nil {
 			return
 		}
 		env.rueidis, env.err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{env.srv.Addr}, DisableCache: true})
@@ -176,7 +176,7 @@ func goredisOp(c *goredis.Client, k stock.SKUKeys) func(context.Context, int64) 
 func BenchmarkDeduct(b *testing.B) {
 	b.Run("wrapper", func(b *testing.B) {
 		single(b)
-		parallel(b, wrapperOp(stock.New(runtime.Rueidis(env.rueidis)), freshSKU(b, env.rueidis)))
+		parallel(b, wrapperOp(stock.New(runtime.NewRueidisExecutor(env.rueidis)), freshSKU(b, env.rueidis)))
 	})
 	b.Run("rueidis", func(b *testing.B) {
 		single(b)
@@ -188,12 +188,12 @@ func BenchmarkDeduct(b *testing.B) {
 	})
 	b.Run("coalesced", func(b *testing.B) {
 		single(b)
-		parallel(b, wrapperOp(stock.New(runtime.Coalesce(runtime.Rueidis(env.rueidis))), freshSKU(b, env.rueidis)))
+		parallel(b, wrapperOp(stock.New(runtime.NewCoalescer(runtime.NewRueidisExecutor(env.rueidis))), freshSKU(b, env.rueidis)))
 	})
 	// After go-redis, whose run dials the pool's connections.
 	b.Run("wrapper-go-redis", func(b *testing.B) {
 		single(b)
-		parallel(b, wrapperOp(stock.New(goredisexec.New(env.goredis)), freshSKU(b, env.rueidis)))
+		parallel(b, wrapperOp(stock.New(goredisexec.NewExecutor(env.goredis)), freshSKU(b, env.rueidis)))
 	})
 }
 
@@ -218,7 +218,7 @@ func BenchmarkCeiling(b *testing.B) {
 
 func ceiling(b *testing.B, requests int) (float64, error) {
 	k := freshSKU(b, env.rueidis)
-	if err := stock.DeductScript().Load(context.Background(), runtime.Rueidis(env.rueidis)); err != nil {
+	if err := stock.DeductScript().Load(context.Background(), runtime.NewRueidisExecutor(env.rueidis)); err != nil {
 		return 0, err
 	}
 	host, port, _ := strings.Cut(env.srv.Addr, ":")
@@ -285,10 +285,10 @@ func BenchmarkRatios(b *testing.B) {
 	ratiosOnce.Do(func() {
 		single(b)
 		const rounds = 5
-		s := stock.New(runtime.Rueidis(env.rueidis))
-		sg := stock.New(goredisexec.New(env.goredis))
-		sc := stock.New(runtime.Coalesce(runtime.Rueidis(env.rueidis)))
-		sgc := stock.New(runtime.Coalesce(goredisexec.New(env.goredis)))
+		s := stock.New(runtime.NewRueidisExecutor(env.rueidis))
+		sg := stock.New(goredisexec.NewExecutor(env.goredis))
+		sc := stock.New(runtime.NewCoalescer(runtime.NewRueidisExecutor(env.rueidis)))
+		sgc := stock.New(runtime.NewCoalescer(goredisexec.NewExecutor(env.goredis)))
 		for r := range rounds {
 			ceil, err := ceiling(b, 300000)
 			if err != nil {
@@ -400,7 +400,7 @@ func clusterSKUs(b *testing.B) (*stock.Scripts, []stock.DeductKeys) {
 	if env.clusterErr != nil {
 		b.Fatal(env.clusterErr)
 	}
-	s := stock.New(runtime.Rueidis(env.clusterClient))
+	s := stock.New(runtime.NewRueidisExecutor(env.clusterClient))
 	if err := s.Preload(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func BenchmarkAllocs(b *testing.B) {
 	single(b)
 	allocsOnce.Do(func() {
 		ctx := context.Background()
-		s := stock.New(runtime.Rueidis(env.rueidis))
+		s := stock.New(runtime.NewRueidisExecutor(env.rueidis))
 		lua := rueidis.NewLuaScript(stock.DeductScript().Source())
 		k := freshSKU(b, env.rueidis)
 		var n int64
@@ -469,7 +469,7 @@ func BenchmarkAllocs(b *testing.B) {
 		// and the decoder, which is all a generated method does for it.
 		plain := runtime.NewScript(runtime.ScriptSpec{Name: "bench.Plain", File: "plain.lua", Body: "return 1"})
 		plainLua := rueidis.NewLuaScript(plain.Source())
-		e := runtime.Rueidis(env.rueidis)
+		e := runtime.NewRueidisExecutor(env.rueidis)
 		allocs.plainWrapper = testing.AllocsPerRun(2000, func() {
 			v, err := plain.Exec(ctx, e, nil, nil)
 			if err == nil {
@@ -484,7 +484,7 @@ func BenchmarkAllocs(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
-		sg := stock.New(goredisexec.New(env.goredis))
+		sg := stock.New(goredisexec.NewExecutor(env.goredis))
 		allocs.goWrapper = testing.AllocsPerRun(2000, func() {
 			n++
 			if _, err := sg.Deduct(ctx, k.Deduct(), args(n)); err != nil {
@@ -536,11 +536,11 @@ func printTable() {
 		{"rueidis", "raw rueidis.Lua.Exec, 128 goroutines, one client"},
 		{"wrapper", "luagen wrapper stock.Deduct, same goroutines, same client"},
 		{"go-redis", "go-redis v9 Script.Run, 128 goroutines, pool of 128"},
-		{"wrapper go-redis", "luagen wrapper stock.Deduct on goredis.New, same go-redis client"},
+		{"wrapper go-redis", "luagen wrapper stock.Deduct on goredis.NewExecutor, same go-redis client"},
 		{"batch", "luagen runtime.Batch of 1,000 QueueDeducts, one goroutine (p99 of a batch)"},
 		{"wrapper 64", "luagen wrapper stock.Deduct, 64 goroutines, one SKU"},
-		{"coalesced", "luagen wrapper on runtime.Coalesce(rueidis), 64 goroutines, one SKU"},
-		{"coalesced go-redis", "luagen wrapper on runtime.Coalesce(goredis.New), 64 goroutines, one SKU"},
+		{"coalesced", "luagen wrapper on runtime.NewCoalescer(rueidis), 64 goroutines, one SKU"},
+		{"coalesced go-redis", "luagen wrapper on runtime.NewCoalescer(goredis.NewExecutor), 64 goroutines, one SKU"},
 		{"cluster 3 SKUs", "luagen wrapper, 3+3 cluster, 3 SKUs on 3 primaries (total), 128 goroutines"},
 	} {
 		xs, ok := table.ops[row[0]]
@@ -576,7 +576,7 @@ func printTable() {
 			allocs.wrapper, allocs.raw, allocs.wrapper-allocs.raw)
 		fmt.Printf("allocs per call, arguments built once: wrapper %.1f (KEYS, ARGV and their digits in one allocation), raw rueidis %.1f; plain script: wrapper %.1f, raw rueidis %.1f\n",
 			allocs.fixedWrapper, allocs.fixedRaw, allocs.plainWrapper, allocs.plainRaw)
-		fmt.Printf("allocs per call, go-redis: wrapper on goredis.New %.1f, Script.Run %.1f, extra %.1f\n",
+		fmt.Printf("allocs per call, go-redis: wrapper on goredis.NewExecutor %.1f, Script.Run %.1f, extra %.1f\n",
 			allocs.goWrapper, allocs.goRaw, allocs.goWrapper-allocs.goRaw)
 	}
 }

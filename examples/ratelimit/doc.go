@@ -15,7 +15,7 @@
 // virtual clock and on a real redis-server and Redis Cluster started by
 // redistest.
 //
-//	limiter := ratelimit.NewSlidingWindow(runtime.Rueidis(client), 100, time.Minute)
+//	limiter := ratelimit.NewSlidingWindow(runtime.NewRueidisExecutor(client), 100, time.Minute)
 //	d, err := limiter.Allow(ctx, "user:42", requestID)
 //	switch {
 //	case err != nil: // Redis unreachable: fail open or closed, as the service prefers
@@ -24,8 +24,8 @@
 //		w.WriteHeader(http.StatusTooManyRequests)
 //	}
 //
-// The limiters take any [runtime.Executor]: runtime.Rueidis above, or, for a
-// service on go-redis v9, goredis.New(rdb) from
+// The limiters take any [runtime.Executor]: runtime.NewRueidisExecutor above, or, for a
+// service on go-redis v9, goredis.NewExecutor(rdb) from
 // github.com/luagen/luagen/runtime/goredis with a *redis.Client or a
 // *redis.ClusterClient; the tests run every contract through both.
 //

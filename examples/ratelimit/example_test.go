@@ -24,7 +24,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	srv, err := redistest.StartServer(dir)
+	srv, err := redistest.NewServer(dir)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func Example() {
 	defer client.Close()
 
 	ctx := context.Background()
-	limiter := ratelimit.NewSlidingWindow(runtime.Rueidis(client), 2, time.Hour)
+	limiter := ratelimit.NewSlidingWindow(runtime.NewRueidisExecutor(client), 2, time.Hour)
 	for _, id := range []string{"req-1", "req-2", "req-3"} {
 		d, err := limiter.Allow(ctx, "user:42", id)
 		if err != nil {
@@ -60,7 +60,7 @@ func Example() {
 // The same limiter offline: luatest runs the scripts in-process on a
 // virtual clock that only moves when told to.
 func ExampleTokenBucket() {
-	r := luatest.NewRedis(luatest.WithTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)))
+	r := luatest.New(luatest.WithTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)))
 	defer r.Close()
 
 	ctx := context.Background()

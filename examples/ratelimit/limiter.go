@@ -57,7 +57,7 @@ type SlidingWindow struct {
 }
 
 // NewSlidingWindow returns a limiter of limit requests per window that runs
-// on e: runtime.Rueidis(client) in production, a luatest.Redis in tests.
+// on e: runtime.NewRueidisExecutor(client) in production, a luatest.Redis in tests.
 // Window is sent in whole milliseconds. A limit below 1 or a window below
 // 1 ms is refused by every Allow with [ErrInvalidWindow].
 func NewSlidingWindow(e runtime.Executor, limit int64, window time.Duration, opts ...Option) *SlidingWindow {
@@ -87,7 +87,7 @@ type TokenBucket struct {
 }
 
 // NewTokenBucket returns a limiter whose buckets hold burst tokens and gain
-// one every interval, running on e: runtime.Rueidis(client) in production, a
+// one every interval, running on e: runtime.NewRueidisExecutor(client) in production, a
 // luatest.Redis in tests. Interval is sent in whole milliseconds. A burst
 // below 1, an interval below 1 ms, or interval × burst above 10^15 ms is
 // refused by every Take with [ErrInvalidBucket].

@@ -59,7 +59,7 @@ var backends = []struct {
 	start func(t *testing.T) backend
 }{
 	{"luatest", func(t *testing.T) backend {
-		r := luatest.New(t, luatest.WithTime(t0))
+		r := luatest.Start(t, luatest.WithTime(t0))
 		return backend{exec: r, now: r.Now, advance: r.Advance, do: func(args ...string) { r.MustDo(args...) }}
 	}},
 	{"redis-server/rueidis", func(t *testing.T) backend {
@@ -83,7 +83,7 @@ var backends = []struct {
 func onRueidis(t *testing.T, c rueidis.Client) backend {
 	clock := &manualClock{now: t0}
 	return backend{
-		exec:    runtime.Rueidis(c),
+		exec:    runtime.NewRueidisExecutor(c),
 		now:     clock.Now,
 		advance: clock.Advance,
 		do: func(args ...string) {
@@ -98,7 +98,7 @@ func onRueidis(t *testing.T, c rueidis.Client) backend {
 func onGoRedis(t *testing.T, c redis.UniversalClient) backend {
 	clock := &manualClock{now: t0}
 	return backend{
-		exec:    goredis.New(c),
+		exec:    goredis.NewExecutor(c),
 		now:     clock.Now,
 		advance: clock.Advance,
 		do: func(args ...string) {

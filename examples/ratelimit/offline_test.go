@@ -17,7 +17,7 @@ import (
 )
 
 func TestSlidingWindowCommandsAndExpiry(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
+	r := luatest.Start(t, luatest.WithTime(t0))
 	ctx := context.Background()
 	w := ratelimit.NewSlidingWindow(r, 2, time.Second, ratelimit.WithClock(r.Now))
 	const key = "ratelimit:window:u1"
@@ -57,7 +57,7 @@ func TestSlidingWindowCommandsAndExpiry(t *testing.T) {
 }
 
 func TestTokenBucketCommandsAndExpiry(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
+	r := luatest.Start(t, luatest.WithTime(t0))
 	ctx := context.Background()
 	tb := ratelimit.NewTokenBucket(r, 5, 200*time.Millisecond, ratelimit.WithClock(r.Now))
 	const key = "ratelimit:bucket:u1"
@@ -86,7 +86,7 @@ func TestTokenBucketCommandsAndExpiry(t *testing.T) {
 // after a reply is lost and the retry finds the request already admitted;
 // take.lua is not, so the error reaches the caller and nothing is resent.
 func TestLostReply(t *testing.T) {
-	r := luatest.New(t, luatest.WithTime(t0))
+	r := luatest.Start(t, luatest.WithTime(t0))
 	ctx := context.Background()
 
 	w := ratelimit.NewSlidingWindow(r, 2, time.Second, ratelimit.WithClock(r.Now))

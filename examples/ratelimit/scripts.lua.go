@@ -23,11 +23,11 @@ type Scripts struct {
 	exec runtime.Executor
 }
 
-// New returns Scripts that run on e, e.g. runtime.Rueidis(client) for rueidis,
-// goredis.New(client) (package github.com/luagen/luagen/runtime/goredis) for
-// go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where
-// the mistake is made; the methods of a zero Scripts return
-// runtime.ErrNilExecutor.
+// New returns Scripts that run on e, e.g. runtime.NewRueidisExecutor(client)
+// for rueidis, goredis.NewExecutor(client) (package
+// github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline
+// *luatest.Redis. It panics when e is nil, where the mistake is made; the
+// methods of a zero Scripts return runtime.ErrNilExecutor.
 func New(e runtime.Executor) *Scripts {
 	if e == nil {
 		panic("ratelimit.New: the runtime.Executor is nil")

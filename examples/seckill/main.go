@@ -54,7 +54,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address host:port, or a comma-separated cluster seed list; empty: embedded miniredis")
 	fs.StringVar(&cfg.SKU, "sku", "", "SKU id used in the keys (default: a fresh random id per run)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON object instead of text")
-	fs.BoolVar(&cfg.Coalesce, "coalesce", false, "merge concurrent Deducts of the SKU into server-side runs (runtime.Coalesce; stock.Deduct has ---@coalesce)")
+	fs.BoolVar(&cfg.Coalesce, "coalesce", false, "merge concurrent Deducts of the SKU into server-side runs (runtime.NewCoalescer; stock.Deduct has ---@coalesce)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: seckill [flags]\n\nN buyers race for S units of one SKU through the generated stock.Deduct.\n\nflags:")
 		fs.PrintDefaults()

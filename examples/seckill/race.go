@@ -80,7 +80,7 @@ func race(ctx context.Context, cfg config, progress io.Writer) (*report, error) 
 				args := stock.DeductArgs{Order: "o" + strconv.Itoa(i), Buyer: buyer, Qty: int64(cfg.Qty), Limit: int64(cfg.Limit), At: time.Now()}
 				t0 := time.Now()
 				_, err := scripts.Deduct(ctx, k.Deduct(), args)
-				for err != nil && runtime.Transient(err) && time.Since(t0) < patience {
+				for err != nil && runtime.IsTransient(err) && time.Since(t0) < patience {
 					retried.Add(1)
 					time.Sleep(50 * time.Millisecond)
 					_, err = scripts.Deduct(ctx, k.Deduct(), args)
@@ -163,12 +163,12 @@ func connect(cfg config) (rueidis.Client, runtime.Executor, string, func(), erro
 		}
 		return nil, nil, "", nil, fmt.Errorf("connect to %s: %w", server, err)
 	}
-	var exec runtime.Executor = runtime.Rueidis(client)
+	var exec runtime.Executor = runtime.NewRueidisExecutor(client)
 	if mr != nil {
 		exec = runtime.WithoutShebang(exec)
 	}
 	if cfg.Coalesce {
-		exec = runtime.Coalesce(exec)
+		exec = runtime.NewCoalescer(exec)
 	}
 	if client.Mode() == rueidis.ClientModeCluster {
 		server = "cluster " + server

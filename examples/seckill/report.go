@@ -22,7 +22,7 @@ type report struct {
 	Qty         int    `json:"qty"`
 	Limit       int    `json:"limit"` // units per buyer; 0: no limit
 	Concurrency int    `json:"concurrency"`
-	Coalesce    bool   `json:"coalesce"` // concurrent Deducts merged by runtime.Coalesce
+	Coalesce    bool   `json:"coalesce"` // concurrent Deducts merged by runtime.NewCoalescer
 
 	Sold      int `json:"sold"`       // buyers whose Deduct succeeded (orders, not units)
 	UnitsSold int `json:"units_sold"` // sold × qty

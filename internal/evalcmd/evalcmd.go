@@ -136,7 +136,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		if *checkKeys {
 			mode = luatest.KeysDeclared
 		}
-		r := luatest.NewRedis(luatest.WithKeysCheck(mode), luatest.WithScriptTimeout(*timeout))
+		r := luatest.New(luatest.WithKeysCheck(mode), luatest.WithScriptTimeout(*timeout))
 		defer r.Close()
 		do = func(args ...string) (resp.Reply, error) { return r.Command(proto, args...), nil }
 	}

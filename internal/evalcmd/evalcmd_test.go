@@ -119,7 +119,7 @@ func TestOutputMatchesRedisCli(t *testing.T) {
 
 // initFails reports whether a case seeds with a command meant to fail.
 func initFails(tc corpus.Case) bool {
-	r := luatest.NewRedis()
+	r := luatest.New()
 	defer r.Close()
 	for _, c := range tc.Init {
 		if r.Command(2, c...).Kind == resp.Error {

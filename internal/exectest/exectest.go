@@ -1,5 +1,5 @@
 // Package exectest runs real-server tests once per executor: rueidis
-// (runtime.Rueidis) and go-redis (goredis.New), on a redistest server or
+// (runtime.NewRueidisExecutor) and go-redis (goredis.NewExecutor), on a redistest server or
 // cluster. A test that takes a runtime.Executor writes
 //
 //	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
@@ -33,31 +33,31 @@ type Kind struct {
 	Cluster func(tb testing.TB, c *redistest.Cluster) runtime.Executor
 }
 
-// Rueidis is runtime.Rueidis over the clients redistest builds (client-side
+// Rueidis is runtime.NewRueidisExecutor over the clients redistest builds (client-side
 // caching off).
 var Rueidis = Kind{
 	Name: "rueidis",
 	Single: func(tb testing.TB, srv *redistest.Server) runtime.Executor {
-		return runtime.Rueidis(srv.Client(tb))
+		return runtime.NewRueidisExecutor(srv.Client(tb))
 	},
 	Cluster: func(tb testing.TB, c *redistest.Cluster) runtime.Executor {
-		return runtime.Rueidis(c.Client(tb))
+		return runtime.NewRueidisExecutor(c.Client(tb))
 	},
 }
 
-// GoRedis is goredis.New over a go-redis v9 client with default options
+// GoRedis is goredis.NewExecutor over a go-redis v9 client with default options
 // (RESP3, MaxRetries 3): the executor must not need anything else.
 var GoRedis = Kind{
 	Name: "goredis",
 	Single: func(tb testing.TB, srv *redistest.Server) runtime.Executor {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 		tb.Cleanup(func() { c.Close() })
-		return goredis.New(c)
+		return goredis.NewExecutor(c)
 	},
 	Cluster: func(tb testing.TB, cl *redistest.Cluster) runtime.Executor {
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 		tb.Cleanup(func() { c.Close() })
-		return goredis.New(c)
+		return goredis.NewExecutor(c)
 	},
 }
 

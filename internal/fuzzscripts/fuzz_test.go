@@ -69,9 +69,9 @@ func FuzzGeneratedMethods(f *testing.F) {
 	}
 	c := cluster.Get(f)
 	cl := c.Client(f)
-	offline := luatest.New(f)
+	offline := luatest.Start(f)
 	targets := []target{
-		{"cluster", fuzzscripts.New(runtime.Rueidis(cl)), func(t *testing.T, key string) int64 {
+		{"cluster", fuzzscripts.New(runtime.NewRueidisExecutor(cl)), func(t *testing.T, key string) int64 {
 			n, err := cl.Do(context.Background(), cl.B().Get().Key(key).Build()).AsInt64()
 			if err != nil && !rueidis.IsRedisNil(err) {
 				t.Fatalf("GET %q: %v", key, err)

@@ -50,7 +50,7 @@ func TestRecycledCallBuffers(t *testing.T) {
 		assert.Equal(t, "1111111 1700000000123", get("{p}first"), "the stored value changed after its buffer was reused")
 	}
 	t.Run("luatest", func(t *testing.T) {
-		r := luatest.New(t)
+		r := luatest.Start(t)
 		check(t, fuzzscripts.New(r), func(key string) string {
 			v, ok := r.Get(key)
 			require.True(t, ok, key)
@@ -71,7 +71,7 @@ func TestWarmCallAllocatesAsRawRueidis(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)
 	ctx := context.Background()
-	s := fuzzscripts.New(runtime.Rueidis(c))
+	s := fuzzscripts.New(runtime.NewRueidisExecutor(c))
 	lua := rueidis.NewLuaScript(fuzzscripts.TallyScript().Source())
 	at := time.Now().Add(time.Hour)
 	keys, args := fuzzscripts.TallyKeys{Counter: "tally"}, fuzzscripts.TallyArgs{N: 12345, At: at}

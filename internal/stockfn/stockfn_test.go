@@ -88,14 +88,14 @@ func TestOfflineSameAsEvalMode(t *testing.T) {
 		rec(deduct(k, order("o3", "u3", 1)))
 		return out
 	}
-	r1 := luatest.New(t, luatest.WithTime(at))
+	r1 := luatest.Start(t, luatest.WithTime(at))
 	s1 := stock.New(r1)
 	evalMode := run(func(k [3]string, a stockfn.DeductArgs) (int64, error) {
 		return s1.Deduct(ctx, stock.DeductKeys{Stock: k[0], Orders: k[1], Buyers: k[2]}, stock.DeductArgs(a))
 	}, func(k [3]string, o string) (int64, error) {
 		return s1.Cancel(ctx, stock.CancelKeys{Stock: k[0], Orders: k[1], Buyers: k[2]}, stock.CancelArgs{Order: o, At: at})
 	}, r1)
-	r2 := luatest.New(t, luatest.WithTime(at))
+	r2 := luatest.Start(t, luatest.WithTime(at))
 	s2 := stockfn.New(r2)
 	fnMode := run(func(k [3]string, a stockfn.DeductArgs) (int64, error) {
 		return s2.Deduct(ctx, stockfn.DeductKeys{Stock: k[0], Orders: k[1], Buyers: k[2]}, a)

@@ -17,7 +17,7 @@ import (
 func Example() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:6379"}})
 	defer rdb.Close()
-	s := stock.New(goredis.New(rdb))
+	s := stock.New(goredis.NewExecutor(rdb))
 
 	ctx := context.Background()
 	_ = s.Preload(ctx) // optional: saves the EVAL after the first NOSCRIPT

@@ -56,7 +56,7 @@ func doOn(c redis.UniversalClient) func(ctx context.Context, args ...string) (ru
 			a[i] = s
 		}
 		cmd := c.Do(ctx, a...)
-		return FromReply(cmd.Val(), cmd.Err())
+		return FromGoRedis(cmd.Val(), cmd.Err())
 	}
 }
 

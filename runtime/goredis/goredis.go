@@ -1,14 +1,14 @@
-// Package goredis runs luagen scripts on a go-redis v9 client: New adapts a
+// Package goredis runs luagen scripts on a go-redis v9 client: NewExecutor adapts a
 // redis.UniversalClient (*redis.Client, *redis.ClusterClient, or the
 // *redis.Client of redis.NewFailoverClient) to [runtime.Executor].
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs})
-//	s := stock.New(goredis.New(rdb))
+//	s := stock.New(goredis.NewExecutor(rdb))
 //
 // It lives in its own package so that a program that only uses the rueidis
-// executor (runtime.Rueidis) never compiles go-redis. The reverse does not
+// executor (runtime.NewRueidisExecutor) never compiles go-redis. The reverse does not
 // hold: package runtime holds the rueidis executor and classifies rueidis'
-// errors ([runtime.Transient]), so a program that uses only go-redis still
+// errors ([runtime.IsTransient]), so a program that uses only go-redis still
 // compiles rueidis.
 //
 // # No retries
@@ -88,7 +88,7 @@ var (
 	_ runtime.Addressed = (*Executor)(nil)
 )
 
-// New returns an Executor that runs scripts on c: a *redis.Client (one
+// NewExecutor returns an Executor that runs scripts on c: a *redis.Client (one
 // server, or a Sentinel-managed primary from redis.NewFailoverClient), a
 // *redis.ClusterClient (also from redis.NewFailoverClusterClient), or
 // whatever redis.NewUniversalClient built. c's options are not changed and
@@ -108,9 +108,9 @@ var (
 //
 // It panics when c is nil (or a nil *redis.Client or *redis.ClusterClient):
 // a programming error, reported where it is made.
-func New(c redis.UniversalClient, opts ...runtime.ExecutorOption) *Executor {
+func NewExecutor(c redis.UniversalClient, opts ...runtime.ExecutorOption) *Executor {
 	if c == nil || reflect.ValueOf(c).Kind() == reflect.Pointer && reflect.ValueOf(c).IsNil() {
-		panic(fmt.Sprintf("goredis.New: the redis.UniversalClient is nil (%T)", c))
+		panic(fmt.Sprintf("goredis.NewExecutor: the redis.UniversalClient is nil (%T)", c))
 	}
 	e := &Executor{c: c, hook: runtime.NewExecutorConfig(opts...).Hook}
 	e.cluster, _ = c.(*redis.ClusterClient)
@@ -214,7 +214,7 @@ func (e *Executor) newCmd(ctx context.Context, name any, payload string, keys, a
 		// (function name's) slot sends it to a primary, the same one for
 		// every call of one script (wherever failovers moved that slot),
 		// and spreads different scripts over the shards: what
-		// runtime.Rueidis does.
+		// runtime.NewRueidisExecutor does.
 		cmd.SetFirstKeyPos(1)
 	}
 	return cmd
@@ -243,7 +243,7 @@ func (e *Executor) run(ctx context.Context, eval bool, s *runtime.Script, keys, 
 
 // checkSlots refuses, on a cluster client, a call whose keys hash to
 // several slots with *[runtime.CrossSlotError] (OnCluster set for a script
-// with flags=allow-cross-slot-keys), as [runtime.Rueidis] does, before
+// with flags=allow-cross-slot-keys), as [runtime.NewRueidisExecutor] does, before
 // anything is sent: Redis Cluster would answer CROSSSLOT whatever the
 // script's flags, and the same failure has the same type on every
 // executor.
@@ -265,7 +265,7 @@ func (e *Executor) process(ctx context.Context, c processor, cmd oneShot) (runti
 	if err != nil {
 		e.lost(ctx, err)
 	}
-	return FromReply(cmd.Val(), err)
+	return FromGoRedis(cmd.Val(), err)
 }
 
 // processor is what process sends with: a go-redis client or node.
@@ -319,7 +319,7 @@ func (e *Executor) Pipeline(ctx context.Context, calls []*runtime.PipelineCall) 
 	var lostErr error
 	for i, cmd := range cmds {
 		err := cmd.Err()
-		sent[i].Value, sent[i].Err = FromReply(cmd.Val(), err)
+		sent[i].Value, sent[i].Err = FromGoRedis(cmd.Val(), err)
 		if err != nil && !isReply(err) {
 			lostErr = err
 		}
@@ -399,13 +399,13 @@ func (e *Executor) onEveryNode(ctx context.Context, forEach nodeLoop, what strin
 	return errors.Join(errs...)
 }
 
-// FromReply converts a go-redis reply (redis.Cmd's Val and Err) to a
+// FromGoRedis converts a go-redis reply (redis.Cmd's Val and Err) to a
 // [runtime.Value] as [runtime.FromRueidis] does: an error reply becomes
 // *[runtime.ReplyError] without a leading "ERR ", redis.Nil a nil Value
 // and no error, redis.ErrClosed an error that also matches
 // [runtime.ErrClientClosed]; any other error is returned unchanged.
 // A scalar reply does not allocate.
-func FromReply(v any, err error) (runtime.Value, error) {
+func FromGoRedis(v any, err error) (runtime.Value, error) {
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return runtime.Value{}, nil
@@ -550,9 +550,9 @@ func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, ke
 				continue // the script did not run: its slot is elsewhere
 			}
 			e.lost(ctx, err)
-			return FromReply(cmd.Val(), err)
+			return FromGoRedis(cmd.Val(), err)
 		}
-		v, err := FromReply(cmd.Val(), nil)
+		v, err := FromGoRedis(cmd.Val(), nil)
 		if err != nil {
 			return v, err
 		}

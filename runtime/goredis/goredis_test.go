@@ -17,7 +17,7 @@ import (
 // The values go-redis' reader produces, converted. Real-server tests of
 // every reply shape are in package runtime (TestRepliesFromRealServer,
 // TestGoRedisRESP2Replies); these pin the cases a server sends rarely.
-func TestFromReply(t *testing.T) {
+func TestFromGoRedis(t *testing.T) {
 	big30, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
 	for name, tc := range map[string]struct {
 		in   any
@@ -37,7 +37,7 @@ func TestFromReply(t *testing.T) {
 		"map sorted by key": {map[any]any{"z": int64(1), "a": "x", int64(5): nil}, runtime.Value{Kind: runtime.KindMap, Array: []runtime.Value{
 			runtime.IntValue(5), runtime.Nil, runtime.StringValue("a"), runtime.StringValue("x"), runtime.StringValue("z"), runtime.IntValue(1)}}},
 	} {
-		got, err := goredis.FromReply(tc.in, nil)
+		got, err := goredis.FromGoRedis(tc.in, nil)
 		require.NoError(t, err, name)
 		assert.Equal(t, tc.want, got, name)
 	}
@@ -49,24 +49,24 @@ type errReply string
 func (e errReply) Error() string { return string(e) }
 func (errReply) RedisError()     {}
 
-func TestFromReplyErrors(t *testing.T) {
-	v, err := goredis.FromReply(nil, redis.Nil)
+func TestFromGoRedisErrors(t *testing.T) {
+	v, err := goredis.FromGoRedis(nil, redis.Nil)
 	require.NoError(t, err, "a nil reply is a value")
 	assert.Equal(t, runtime.Nil, v)
 
-	_, err = goredis.FromReply(nil, errReply("ERR NOSCRIPT No matching script"))
+	_, err = goredis.FromGoRedis(nil, errReply("ERR NOSCRIPT No matching script"))
 	var re *runtime.ReplyError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "NOSCRIPT No matching script", re.Msg, "ERR is dropped, as rueidis does")
 	assert.True(t, runtime.IsNoScript(err))
 
-	_, err = goredis.FromReply(nil, redis.ErrClosed)
+	_, err = goredis.FromGoRedis(nil, redis.ErrClosed)
 	require.ErrorIs(t, err, redis.ErrClosed)
 	require.ErrorIs(t, err, runtime.ErrClientClosed)
 	assert.Equal(t, redis.ErrClosed.Error(), err.Error())
-	assert.False(t, runtime.Transient(err), "a closed client never reopens")
+	assert.False(t, runtime.IsTransient(err), "a closed client never reopens")
 
-	_, err = goredis.FromReply(nil, io.EOF)
+	_, err = goredis.FromGoRedis(nil, io.EOF)
 	assert.Same(t, io.EOF, err, "connection errors pass unchanged")
 	assert.False(t, errors.As(err, &re))
 }

@@ -33,7 +33,7 @@ const (
 )
 
 func offline(t *testing.T) (*luatest.Redis, *scripts.Scripts) {
-	r := luatest.New(t, luatest.WithTime(offlineNow))
+	r := luatest.Start(t, luatest.WithTime(offlineNow))
 	return r, scripts.New(r)
 }
 
