@@ -147,10 +147,11 @@ func TestSharedError(t *testing.T) {
 }
 `
 
-// TestGoldenCompiles writes every golden package into a temporary module
-// that uses this module through a replace directive, then runs go vet and
-// go test there: the expected output must build, pass vet, and behave.
-func TestGoldenCompiles(t *testing.T) {
+// goCommand skips t under -short, and otherwise returns the go command
+// and this module's root, for tests that build generated code in a
+// module of their own.
+func goCommand(t *testing.T) (goBin, root string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
@@ -158,8 +159,16 @@ func TestGoldenCompiles(t *testing.T) {
 	if err != nil {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
-	root, err := filepath.Abs("..")
+	root, err = filepath.Abs("..")
 	require.NoError(t, err)
+	return goBin, root
+}
+
+// TestGoldenCompiles writes every golden package into a temporary module
+// that uses this module through a replace directive, then runs go vet and
+// go test there: the expected output must build, pass vet, and behave.
+func TestGoldenCompiles(t *testing.T) {
+	goBin, root := goCommand(t)
 	dir := t.TempDir()
 	gomod := "module example.com/golden\n\ngo 1.26.0\n\nrequire github.com/luagen/luagen v0.0.0\n\nreplace github.com/luagen/luagen => " + root + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))

@@ -31,15 +31,7 @@ func TestGenVersionIsRuntimes(t *testing.T) {
 // overflow message, and nowhere else. The same copy left as it is builds,
 // so the failures come from the versions alone.
 func TestVersionGuard(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go command")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
+	goBin, root := goCommand(t)
 
 	out, diags := Generate([]Source{{
 		Path: "ping.lua", File: "lua/ping/ping.lua",
