@@ -91,7 +91,7 @@ type FunctionExecutor interface {
 // run, so it runs once. When the library keeps vanishing (a FUNCTION FLUSH
 // storm, more live versions than kept) or cannot be loaded at all (ACLs,
 // a node down during the load), the call runs the binary's own script with
-// EVALSHA/EVAL instead, after at most [functionLoads] loads: no call ever
+// EVALSHA/EVAL instead, after at most three loads: no call ever
 // fails because of what the server's function libraries hold.
 //
 // # Costs and edge cases

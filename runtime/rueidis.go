@@ -122,8 +122,9 @@ var _ ReplicaWaiter = (*RueidisExecutor)(nil)
 // is one) on one dedicated connection of its pool (mux.go DoMulti,
 // blockingMulti), so WAIT covers the script's writes and does not hold up
 // the auto-pipelined connection while it blocks. On a cluster WAIT gets
-// the slot of KEYS[1] (of the SHA1 for a keyless script, as [route]), so
-// both commands go to that slot's primary on one connection.
+// the slot of KEYS[1] (of the SHA1 for a keyless script, where EVALSHA
+// goes too), so both commands go to that slot's primary on one
+// connection.
 func (r *RueidisExecutor) EvalShaWait(ctx context.Context, s *Script, keys, args []string, w *Wait) (Value, error) {
 	return r.evalWait(ctx, s, keys, args, false, w)
 }
@@ -213,7 +214,7 @@ func route(cmd rueidis.Completed, s *Script, keys []string) rueidis.Completed {
 // (Client.Nodes: on a cluster, the primaries and the replicas CLUSTER SLOTS
 // listed at the last topology refresh; Redis 7.0 leaves out a replica whose
 // replication offset is still 0, i.e. before its primary's first write or
-// replication PING). It tries every node at once (see [onEveryNode]) and
+// replication PING). It tries every node at once and
 // joins their errors. A node it missed answers NOSCRIPT on first use, and
 // Exec falls back to EVAL.
 func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
