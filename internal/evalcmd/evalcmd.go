@@ -23,7 +23,7 @@
 // error reply naming one is followed on stderr by the file and line it
 // comes from:
 //
-//	luagen eval: user_script:60 is lua/lock/lib/draw.lua:12 (the script runs with its ---@include files inlined)
+//	luagen eval: user_script:63 is lua/lock/lib/draw.lua:13 (the script runs with its ---@include files inlined)
 //
 // When the script has a luagen header (any ---@ line), the number of keys
 // and args is checked against its ---@key and ---@arg lines before anything
