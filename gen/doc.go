@@ -90,8 +90,10 @@
 // allow-cross-slot-keys, and so is a key laid out in no family in a
 // script with more than one key (nothing makes it share the others' slot;
 // a variadic key is the caller's list and is not reported; ---@unsafe-keys
-// and allow-cross-slot-keys opt out). It also reports a ---@keys template without a
-// {tag} or with text after it, a key template that does not start with a
+// and allow-cross-slot-keys opt out). It also reports a ---@keys type or
+// constructor named like a package the generated files import, a
+// predeclared Go name, init, or (in package main) main, as -new would be;
+// a ---@keys template without a {tag} or with text after it, a key template that does not start with a
 // {tag}, names a tag no family has, holds a second {…} or an unclosed <,
 // a part that is not a name, a Go keyword or a predeclared Go name, a part
 // type other than string and int64, a family declared twice differently,

@@ -93,12 +93,24 @@ func (c Config) Check() error {
 		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
 	case n == "main" && c.Package == "main":
 		return bad("New", n, "is reserved in package main: func main takes no arguments")
-	case types.Universe.Lookup(n) != nil:
-		return bad("New", n, "would shadow Go's predeclared "+n+" in the whole package")
-	case slices.Contains(importNames, n):
-		return bad("New", n, "is the name of package "+n+", which the generated files import")
+	case shadowReason(n) != "":
+		return bad("New", n, shadowReason(n))
 	}
 	return nil
+}
+
+// shadowReason says why a package-level name the generated code declares
+// would break it although the name is a Go identifier: it would hide a
+// predeclared name or an imported package from the generated files. It
+// returns "" for a name that does neither.
+func shadowReason(n string) string {
+	switch {
+	case types.Universe.Lookup(n) != nil:
+		return "would shadow Go's predeclared " + n + " in the whole package"
+	case slices.Contains(importNames, n):
+		return "is the name of package " + n + ", which the generated files import"
+	}
+	return ""
 }
 
 // Source is one .lua input.
@@ -286,6 +298,17 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 			}
 			famSeen[f.Type] = true
 			tag := "---@keys " + f.Type + " " + f.Ctor + " " + f.Layout()
+			if cfg.Package == "main" {
+				for _, d := range []struct {
+					name, what string
+					at         Pos
+				}{{f.Type, "type", f.Pos}, {f.Ctor, "constructor", f.CtorPos}} {
+					if d.name == "main" {
+						diags = append(diags, Diagnostic{Path: s.Path, Pos: d.at, Msg: fmt.Sprintf(
+							"---@keys %s name \"main\" is reserved in package main: Go's main there is a func without arguments; choose another name", d.what)})
+					}
+				}
+			}
 			add(pkgScope, f.Type, sym(f.Pos, tag))
 			add(pkgScope, f.Ctor, sym(f.CtorPos, tag))
 		}
