@@ -184,7 +184,12 @@
 // errors). Every generated package-level name (<Script>Keys, <Script>Args,
 // <Script>Script, tuple types, Err sentinels, status constants) must be
 // unique in the package, as must script names and output file names;
-// collisions are reported at the tag that caused them. Output file names
+// collisions are reported at the tag that caused them. The names declared
+// at top level by the package's hand-written Go files ([Config.GoFiles]:
+// not those with a "// Code generated" first line, nor an external _test
+// package) count too: one a script generates is reported at the script,
+// one luagen declares itself, or a generated file imports a package
+// under, at the Go file. Output file names
 // must build on every platform: not starting with '.' or '_' (go build
 // ignores those), without a _GOOS or _GOARCH suffix (get_windows.lua.go
 // would build only on Windows), and not differing from another only in case.
