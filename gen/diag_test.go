@@ -11,8 +11,9 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-// TestDiagnostics runs Generate on each testdata/diag archive's .lua files
-// and compares the diagnostics with its "stderr" file, one
+// TestDiagnostics runs Generate on each testdata/diag archive's .lua files,
+// with its .go files as the package's Go files (Config.GoFiles), and
+// compares the diagnostics with its "stderr" file, one
 // "path:line:col: message" per line; -update rewrites "stderr". An archive
 // whose stderr is empty is a negative case: nothing may be reported, and
 // output must be generated.
@@ -24,6 +25,11 @@ func TestDiagnostics(t *testing.T) {
 			a, err := txtar.ParseFile(file)
 			require.NoError(t, err)
 			cfg := archiveConfig(a)
+			for _, f := range a.Files {
+				if strings.HasSuffix(f.Name, ".go") {
+					cfg.GoFiles = append(cfg.GoFiles, GoFile{Path: f.Name, Src: f.Data})
+				}
+			}
 			out, diags := Generate(archiveSources(a, cfg), cfg)
 			var got strings.Builder
 			for _, d := range diags {

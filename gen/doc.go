@@ -90,8 +90,10 @@
 // allow-cross-slot-keys, and so is a key laid out in no family in a
 // script with more than one key (nothing makes it share the others' slot;
 // a variadic key is the caller's list and is not reported; ---@unsafe-keys
-// and allow-cross-slot-keys opt out). It also reports a ---@keys template without a
-// {tag} or with text after it, a key template that does not start with a
+// and allow-cross-slot-keys opt out). It also reports a ---@keys type or
+// constructor named like a package the generated files import, a
+// predeclared Go name, init, or (in package main) main, as -new would be;
+// a ---@keys template without a {tag} or with text after it, a key template that does not start with a
 // {tag}, names a tag no family has, holds a second {…} or an unclosed <,
 // a part that is not a name, a Go keyword or a predeclared Go name, a part
 // type other than string and int64, a family declared twice differently,
@@ -182,7 +184,12 @@
 // errors). Every generated package-level name (<Script>Keys, <Script>Args,
 // <Script>Script, tuple types, Err sentinels, status constants) must be
 // unique in the package, as must script names and output file names;
-// collisions are reported at the tag that caused them. Output file names
+// collisions are reported at the tag that caused them. The names declared
+// at top level by the package's hand-written Go files ([Config.GoFiles]:
+// not those with a "// Code generated" first line, nor an external _test
+// package) count too: one a script generates is reported at the script,
+// one luagen declares itself, or a generated file imports a package
+// under, at the Go file. Output file names
 // must build on every platform: not starting with '.' or '_' (go build
 // ignores those), without a _GOOS or _GOARCH suffix (get_windows.lua.go
 // would build only on Windows), and not differing from another only in case.

@@ -30,6 +30,10 @@ type Config struct {
 	// Functions also compiles the scripts into one Redis function library
 	// (see library.go): calls use FCALL where the executor supports it.
 	Functions bool
+	// GoFiles are the Go files of the output directory (see
+	// [LoadGoFiles]); the names its hand-written files declare are
+	// checked against those luagen generates.
+	GoFiles []GoFile
 }
 
 // DevelVersion is the version recorded for a luagen built from a checkout
@@ -93,12 +97,24 @@ func (c Config) Check() error {
 		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
 	case n == "main" && c.Package == "main":
 		return bad("New", n, "is reserved in package main: func main takes no arguments")
-	case types.Universe.Lookup(n) != nil:
-		return bad("New", n, "would shadow Go's predeclared "+n+" in the whole package")
-	case slices.Contains(importNames, n):
-		return bad("New", n, "is the name of package "+n+", which the generated files import")
+	case shadowReason(n) != "":
+		return bad("New", n, shadowReason(n))
 	}
 	return nil
+}
+
+// shadowReason says why a package-level name the generated code declares
+// would break it although the name is a Go identifier: it would hide a
+// predeclared name or an imported package from the generated files. It
+// returns "" for a name that does neither.
+func shadowReason(n string) string {
+	switch {
+	case types.Universe.Lookup(n) != nil:
+		return "would shadow Go's predeclared " + n + " in the whole package"
+	case slices.Contains(importNames, n):
+		return "is the name of package " + n + ", which the generated files import"
+	}
+	return ""
 }
 
 // Source is one .lua input.
@@ -171,6 +187,9 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
 	out[PackageFile] = b
+	if ds := importCollisions(out, goDecls(cfg.GoFiles, cfg.Package)); len(ds) > 0 {
+		return nil, ds.Sort()
+	}
 	return out, nil
 }
 
@@ -203,12 +222,14 @@ func bugMessage(err error) string {
 type symbol struct {
 	s   *Script
 	at  Pos
-	tag string // what declared it, e.g. "---@error nil NotHeld"
+	tag string  // what declared it, e.g. "---@error nil NotHeld"
+	gd  *goDecl // declared by a hand-written file of the package instead
 }
 
 // checkPackage reports generated names that collide across the package:
 // two scripts with one name, two sentinels with one name, a tuple named
-// like another script's Keys type, and output file names.
+// like another script's Keys type, output file names, and names that the
+// package's hand-written files (cfg.GoFiles) declare too.
 func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	var diags Diagnostics
 	pkgScope := map[string]symbol{}
@@ -222,10 +243,37 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	}
 	pkgScope[cfg.New] = symbol{tag: "constructor"}
 	methods[preloadMethod] = builtin
+	// The hand-written files' names come next: one that luagen declares
+	// itself is reported at the Go file, the others where a script
+	// generates them (add).
+	for _, d := range goDecls(cfg.GoFiles, cfg.Package) {
+		scope, what := pkgScope, d.name
+		if d.method {
+			scope, what = methods, scriptsType+"."+d.name
+		}
+		switch prev, ok := scope[d.name]; {
+		case ok && prev.gd != nil:
+			// Declared twice by hand: go build says so.
+		case ok && prev.tag == "constructor":
+			diags = append(diags, Diagnostic{Path: d.file, Pos: d.at, Msg: fmt.Sprintf(
+				"%s collides with the constructor of Scripts that luagen generates in %s (luagen -new %s); rename it, or choose another -new", what, PackageFile, cfg.New)})
+		case ok:
+			diags = append(diags, Diagnostic{Path: d.file, Pos: d.at, Msg: fmt.Sprintf(
+				"%s collides with the %s that luagen generates in %s; rename it", what, what, PackageFile)})
+		default:
+			scope[d.name] = symbol{gd: &d}
+		}
+	}
 	add := func(scope map[string]symbol, name string, sym symbol) bool {
 		if prev, ok := scope[name]; ok {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
 			switch {
+			case prev.gd != nil:
+				what := name
+				if prev.gd.method {
+					what = scriptsType + "." + name
+				}
+				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", path.Base(strings.ReplaceAll(sym.s.Path, "\\", "/")), what, what, prev.gd.where())
 			case prev.s == nil && prev.tag == "constructor":
 				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
 			case prev.s == nil:
@@ -286,6 +334,17 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 			}
 			famSeen[f.Type] = true
 			tag := "---@keys " + f.Type + " " + f.Ctor + " " + f.Layout()
+			if cfg.Package == "main" {
+				for _, d := range []struct {
+					name, what string
+					at         Pos
+				}{{f.Type, "type", f.Pos}, {f.Ctor, "constructor", f.CtorPos}} {
+					if d.name == "main" {
+						diags = append(diags, Diagnostic{Path: s.Path, Pos: d.at, Msg: fmt.Sprintf(
+							"---@keys %s name \"main\" is reserved in package main: Go's main there is a func without arguments; choose another name", d.what)})
+					}
+				}
+			}
 			add(pkgScope, f.Type, sym(f.Pos, tag))
 			add(pkgScope, f.Ctor, sym(f.CtorPos, tag))
 		}

@@ -80,10 +80,21 @@ func (p *headerParser) keysFamily(ws []word) {
 		return
 	}
 	typ, ctor, tpl := ws[1], ws[2], ws[3]
-	for _, w := range []word{typ, ctor} {
+	for i, w := range []word{typ, ctor} {
 		if !token.IsIdentifier(w.s) || w.s == "_" {
 			p.r.errorf(p.pos(w.col), "malformed ---@keys: %q is not a Go identifier; want ---@keys Type Constructor prefix{tag}", w.s)
 			return
+		}
+		// Both are package-level names of the generated code, so they obey
+		// the rules of Config.Check's -new; main in package main is
+		// checkPackage's, which knows the package. The family is declared
+		// all the same, so that its keys are not reported as orphans.
+		reason := shadowReason(w.s)
+		if w.s == "init" {
+			reason = "is reserved: Go calls func init itself, and it takes no arguments"
+		}
+		if reason != "" {
+			p.r.errorf(p.pos(w.col), "---@keys %s name %q %s; choose another name", [...]string{"type", "constructor"}[i], w.s, reason)
 		}
 	}
 	f := &Family{Type: typ.s, Ctor: ctor.s, Desc: p.desc(ws, 4), Pos: p.pos(typ.col), CtorPos: p.pos(ctor.col), TplPos: p.pos(tpl.col), s: p.s}

@@ -94,8 +94,17 @@ func (w *luaWalk) stmtParts(st ast.Stmt) {
 		w.walkExpr(st.Condition)
 		w.block(st, st.Stmts)
 	case *ast.RepeatStmt:
-		w.block(st, st.Stmts)
+		// The body's locals are in scope in the condition (Lua 5.1
+		// lparser.c repeatstat: the condition is read before the body's
+		// block is left), so the condition is walked inside the scope.
+		if w.open != nil {
+			w.open(st)
+		}
+		w.stmts(st.Stmts)
 		w.walkExpr(st.Condition)
+		if w.close != nil {
+			w.close(st)
+		}
 	case *ast.IfStmt:
 		w.walkExpr(st.Condition)
 		w.block(st, st.Then)

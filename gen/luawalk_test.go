@@ -147,14 +147,15 @@ func TestLuaWalkVisitsEveryNode(t *testing.T) {
 // TestLuaWalkOrder checks that the walk meets what one line holds in the
 // order it is written, which the locator depends on: assignment targets
 // before values, a function's name before its body, a repeat's body
-// before its condition, and that scopes open after a loop's head.
+// before its condition (both in the body's scope, as in Lua 5.1's
+// lparser.c repeatstat), and that scopes open after a loop's head.
 func TestLuaWalkOrder(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"a[b] = c(d, e)", "a b c d e"},
 		{"x, y.z = p, q", "=x y z p q"},
 		{"function m.n(o) return r end", "m n { r }"},
 		{"function m:n() return r end", "m { r }"},
-		{"repeat local s = t until u", "{ t } u"},
+		{"repeat local s = t until u", "{ t u }"},
 		{"for i = j, k do local l = i end", "j k { i }"},
 		{"for i, v in ipairs(w) do end", "ipairs w { }"},
 		{"if a then b() elseif c then d() else e() end", "a { b } { c { d } { e } }"},

@@ -42,8 +42,10 @@ func init() {
 			"would make of them. Given Go packages (./..., ./lock/..., or a directory\n" +
 			"with no .lua files) instead, check checks the scripts of every\n" +
 			"//go:generate line of those packages that runs luagen generate, with that\n" +
-			"line's own flags, and prints paths relative to the current directory.\n" +
-			"The flags below go with scripts only.",
+			"line's own flags, and prints paths relative to the current directory;\n" +
+			"then it also checks the names of the hand-written Go files of each\n" +
+			"line's output directory against the generated ones, as generate and\n" +
+			"diff do. The flags below go with scripts only.",
 		run: func(e *env, args []string) int { return runGenerate(e, "check", args) },
 	})
 }
@@ -216,6 +218,15 @@ func (j job) run(e *env) int {
 	}
 	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions,
 		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, j.inputs), Version: version()}
+	if j.cmd != "check" || j.origin != "" {
+		// The package's own Go files share its scope with the generated
+		// names. check given scripts has no output directory (no -out);
+		// given packages, each go:generate line has one.
+		if cfg.GoFiles, err = gen.LoadGoFiles(f.out); err != nil {
+			j.errorf(e, "%v", err)
+			return exitFail
+		}
+	}
 	files, diags := gen.Generate(srcs, cfg)
 	if len(diags) > 0 {
 		for _, d := range diags {

@@ -103,7 +103,10 @@
 // be unique across them; check directories meant for separate packages
 // with one check each. Given Go packages, check checks the scripts of
 // each luagen generate line in them, with the line's -new and -functions,
-// as diff does.
+// as diff does, and also the names the hand-written Go files of the line's
+// output directory declare against the generated ones, as generate and
+// diff always do; given scripts, check has no output directory, so it does
+// not.
 //
 // # eval
 //

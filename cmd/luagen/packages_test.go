@@ -211,3 +211,48 @@ func TestLuagenGenerateArgs(t *testing.T) {
 		assert.Equal(t, want, got, line)
 	}
 }
+
+// TestHandWrittenNamesCollide: a name the package's own Go file declares
+// that luagen also generates (a script's fooBody-like name, or the import
+// of runtime/luagenimpl) made generate exit 0 and go build fail. generate,
+// diff and check (given packages) read the output directory's Go files and
+// report it, naming both places, and nothing is written.
+func TestHandWrittenNamesCollide(t *testing.T) {
+	root := project(t, map[string]string{"get.lua": goodScript})
+	writeFile(t, root, "kv/doc.go", kvDoc)
+	writeFile(t, root, "kv/user.go", "package kv\n\nvar getBody = 1\n")
+	vars := map[string]string{"GOPACKAGE": "kv"}
+	const want = "../lua/kv/get.lua:1:1: get.lua's generated getBody collides with getBody declared at user.go:3:5\n"
+
+	r := luagen(t, vars, "generate", "../lua/kv")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, want, r.stderr)
+	_, err := os.Stat("get.lua.go")
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written")
+	r = luagen(t, vars, "diff", "../lua/kv")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, want, r.stderr)
+	// Given scripts, check has no output directory and so no Go files.
+	r = luagen(t, vars, "check", "../lua/kv")
+	assert.Equal(t, 0, r.code, r.stderr)
+	for _, cmd := range []string{"check", "diff"} {
+		r = luagen(t, nil, cmd, ".")
+		assert.Equal(t, 1, r.code, cmd)
+		assert.Equal(t, "../lua/kv/get.lua:1:1: get.lua's generated getBody collides with getBody declared at user.go:3:5\n", r.stderr, cmd)
+	}
+
+	// An import name of the generated files is reported at the Go file,
+	// with -out from elsewhere too.
+	writeFile(t, root, "kv/user.go", "package kv\n\nvar luagenimpl = 1\n")
+	t.Chdir(root)
+	r = luagen(t, vars, "generate", "-out", "kv", "lua/kv")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "kv/user.go:3:5: luagenimpl collides with the import of package github.com/luagen/luagen/runtime/luagenimpl in the generated get.lua.go: Go allows no package-level name equal to the name of a file's import; rename it\n", r.stderr)
+	r = luagen(t, nil, "check", "./...")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "kv/user.go:3:5: luagenimpl collides with the import")
+
+	require.NoError(t, os.Remove(filepath.Join(root, "kv", "user.go")))
+	assert.Equal(t, 0, luagen(t, vars, "generate", "-out", "kv", "lua/kv").code)
+	assert.Equal(t, 0, luagen(t, nil, "diff", "./...").code)
+}
