@@ -285,18 +285,13 @@ func (s *Script) Exec(ctx context.Context, e Executor, keys, args []string) (Val
 	if s.idem || s.lib != nil {
 		return s.exec(ctx, e, keys, args, nil)
 	}
-	// The common call (EVAL mode, no hook, no retry) is exec, run and eval
-	// in this one frame: a goroutine's call touches that much less stack,
-	// which is what kept the wrapper from raw rueidis' calls/s with 64
-	// goroutines on one CPU (bench/plain).
+	// The common call (EVAL mode, no hook, no retry) goes straight to
+	// eval, without exec's and run's frames: less stack for each of many
+	// goroutines' calls to touch (bench/plain).
 	if err := s.checkSlots(keys); err != nil {
 		return Value{}, err
 	}
-	v, err := e.EvalSha(ctx, s, keys, args)
-	if err != nil && IsNoScript(err) {
-		v, err = e.Eval(ctx, s, keys, args)
-	}
-	return s.finish(v, err)
+	return s.finish(s.eval(ctx, e, keys, args, nil))
 }
 
 // checkSlots is [CheckSlots] for a call of s, unless its shebang allows
