@@ -545,7 +545,7 @@ func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, ke
 		_, _ = c.Exec(ctx) // each command has its own error
 		err := cmd.Err()
 		if err != nil {
-			if e.cluster != nil && redirects < maxRedirects && isMoved(err) {
+			if _, moved := redis.IsMovedError(err); moved && e.cluster != nil && redirects < maxRedirects {
 				e.cluster.ReloadState(ctx)
 				continue // the script did not run: its slot is elsewhere
 			}
@@ -564,10 +564,4 @@ func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, ke
 		}
 		return v, nil
 	}
-}
-
-// isMoved reports whether err is a MOVED redirect.
-func isMoved(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "MOVED ")
 }
