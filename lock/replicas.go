@@ -76,11 +76,6 @@ type waitKey struct{}
 // nothing more.
 type ackExecutor struct{ runtime.ReplicaWaiter }
 
-var (
-	_ runtime.Hooked    = ackExecutor{}
-	_ runtime.Addressed = ackExecutor{}
-)
-
 func (e ackExecutor) EvalSha(ctx context.Context, s *runtime.Script, keys, args []string) (runtime.Value, error) {
 	if w, ok := ctx.Value(waitKey{}).(*runtime.Wait); ok {
 		return e.EvalShaWait(ctx, s, keys, args, w)
@@ -95,21 +90,10 @@ func (e ackExecutor) Eval(ctx context.Context, s *runtime.Script, keys, args []s
 	return e.ReplicaWaiter.Eval(ctx, s, keys, args)
 }
 
-// Hook passes the wrapped executor's hook on, so calls stay observed.
-func (e ackExecutor) Hook() runtime.Hook {
-	if h, ok := e.ReplicaWaiter.(runtime.Hooked); ok {
-		return h.Hook()
-	}
-	return nil
-}
-
-// ServerAddress passes the wrapped executor's address on.
-func (e ackExecutor) ServerAddress() string {
-	if a, ok := e.ReplicaWaiter.(runtime.Addressed); ok {
-		return a.ServerAddress()
-	}
-	return ""
-}
+// Unwrap returns the executor ackExecutor wraps, which answers for what
+// ackExecutor does not implement itself: its Hook, its server address,
+// whether it keeps call arguments (runtime's capability lookup).
+func (e ackExecutor) Unwrap() runtime.Executor { return e.ReplicaWaiter }
 
 // withReplicas wraps exec for WithReplicas, or returns it as it is when
 // the option is off.
