@@ -109,16 +109,22 @@ func (c *Cluster) Client(tb testing.TB) rueidis.Client {
 // all 16384 slots assigned, knows all 6 nodes, every replica's link to its
 // primary is up, and every node's CLUSTER SLOTS lists a replica per range.
 func (c *Cluster) WaitHealthy(timeout time.Duration) error {
+	if err := poll(timeout, 100*time.Millisecond, c.healthy); err != nil {
+		return fmt.Errorf("cluster not healthy after %v: %w", timeout, err)
+	}
+	return nil
+}
+
+// poll calls check every interval until it succeeds or timeout has
+// passed, and returns check's last error: nil once it succeeded.
+func poll(timeout, interval time.Duration, check func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := c.healthy()
-		if err == nil {
-			return nil
+		err := check()
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not healthy after %v: %w", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 

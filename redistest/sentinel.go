@@ -124,17 +124,10 @@ func startSentinel(dir string, primaryPort int) (*Server, error) {
 // waitReady waits until every replica's link is up and every sentinel
 // sees every replica and the two other sentinels.
 func (s *Sentinel) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := s.ready()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("sentinel deployment not ready after %v: %w", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := poll(timeout, 100*time.Millisecond, s.ready); err != nil {
+		return fmt.Errorf("sentinel deployment not ready after %v: %w", timeout, err)
 	}
+	return nil
 }
 
 func (s *Sentinel) ready() error {
@@ -236,25 +229,23 @@ func (s *Sentinel) Master() (*Server, error) {
 // returns it. Kill old first (Stop, or SIGSTOP for longer than 1 s) or
 // ask for a failover with SENTINEL FAILOVER.
 func (s *Sentinel) WaitFailover(old *Server, timeout time.Duration) (*Server, error) {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		m, err := s.Master()
-		switch {
-		case err != nil:
-			last = err
-		case m == old:
-			last = errors.New("the sentinels still name the old primary")
-		default:
-			out, err := do(m.Addr, "INFO", "replication")
-			if err == nil && strings.Contains(out, "role:master") {
-				return m, nil
-			}
-			last = fmt.Errorf("%s is not a primary yet (%v)", m.Addr, err)
+	var m *Server
+	err := poll(timeout, 100*time.Millisecond, func() (err error) {
+		if m, err = s.Master(); err != nil {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		if m == old {
+			return errors.New("the sentinels still name the old primary")
+		}
+		if out, err := do(m.Addr, "INFO", "replication"); err != nil || !strings.Contains(out, "role:master") {
+			return fmt.Errorf("%s is not a primary yet (%v)", m.Addr, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no failover within %v: %w", timeout, err)
 	}
-	return nil, fmt.Errorf("no failover within %v: %w", timeout, last)
+	return m, nil
 }
 
 // WaitReplica waits until r is a replica of the primary the sentinels
@@ -262,25 +253,22 @@ func (s *Sentinel) WaitFailover(old *Server, timeout time.Duration) (*Server, er
 // restart of an old primary, which the sentinels turn into a replica of
 // the new one).
 func (s *Sentinel) WaitReplica(r *Server, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
+	err := poll(timeout, 100*time.Millisecond, func() error {
 		m, err := s.Master()
-		if err == nil {
-			var out string
-			out, err = do(r.Addr, "INFO", "replication")
-			if err == nil && (!strings.Contains(out, "master_port:"+strconv.Itoa(m.Port)+"\r\n") || !strings.Contains(out, "master_link_status:up")) {
-				err = fmt.Errorf("%s is not yet a replica of %s in sync", r.Addr, m.Addr)
-			}
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			err = s.sentinelsReady()
+		out, err := do(r.Addr, "INFO", "replication")
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			return nil
+		if !strings.Contains(out, "master_port:"+strconv.Itoa(m.Port)+"\r\n") || !strings.Contains(out, "master_link_status:up") {
+			return fmt.Errorf("%s is not yet a replica of %s in sync", r.Addr, m.Addr)
 		}
-		last = err
-		time.Sleep(100 * time.Millisecond)
+		return s.sentinelsReady()
+	})
+	if err != nil {
+		return fmt.Errorf("not a replica within %v: %w", timeout, err)
 	}
-	return fmt.Errorf("not a replica within %v: %w", timeout, last)
+	return nil
 }
