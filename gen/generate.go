@@ -165,7 +165,8 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	fams, ds := checkFamilies(scripts)
 	diags = append(diags, ds...)
 	diags = append(diags, familyNames(fams)...)
-	diags = append(diags, checkPackage(scripts, cfg)...)
+	decls := goDecls(cfg.GoFiles, cfg.Package)
+	diags = append(diags, checkPackage(scripts, cfg, decls)...)
 	diags = append(diags, checkIncluded(scripts)...)
 	if len(diags) > 0 {
 		return nil, diags.Sort()
@@ -187,7 +188,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
 	out[PackageFile] = b
-	if ds := importCollisions(out, goDecls(cfg.GoFiles, cfg.Package)); len(ds) > 0 {
+	if ds := importCollisions(out, decls); len(ds) > 0 {
 		return nil, ds.Sort()
 	}
 	return out, nil
@@ -229,8 +230,8 @@ type symbol struct {
 // checkPackage reports generated names that collide across the package:
 // two scripts with one name, two sentinels with one name, a tuple named
 // like another script's Keys type, output file names, and names that the
-// package's hand-written files (cfg.GoFiles) declare too.
-func checkPackage(scripts []*Script, cfg Config) Diagnostics {
+// package's hand-written files (decls, from cfg.GoFiles) declare too.
+func checkPackage(scripts []*Script, cfg Config, decls []goDecl) Diagnostics {
 	var diags Diagnostics
 	pkgScope := map[string]symbol{}
 	methods := map[string]symbol{}
@@ -246,7 +247,7 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	// The hand-written files' names come next: one that luagen declares
 	// itself is reported at the Go file, the others where a script
 	// generates them (add).
-	for _, d := range goDecls(cfg.GoFiles, cfg.Package) {
+	for _, d := range decls {
 		scope, what := pkgScope, d.name
 		if d.method {
 			scope, what = methods, scriptsType+"."+d.name
