@@ -93,22 +93,24 @@ func (c Config) Check() error {
 		return bad("New", n, "is taken by the All variable luagen generates")
 	case c.Functions && (n == libraryFunc || n == libraryVar):
 		return bad("New", n, "is taken by the function library luagen -functions generates")
-	case n == "init":
-		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
 	case n == "main" && c.Package == "main":
 		return bad("New", n, "is reserved in package main: func main takes no arguments")
-	case shadowReason(n) != "":
-		return bad("New", n, shadowReason(n))
+	}
+	if reason := reservedReason(n); reason != "" {
+		return bad("New", n, reason)
 	}
 	return nil
 }
 
-// shadowReason says why a package-level name the generated code declares
-// would break it although the name is a Go identifier: it would hide a
-// predeclared name or an imported package from the generated files. It
-// returns "" for a name that does neither.
-func shadowReason(n string) string {
+// reservedReason says why a package-level name the generated code declares
+// would break it in any package although the name is a Go identifier: init
+// is Go's, and a predeclared name or an imported package would be hidden
+// from the generated files. It returns "" for any other name. main, which
+// only package main reserves, is the caller's to check.
+func reservedReason(n string) string {
 	switch {
+	case n == "init":
+		return "is reserved: Go calls func init itself, and it takes no arguments"
 	case types.Universe.Lookup(n) != nil:
 		return "would shadow Go's predeclared " + n + " in the whole package"
 	case slices.Contains(importNames, n):
