@@ -126,7 +126,8 @@ type Source struct {
 	Src  []byte
 	// ReadInclude reads a file an ---@include line names, given its path
 	// joined with Path's directory (see include.go); [Load] sets it to
-	// os.ReadFile. Without it an ---@include is a diagnostic.
+	// os.ReadFile. Without it an ---@include is a diagnostic. [Generate]
+	// reads each included path once, for all the scripts that include it.
 	ReadInclude func(path string) ([]byte, error)
 }
 
@@ -156,8 +157,9 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	}
 	var diags Diagnostics
 	var scripts []*Script
+	incs := includeCache{} // a file several scripts include is read and checked once
 	for _, src := range srcs {
-		s, ds := ParseSource(src)
+		s, ds, _ := parseSource(src, incs)
 		diags = append(diags, ds...)
 		if cfg.Functions && s != nil {
 			diags = append(diags, s.functionLimits...)
