@@ -192,12 +192,11 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 	}
 	e.write(p, file, 1, text[:cut])
 	for _, inc := range incs {
-		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path))
-		key := filepath.Clean(ip)
-		switch e.state[key] {
+		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path)) // cleaned by Join, so also the key of state
+		switch e.state[ip] {
 		case onStack:
 			i := len(e.stack) - 1
-			for i > 0 && filepath.Clean(e.stack[i]) != key {
+			for i > 0 && e.stack[i] != ip {
 				i--
 			}
 			cycle := append(append([]string{}, e.stack[i:]...), ip)
@@ -206,20 +205,20 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 		case inlined:
 			continue // once: where it was first reached
 		}
-		e.sites = append(e.sites, includeSite{path: key, by: p, at: inc.Pos})
+		e.sites = append(e.sites, includeSite{path: ip, by: p, at: inc.Pos})
 		f := e.load(ip)
-		e.state[key] = inlined
+		e.state[ip] = inlined
 		if f.err != nil {
 			r.errorf(inc.Pos, "cannot include %s: %v", inc.Path, f.err)
 			continue
 		}
 		hr := &reporter{path: ip, diags: slices.Clone(f.diags)}
 		e.broken = e.broken || f.broken
-		e.state[key] = onStack
+		e.state[ip] = onStack
 		e.stack = append(e.stack, ip)
 		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), f.text, f.lines, f.codeStart, f.incs)
 		e.stack = e.stack[:len(e.stack)-1]
-		e.state[key] = inlined
+		e.state[ip] = inlined
 		e.diags = append(e.diags, hr.diags...)
 	}
 	if cut < len(text) {
