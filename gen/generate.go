@@ -137,8 +137,12 @@ const PackageFile = "scripts.lua.go"
 
 // OutputName returns the generated file name for a script:
 // deduct.lua → deduct.lua.go.
-func OutputName(luaPath string) string {
-	return path.Base(strings.ReplaceAll(luaPath, "\\", "/")) + ".go"
+func OutputName(luaPath string) string { return scriptFileName(luaPath) + ".go" }
+
+// scriptFileName returns the file name of a script's path, with either
+// separator on any platform: deduct.lua.
+func scriptFileName(luaPath string) string {
+	return path.Base(strings.ReplaceAll(luaPath, "\\", "/"))
 }
 
 // Generate parses and checks every source and, when nothing is wrong,
@@ -278,7 +282,7 @@ func checkPackage(scripts []*Script, cfg Config, decls []goDecl) Diagnostics {
 				if prev.gd.method {
 					what = scriptsType + "." + name
 				}
-				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", path.Base(strings.ReplaceAll(sym.s.Path, "\\", "/")), what, what, prev.gd.where())
+				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", scriptFileName(sym.s.Path), what, what, prev.gd.where())
 			case prev.s == nil && prev.tag == "constructor":
 				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
 			case prev.s == nil:
