@@ -257,10 +257,7 @@ var reReturn = regexp.MustCompile(`\breturn\b`)
 // It returns whether it found either.
 func checkCode(r *reporter, text string, lines []string) (broken bool) {
 	// A byte order mark and #! lines are reported by includedHeader.
-	parsed := []byte(text)
-	if strings.HasPrefix(text, "\ufeff") {
-		copy(parsed, "   ")
-	}
+	parsed := []byte(blankBOM(text))
 	_, starts := splitLines(text)
 	for i, line := range lines {
 		if strings.HasPrefix(strings.TrimLeft(line, " \t\ufeff"), "#!") {

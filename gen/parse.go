@@ -41,7 +41,7 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 		// Lua fails at the first byte. Check the rest as if the mark were
 		// blank, so that every other diagnostic is still right.
 		r.errorf(Pos{1, 1}, "the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one")
-		text = "   " + text[len("\ufeff"):]
+		text = blankBOM(text)
 	}
 	lines, _ := splitLines(text)
 	checkShebangEnd(r, text, lines)
@@ -93,15 +93,22 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 		if !ok {
 			return s, r.diags.Sort(), nil // the included file's syntax error is reported in it
 		}
-		text = body
-		if strings.HasPrefix(text, "\ufeff") {
-			text = "   " + text[len("\ufeff"):]
-		}
+		text = blankBOM(body)
 		lines, _ = splitLines(text)
 		r.spans = spans
 	}
 	loc := lintLua(r, s, text, lines)
 	return s, r.diags.Sort(), loc
+}
+
+// blankBOM returns text with a leading UTF-8 byte order mark, which Lua
+// cannot parse, replaced by as many blanks, so that the rest keeps its
+// columns.
+func blankBOM(text string) string {
+	if rest, ok := strings.CutPrefix(text, "\ufeff"); ok {
+		return "   " + rest
+	}
+	return text
 }
 
 // checkShebangEnd checks what Redis takes for the shebang: everything up to
