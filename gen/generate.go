@@ -256,9 +256,9 @@ func checkPackage(scripts []*Script, cfg Config, decls []goDecl) Diagnostics {
 	// itself is reported at the Go file, the others where a script
 	// generates them (add).
 	for _, d := range decls {
-		scope, what := pkgScope, d.name
+		scope, what := pkgScope, d.what()
 		if d.method {
-			scope, what = methods, scriptsType+"."+d.name
+			scope = methods
 		}
 		switch prev, ok := scope[d.name]; {
 		case ok && prev.gd != nil:
@@ -278,10 +278,7 @@ func checkPackage(scripts []*Script, cfg Config, decls []goDecl) Diagnostics {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
 			switch {
 			case prev.gd != nil:
-				what := name
-				if prev.gd.method {
-					what = scriptsType + "." + name
-				}
+				what := prev.gd.what()
 				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", scriptFileName(sym.s.Path), what, what, prev.gd.where())
 			case prev.s == nil && prev.tag == "constructor":
 				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
