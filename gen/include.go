@@ -346,9 +346,9 @@ func Expand(src Source) (string, []Span, Diagnostics) {
 	return body, spans, r.diags.Sort()
 }
 
-// spanAt returns the span holding line of a combined body, or nil when
-// spans is empty.
-func spanAt(spans []Span, line int) *Span {
+// spanAt returns the span holding line of a combined body and the line of
+// that span's file it is, or nil when spans is empty.
+func spanAt(spans []Span, line int) (*Span, int) {
 	var at *Span
 	for i := range spans {
 		if spans[i].Line > line {
@@ -356,15 +356,18 @@ func spanAt(spans []Span, line int) *Span {
 		}
 		at = &spans[i]
 	}
-	return at
+	if at == nil {
+		return nil, line
+	}
+	return at, at.FileLine + line - at.Line
 }
 
 // Position returns the file (as diagnostics name it) and line that line
 // of s.Body comes from: s.Path and line unless it was inlined by
 // ---@include.
 func (s *Script) Position(line int) (string, int) {
-	if sp := spanAt(s.Spans, line); sp != nil {
-		return sp.Path, sp.FileLine + line - sp.Line
+	if sp, n := spanAt(s.Spans, line); sp != nil {
+		return sp.Path, n
 	}
 	return s.Path, line
 }
