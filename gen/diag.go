@@ -77,8 +77,8 @@ func (r *reporter) errorf(p Pos, format string, args ...any) {
 		p.Col = 1
 	}
 	path, msg := r.path, fmt.Sprintf(format, args...)
-	if sp := spanAt(r.spans, p.Line); sp != nil {
-		p.Line = sp.FileLine + p.Line - sp.Line
+	if sp, n := spanAt(r.spans, p.Line); sp != nil {
+		p.Line = n
 		if sp.Path != r.path {
 			path, msg = sp.Path, msg+" (included by "+r.path+")"
 		}
@@ -90,12 +90,9 @@ func (r *reporter) errorf(p Pos, format string, args ...any) {
 // a position on line from: "line N", or "path:N" when the two are in
 // different files of a combined body.
 func (r *reporter) lineRef(line, from int) string {
-	sp, fsp := spanAt(r.spans, line), spanAt(r.spans, from)
-	if sp == nil {
-		return fmt.Sprintf("line %d", line)
-	}
-	n := sp.FileLine + line - sp.Line
-	if fsp != nil && fsp.Path == sp.Path {
+	sp, n := spanAt(r.spans, line)
+	fsp, _ := spanAt(r.spans, from)
+	if sp == nil || fsp != nil && fsp.Path == sp.Path {
 		return fmt.Sprintf("line %d", n)
 	}
 	return fmt.Sprintf("%s:%d", sp.Path, n)

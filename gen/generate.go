@@ -93,22 +93,24 @@ func (c Config) Check() error {
 		return bad("New", n, "is taken by the All variable luagen generates")
 	case c.Functions && (n == libraryFunc || n == libraryVar):
 		return bad("New", n, "is taken by the function library luagen -functions generates")
-	case n == "init":
-		return bad("New", n, "is reserved: Go calls func init itself, and it takes no arguments")
 	case n == "main" && c.Package == "main":
 		return bad("New", n, "is reserved in package main: func main takes no arguments")
-	case shadowReason(n) != "":
-		return bad("New", n, shadowReason(n))
+	}
+	if reason := reservedReason(n); reason != "" {
+		return bad("New", n, reason)
 	}
 	return nil
 }
 
-// shadowReason says why a package-level name the generated code declares
-// would break it although the name is a Go identifier: it would hide a
-// predeclared name or an imported package from the generated files. It
-// returns "" for a name that does neither.
-func shadowReason(n string) string {
+// reservedReason says why a package-level name the generated code declares
+// would break it in any package although the name is a Go identifier: init
+// is Go's, and a predeclared name or an imported package would be hidden
+// from the generated files. It returns "" for any other name. main, which
+// only package main reserves, is the caller's to check.
+func reservedReason(n string) string {
 	switch {
+	case n == "init":
+		return "is reserved: Go calls func init itself, and it takes no arguments"
 	case types.Universe.Lookup(n) != nil:
 		return "would shadow Go's predeclared " + n + " in the whole package"
 	case slices.Contains(importNames, n):
@@ -124,7 +126,8 @@ type Source struct {
 	Src  []byte
 	// ReadInclude reads a file an ---@include line names, given its path
 	// joined with Path's directory (see include.go); [Load] sets it to
-	// os.ReadFile. Without it an ---@include is a diagnostic.
+	// os.ReadFile. Without it an ---@include is a diagnostic. [Generate]
+	// reads each included path once, for all the scripts that include it.
 	ReadInclude func(path string) ([]byte, error)
 }
 
@@ -134,8 +137,12 @@ const PackageFile = "scripts.lua.go"
 
 // OutputName returns the generated file name for a script:
 // deduct.lua → deduct.lua.go.
-func OutputName(luaPath string) string {
-	return path.Base(strings.ReplaceAll(luaPath, "\\", "/")) + ".go"
+func OutputName(luaPath string) string { return scriptFileName(luaPath) + ".go" }
+
+// scriptFileName returns the file name of a script's path, with either
+// separator on any platform: deduct.lua.
+func scriptFileName(luaPath string) string {
+	return path.Base(strings.ReplaceAll(luaPath, "\\", "/"))
 }
 
 // Generate parses and checks every source and, when nothing is wrong,
@@ -154,8 +161,9 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	}
 	var diags Diagnostics
 	var scripts []*Script
+	incs := includeCache{} // a file several scripts include is read and checked once
 	for _, src := range srcs {
-		s, ds := ParseSource(src)
+		s, ds, _ := parseSource(src, incs)
 		diags = append(diags, ds...)
 		if cfg.Functions && s != nil {
 			diags = append(diags, s.functionLimits...)
@@ -165,7 +173,8 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	fams, ds := checkFamilies(scripts)
 	diags = append(diags, ds...)
 	diags = append(diags, familyNames(fams)...)
-	diags = append(diags, checkPackage(scripts, cfg)...)
+	decls := goDecls(cfg.GoFiles, cfg.Package)
+	diags = append(diags, checkPackage(scripts, cfg, decls)...)
 	diags = append(diags, checkIncluded(scripts)...)
 	if len(diags) > 0 {
 		return nil, diags.Sort()
@@ -187,7 +196,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 		return nil, Diagnostics{{Path: srcs[0].Path, Pos: Pos{1, 1}, Msg: bugMessage(err)}}
 	}
 	out[PackageFile] = b
-	if ds := importCollisions(out, goDecls(cfg.GoFiles, cfg.Package)); len(ds) > 0 {
+	if ds := importCollisions(out, decls); len(ds) > 0 {
 		return nil, ds.Sort()
 	}
 	return out, nil
@@ -229,8 +238,8 @@ type symbol struct {
 // checkPackage reports generated names that collide across the package:
 // two scripts with one name, two sentinels with one name, a tuple named
 // like another script's Keys type, output file names, and names that the
-// package's hand-written files (cfg.GoFiles) declare too.
-func checkPackage(scripts []*Script, cfg Config) Diagnostics {
+// package's hand-written files (decls, from cfg.GoFiles) declare too.
+func checkPackage(scripts []*Script, cfg Config, decls []goDecl) Diagnostics {
 	var diags Diagnostics
 	pkgScope := map[string]symbol{}
 	methods := map[string]symbol{}
@@ -246,10 +255,10 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 	// The hand-written files' names come next: one that luagen declares
 	// itself is reported at the Go file, the others where a script
 	// generates them (add).
-	for _, d := range goDecls(cfg.GoFiles, cfg.Package) {
-		scope, what := pkgScope, d.name
+	for _, d := range decls {
+		scope, what := pkgScope, d.what()
 		if d.method {
-			scope, what = methods, scriptsType+"."+d.name
+			scope = methods
 		}
 		switch prev, ok := scope[d.name]; {
 		case ok && prev.gd != nil:
@@ -269,11 +278,8 @@ func checkPackage(scripts []*Script, cfg Config) Diagnostics {
 			msg := fmt.Sprintf("%s (from %s) is already declared", name, sym.tag)
 			switch {
 			case prev.gd != nil:
-				what := name
-				if prev.gd.method {
-					what = scriptsType + "." + name
-				}
-				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", path.Base(strings.ReplaceAll(sym.s.Path, "\\", "/")), what, what, prev.gd.where())
+				what := prev.gd.what()
+				msg = fmt.Sprintf("%s's generated %s collides with %s declared at %s", scriptFileName(sym.s.Path), what, what, prev.gd.where())
 			case prev.s == nil && prev.tag == "constructor":
 				msg += " as the name of the constructor of Scripts (luagen -new); choose another name, or another -new"
 			case prev.s == nil:

@@ -64,6 +64,15 @@ type goDecl struct {
 // where is the declaration as diagnostics quote it: kv/kv.go:3:5.
 func (d goDecl) where() string { return fmt.Sprintf("%s:%d:%d", d.file, d.at.Line, d.at.Col) }
 
+// what names the declared name as diagnostics quote it: Foo, or
+// Scripts.Foo for a method.
+func (d goDecl) what() string {
+	if d.method {
+		return scriptsType + "." + d.name
+	}
+	return d.name
+}
+
 // goDecls returns the top-level names declared by the files that share
 // package pkg's scope with the generated ones, and the methods they
 // declare on Scripts, in file order. It leaves out generated files (a

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -121,9 +122,26 @@ func includedHeader(r *reporter, text string, lines []string) (int, []*Include) 
 	return codeStart, incs
 }
 
+// includedFile is an included file as read and checked on its own, which
+// is the same whichever script includes it.
+type includedFile struct {
+	err       error // reading it; then the rest is unset
+	text      string
+	lines     []string
+	codeStart int // the first line after its header
+	incs      []*Include
+	diags     Diagnostics // of its header and code, on its own lines
+	broken    bool        // its code does not parse, or returns (see checkCode)
+}
+
+// includeCache holds included files by path, so that the scripts of a
+// package that include one file read and check it once.
+type includeCache map[string]*includedFile
+
 // expander builds a script's combined body.
 type expander struct {
 	read  func(string) ([]byte, error)
+	cache includeCache
 	diags Diagnostics
 	state map[string]int // by cleaned path: onStack while being inlined, then inlined
 	stack []string       // the paths being inlined, outermost first
@@ -148,8 +166,8 @@ const (
 // spans of the result. Problems are reported in r (at the script's lines)
 // or in the included files. ok is false when an included file does not
 // parse.
-func expand(r *reporter, src Source, text string, lines []string, codeStart int, incs []*Include) (body string, spans []Span, sites []includeSite, ok bool) {
-	e := &expander{read: src.ReadInclude, state: map[string]int{}}
+func expand(r *reporter, src Source, cache includeCache, text string, lines []string, codeStart int, incs []*Include) (body string, spans []Span, sites []includeSite, ok bool) {
+	e := &expander{read: src.ReadInclude, cache: cache, state: map[string]int{}}
 	e.state[filepath.Clean(src.Path)] = onStack
 	e.stack = []string{src.Path}
 	e.file(r, src.Path, src.File, text, lines, codeStart, incs)
@@ -174,12 +192,11 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 	}
 	e.write(p, file, 1, text[:cut])
 	for _, inc := range incs {
-		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path))
-		key := filepath.Clean(ip)
-		switch e.state[key] {
+		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path)) // cleaned by Join, so also the key of state
+		switch e.state[ip] {
 		case onStack:
 			i := len(e.stack) - 1
-			for i > 0 && filepath.Clean(e.stack[i]) != key {
+			for i > 0 && e.stack[i] != ip {
 				i--
 			}
 			cycle := append(append([]string{}, e.stack[i:]...), ip)
@@ -188,27 +205,20 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 		case inlined:
 			continue // once: where it was first reached
 		}
-		e.sites = append(e.sites, includeSite{path: key, by: p, at: inc.Pos})
-		var b []byte
-		err := errors.New("gen.Parse reads no files: build the Source with gen.Load, or set Source.ReadInclude")
-		if e.read != nil {
-			b, err = e.read(ip)
-		}
-		e.state[key] = inlined
-		if err != nil {
-			r.errorf(inc.Pos, "cannot include %s: %v", inc.Path, err)
+		e.sites = append(e.sites, includeSite{path: ip, by: p, at: inc.Pos})
+		f := e.load(ip)
+		e.state[ip] = inlined
+		if f.err != nil {
+			r.errorf(inc.Pos, "cannot include %s: %v", inc.Path, f.err)
 			continue
 		}
-		hr := &reporter{path: ip}
-		htext := string(b)
-		hlines, _ := splitLines(htext)
-		hcode, hincs := includedHeader(hr, htext, hlines)
-		e.checkCode(hr, htext, hlines)
-		e.state[key] = onStack
+		hr := &reporter{path: ip, diags: slices.Clone(f.diags)}
+		e.broken = e.broken || f.broken
+		e.state[ip] = onStack
 		e.stack = append(e.stack, ip)
-		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), htext, hlines, hcode, hincs)
+		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), f.text, f.lines, f.codeStart, f.incs)
 		e.stack = e.stack[:len(e.stack)-1]
-		e.state[key] = inlined
+		e.state[ip] = inlined
 		e.diags = append(e.diags, hr.diags...)
 	}
 	if cut < len(text) {
@@ -216,17 +226,38 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 	}
 }
 
+// load reads the included file at p and checks it on its own, once per
+// cache.
+func (e *expander) load(p string) *includedFile {
+	if f, ok := e.cache[p]; ok {
+		return f
+	}
+	f := &includedFile{err: errors.New("gen.Parse reads no files: build the Source with gen.Load, or set Source.ReadInclude")}
+	var b []byte
+	if e.read != nil {
+		b, f.err = e.read(p)
+	}
+	if f.err == nil {
+		r := &reporter{path: p}
+		f.text = string(b)
+		f.lines, _ = splitLines(f.text)
+		f.codeStart, f.incs = includedHeader(r, f.text, f.lines)
+		f.broken = checkCode(r, f.text, f.lines)
+		f.diags = r.diags
+	}
+	e.cache[p] = f
+	return f
+}
+
 var reReturn = regexp.MustCompile(`\breturn\b`)
 
 // checkCode parses an included file on its own, so that a syntax error is
 // reported in it rather than where the including script's code goes on,
 // and reports a return at its top level, which would end the script there.
-func (e *expander) checkCode(r *reporter, text string, lines []string) {
+// It returns whether it found either.
+func checkCode(r *reporter, text string, lines []string) (broken bool) {
 	// A byte order mark and #! lines are reported by includedHeader.
-	parsed := []byte(text)
-	if strings.HasPrefix(text, "\ufeff") {
-		copy(parsed, "   ")
-	}
+	parsed := []byte(blankBOM(text))
 	_, starts := splitLines(text)
 	for i, line := range lines {
 		if strings.HasPrefix(strings.TrimLeft(line, " \t\ufeff"), "#!") {
@@ -239,16 +270,16 @@ func (e *expander) checkCode(r *reporter, text string, lines []string) {
 	chunk, err := parse.Parse(strings.NewReader(string(parsed)), r.path)
 	if err != nil {
 		reportSyntax(r, err, string(parsed), lines, open)
-		e.broken = true
-		return
+		return true
 	}
 	if n := len(chunk); n > 0 {
 		if ret, ok := chunk[n-1].(*ast.ReturnStmt); ok {
 			r.errorf(newLocator(code).find(ret.Line(), reReturn),
 				"an included file cannot return at its top level: its code runs inline, before the code of the script that includes it, which the return would end (Lua refuses it there)")
-			e.broken = true
+			return true
 		}
 	}
+	return false
 }
 
 // write appends chunk, lines of file p from line from on, to the body.
@@ -311,13 +342,13 @@ func Expand(src Source) (string, []Span, Diagnostics) {
 		return text, nil, nil
 	}
 	r := &reporter{path: src.Path}
-	body, spans, _, _ := expand(r, src, text, lines, codeStart, s.Includes)
+	body, spans, _, _ := expand(r, src, includeCache{}, text, lines, codeStart, s.Includes)
 	return body, spans, r.diags.Sort()
 }
 
-// spanAt returns the span holding line of a combined body, or nil when
-// spans is empty.
-func spanAt(spans []Span, line int) *Span {
+// spanAt returns the span holding line of a combined body and the line of
+// that span's file it is, or nil when spans is empty.
+func spanAt(spans []Span, line int) (*Span, int) {
 	var at *Span
 	for i := range spans {
 		if spans[i].Line > line {
@@ -325,15 +356,18 @@ func spanAt(spans []Span, line int) *Span {
 		}
 		at = &spans[i]
 	}
-	return at
+	if at == nil {
+		return nil, line
+	}
+	return at, at.FileLine + line - at.Line
 }
 
 // Position returns the file (as diagnostics name it) and line that line
 // of s.Body comes from: s.Path and line unless it was inlined by
 // ---@include.
 func (s *Script) Position(line int) (string, int) {
-	if sp := spanAt(s.Spans, line); sp != nil {
-		return sp.Path, sp.FileLine + line - sp.Line
+	if sp, n := spanAt(s.Spans, line); sp != nil {
+		return sp.Path, n
 	}
 	return s.Path, line
 }

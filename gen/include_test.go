@@ -162,3 +162,24 @@ func TestIncludeLineReference(t *testing.T) {
 	assert.Contains(t, diags.Error(), "t.lua:3:8: ")
 	assert.Contains(t, diags.Error(), "(lib/v.lua:2)")
 }
+
+// Generate reads a file that several scripts include once, and a problem
+// in it is reported once, in that file, whichever scripts reach it.
+func TestGenerateReadsSharedIncludeOnce(t *testing.T) {
+	reads := map[string]int{}
+	files := map[string]string{"lib/a.lua": "---@key k oops\nlocal a = 1\n"}
+	read := func(p string) ([]byte, error) {
+		reads[filepath.ToSlash(p)]++
+		return mapRead(files)(p)
+	}
+	var srcs []Source
+	for _, n := range []string{"one.lua", "two.lua"} {
+		srcs = append(srcs, Source{Path: n, File: "lua/x/" + n, ReadInclude: read,
+			Src: []byte("---@include lib/a.lua\nreturn a\n")})
+	}
+	_, diags := Generate(srcs, Config{Package: "x"})
+	assert.Equal(t, map[string]int{"lib/a.lua": 1}, reads)
+	require.Len(t, diags, 1, "%v", diags)
+	assert.Equal(t, "lib/a.lua", diags[0].Path)
+	assert.Equal(t, Pos{1, 4}, diags[0].Pos)
+}

@@ -89,11 +89,7 @@ func (p *headerParser) keysFamily(ws []word) {
 		// the rules of Config.Check's -new; main in package main is
 		// checkPackage's, which knows the package. The family is declared
 		// all the same, so that its keys are not reported as orphans.
-		reason := shadowReason(w.s)
-		if w.s == "init" {
-			reason = "is reserved: Go calls func init itself, and it takes no arguments"
-		}
-		if reason != "" {
+		if reason := reservedReason(w.s); reason != "" {
 			p.r.errorf(p.pos(w.col), "---@keys %s name %q %s; choose another name", [...]string{"type", "constructor"}[i], w.s, reason)
 		}
 	}

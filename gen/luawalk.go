@@ -32,8 +32,8 @@ type luaWalk struct {
 	// *ast.NumberForStmt or *ast.GenericForStmt whose body it is, or the
 	// *ast.FunctionExpr. open comes after a loop's head and before its
 	// body, where the loop's names come into scope. A repeat's condition
-	// is walked after close, outside the body's scope (Lua 5.1 keeps the
-	// body's locals in scope there; the linter never did).
+	// is walked before close, inside the body's scope, where Lua 5.1
+	// keeps the body's locals.
 	open, close func(owner ast.PositionHolder)
 }
 

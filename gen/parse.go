@@ -20,13 +20,19 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 // and the lint reads the combined text but reports each problem at its own
 // file and line (see include.go).
 func ParseSource(src Source) (*Script, Diagnostics) {
-	s, diags, _ := parseCounted(src)
+	s, diags, _ := parseSource(src, includeCache{})
 	return s, diags
 }
 
 // parseCounted is ParseSource that also returns the locator of the lint,
 // for tests that count its work (nil when the Lua did not parse).
 func parseCounted(src Source) (*Script, Diagnostics, *locator) {
+	return parseSource(src, includeCache{})
+}
+
+// parseSource is parseCounted reading included files through incs, which
+// [Generate] shares between the scripts of a package.
+func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator) {
 	path := src.Path
 	r := &reporter{path: path}
 	text := string(src.Src)
@@ -35,7 +41,7 @@ func parseCounted(src Source) (*Script, Diagnostics, *locator) {
 		// Lua fails at the first byte. Check the rest as if the mark were
 		// blank, so that every other diagnostic is still right.
 		r.errorf(Pos{1, 1}, "the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one")
-		text = "   " + text[len("\ufeff"):]
+		text = blankBOM(text)
 	}
 	lines, _ := splitLines(text)
 	checkShebangEnd(r, text, lines)
@@ -82,20 +88,27 @@ func parseCounted(src Source) (*Script, Diagnostics, *locator) {
 		// The header parse read every line of the script's own header, so
 		// positions up to here need no mapping; the lint reads the
 		// combined text (a mark blanked as above) and r maps what it reports.
-		body, spans, sites, ok := expand(r, src, s.Body, lines, codeStart, s.Includes)
+		body, spans, sites, ok := expand(r, src, incs, s.Body, lines, codeStart, s.Includes)
 		s.Body, s.Spans, s.includeSites = body, spans, sites
 		if !ok {
 			return s, r.diags.Sort(), nil // the included file's syntax error is reported in it
 		}
-		text = body
-		if strings.HasPrefix(text, "\ufeff") {
-			text = "   " + text[len("\ufeff"):]
-		}
+		text = blankBOM(body)
 		lines, _ = splitLines(text)
 		r.spans = spans
 	}
 	loc := lintLua(r, s, text, lines)
 	return s, r.diags.Sort(), loc
+}
+
+// blankBOM returns text with a leading UTF-8 byte order mark, which Lua
+// cannot parse, replaced by as many blanks, so that the rest keeps its
+// columns.
+func blankBOM(text string) string {
+	if rest, ok := strings.CutPrefix(text, "\ufeff"); ok {
+		return "   " + rest
+	}
+	return text
 }
 
 // checkShebangEnd checks what Redis takes for the shebang: everything up to

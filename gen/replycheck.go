@@ -29,11 +29,11 @@ func checkReplyHeader(r *reporter, s *Script) {
 		var clash string
 		switch e.Value {
 		case "nil":
-			clash = "Redis sends Lua false as a nil reply, so every false would be Err" + e.GoName
+			clash = "Redis sends Lua false as a nil reply, so every false would be " + sentinelName(e)
 		case "0":
-			clash = "a bool reply 0 is false, so every 0 would be Err" + e.GoName
+			clash = "a bool reply 0 is false, so every 0 would be " + sentinelName(e)
 		case "1":
-			clash = "Redis sends Lua true as 1, so every true would be Err" + e.GoName
+			clash = "Redis sends Lua true as 1, so every true would be " + sentinelName(e)
 		default:
 			continue
 		}

@@ -102,10 +102,6 @@ type lval struct {
 // lset is every value an expression may have.
 type lset []lval
 
-func (s lset) has(k vkind) bool {
-	return slices.ContainsFunc(s, func(v lval) bool { return v.kind == k })
-}
-
 // commandReply is the Lua shape of a command's reply, for the commands
 // scripts call most. A command that is not listed is unknown.
 type commandReply uint8

@@ -187,19 +187,12 @@ func includedLine(reply resp.Reply, spans []gen.Span) string {
 		return ""
 	}
 	n, err := strconv.Atoi(ms[len(ms)-1][1])
-	if err != nil {
+	if err != nil || n < 1 {
 		return ""
 	}
-	var at *gen.Span
-	for i := range spans {
-		if spans[i].Line <= n {
-			at = &spans[i]
-		}
-	}
-	if at == nil {
-		return ""
-	}
-	return fmt.Sprintf("user_script:%d is %s:%d", n, at.Path, at.FileLine+n-at.Line)
+	// The first span starts at line 1, so every line has one.
+	path, line := (&gen.Script{Spans: spans}).Position(n)
+	return fmt.Sprintf("user_script:%d is %s:%d", n, path, line)
 }
 
 // checkArity compares the words with the keys and args the script's header
