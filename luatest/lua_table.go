@@ -426,7 +426,6 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 // sync, the layout is Lua's. A tracked table has nothing to learn unless
 // a store went past the helpers.
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
-
 	if sh.sim == nil {
 		if sh.cons != nil {
 			sh.sim = sh.cons.replay(t, false, nil)
@@ -568,8 +567,7 @@ type consDesc struct {
 	narray, nhash int
 	keys          []lua.LValue
 	nilValue      []bool // the field's value is the literal nil
-	computed      bool
-	ncomputed     int // how many keys are computed
+	ncomputed     int    // how many keys are computed
 	multret       bool
 }
 
@@ -647,9 +645,9 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 	sh := &tableShadow{cons: c}
 	addShadowLocked(wp, sh)
 	tableShadows.Unlock()
-	if c.computed || c.multret {
+	if c.ncomputed > 0 || c.multret {
 		var keys []pendingKey
-		if c.computed {
+		if c.ncomputed > 0 {
 			pending := vm.pendingKeys[L]
 			n := min(c.ncomputed, len(pending))
 			keys = slices.Clone(pending[len(pending)-n:])
@@ -831,7 +829,6 @@ func parseConsDesc(desc string) *consDesc {
 		case 'f':
 			k = lua.LFalse
 		default:
-			c.computed = true
 			c.ncomputed++
 		}
 		c.keys = append(c.keys, k)
