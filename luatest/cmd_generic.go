@@ -326,8 +326,7 @@ func parseDB(s string) (int, *resp.Reply) {
 		return 0, &errNotInt
 	}
 	if n < 0 || n >= numDBs {
-		e := resp.ErrorReply("ERR DB index is out of range")
-		return 0, &e
+		return 0, errReply("ERR DB index is out of range")
 	}
 	return int(n), nil
 }

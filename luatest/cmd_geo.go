@@ -120,8 +120,7 @@ func parseLonLat(lonS, latS string) (float64, float64, *resp.Reply) {
 		return 0, 0, &errNotFloat
 	}
 	if lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax {
-		e := resp.ErrorReply(fmt.Sprintf("ERR invalid longitude,latitude pair %s,%s", formatCF(lon), formatCF(lat)))
-		return 0, 0, &e
+		return 0, 0, errReply(fmt.Sprintf("ERR invalid longitude,latitude pair %s,%s", formatCF(lon), formatCF(lat)))
 	}
 	return lon, lat, nil
 }
@@ -530,12 +529,10 @@ func geoSearchReply(pts []geoPoint, o *geoSearch) resp.Reply {
 func (c *cmdCtx) parseRadius(r, unit string, radius, toM *float64) *resp.Reply {
 	v, ok := parseFloat(r)
 	if !ok {
-		e := resp.ErrorReply("ERR need numeric radius")
-		return &e
+		return errReply("ERR need numeric radius")
 	}
 	if v < 0 {
-		e := resp.ErrorReply("ERR radius cannot be negative")
-		return &e
+		return errReply("ERR radius cannot be negative")
 	}
 	u, ok := geoUnit(unit)
 	if !ok {

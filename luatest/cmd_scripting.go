@@ -70,16 +70,14 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 	}
 	flags, n, msg := parseShebang(body)
 	if msg != "" {
-		e := resp.ErrorReply("ERR " + msg)
-		return nil, &e
+		return nil, errReply("ERR " + msg)
 	}
 	proto, info, err := compileScript(body[n:])
 	if err != nil {
 		// addReplyErrorFormat: trailing CR/LF trimmed, inner ones become
 		// spaces (a long string in the message can hold them).
 		msg := strings.TrimRight("Error compiling script (new function): "+compileErrorText(err), "\r\n")
-		e := resp.ErrorReply("ERR " + strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
-		return nil, &e
+		return nil, errReply("ERR " + strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
 	}
 	sc := &script{sha: sha, body: body, flags: flags, proto: proto, info: info}
 	r.scripts[sha] = sc
