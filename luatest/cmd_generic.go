@@ -413,7 +413,7 @@ func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
 func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToLower(args[0])
 	if sub == "help" {
-		return helpReply("OBJECT", helpTexts["object"])
+		return helpReply("object")
 	}
 	e := c.r.lookup(args[1])
 	if e == nil {

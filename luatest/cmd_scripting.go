@@ -161,7 +161,7 @@ var errNoScript = resp.ErrorReply("NOSCRIPT No matching script. Please use EVAL.
 func cmdScript(c *cmdCtx, args []string) resp.Reply {
 	switch sub := strings.ToLower(args[0]); {
 	case sub == "help" && len(args) == 1:
-		return helpReply("SCRIPT", scriptHelp)
+		return helpReply("script")
 	case sub == "flush":
 		// "SCRIPT FLUSH ASYNC foo" too: only one mode word is accepted.
 		if len(args) > 2 || len(args) == 2 && !strings.EqualFold(args[1], "sync") && !strings.EqualFold(args[1], "async") {
@@ -203,36 +203,6 @@ func cmdScript(c *cmdCtx, args []string) resp.Reply {
 		return resp.ErrorReply("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}
 	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try SCRIPT HELP.", args[0]))
-}
-
-// helpReply is addReplyHelp: "<CMD> <subcommand> [<arg> [value] [opt]
-// ...]. Subcommands are:", the lines, then HELP, all as status replies.
-func helpReply(cmd string, lines []string) resp.Reply {
-	all := append(append([]string{cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, lines...),
-		"HELP", "    Prints this help.")
-	out := make([]resp.Reply, len(all))
-	for i, l := range all {
-		out[i] = resp.StatusReply(l)
-	}
-	return resp.ArrayReply(out...)
-}
-
-// scriptHelp is scriptCommand's help text (eval.c, 7.0.15).
-var scriptHelp = []string{
-	"DEBUG (YES|SYNC|NO)",
-	"    Set the debug mode for subsequent scripts executed.",
-	"EXISTS <sha1> [<sha1> ...]",
-	"    Return information about the existence of the scripts in the script cache.",
-	"FLUSH [ASYNC|SYNC]",
-	"    Flush the Lua scripts cache. Very dangerous on replicas.",
-	"    When called without the optional mode argument, the behavior is determined by the",
-	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-	"    * ASYNC: Asynchronously flush the scripts cache.",
-	"    * SYNC: Synchronously flush the scripts cache.",
-	"KILL",
-	"    Kill the currently executing Lua script.",
-	"LOAD <script>",
-	"    Load a script into the scripts cache without executing it.",
 }
 
 // runOptions says how a script is called.

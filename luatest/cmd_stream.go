@@ -638,7 +638,7 @@ func cmdXsetid(c *cmdCtx, args []string) resp.Reply {
 func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return helpReply("XGROUP", helpTexts["xgroup"])
+		return helpReply("xgroup")
 	}
 	key, group := args[1], args[2]
 	mkstream := false
@@ -1402,7 +1402,7 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return helpReply("XINFO", helpTexts["xinfo"])
+		return helpReply("xinfo")
 	}
 	e, wrong := c.stream(args[1])
 	if wrong {
