@@ -1,7 +1,6 @@
 package luatest
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -1152,14 +1151,8 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	}
 	proto, info, err := compileChunk(s, source, cCallDepth(L))
 	if err != nil {
-		name := chunkID(source)
-		msg := err.Error()
-		var se *syntaxError51
-		if !errors.As(err, &se) {
-			msg = name + strings.TrimPrefix(compileErrorText(err), chunkName)
-		}
 		L.Push(lua.LNil)
-		L.Push(lua.LString(msg))
+		L.Push(lua.LString(compileErrorTextIn(err, chunkID(source))))
 		return 2
 	}
 	vm.registerChunk(proto, info)
