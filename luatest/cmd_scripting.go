@@ -355,25 +355,16 @@ func luaIsString(v lua.LValue) (string, bool) {
 	return "", false
 }
 
-// stringsTable is ss as a Lua array (KEYS or ARGV) of copies of its
-// strings: a script may keep them (SET key ARGV[1]) or answer with them,
-// and a generated method builds its strings in a buffer it uses again for
-// its next call (see luagenimpl.CallPool).
-func stringsTable(L *lua.LState, ss []string) *lua.LTable {
-	t := L.CreateTable(len(ss), 0)
-	for i, s := range ss {
-		t.RawSetInt(i+1, lua.LString(strings.Clone(s)))
-	}
-	return t
-}
-
-// stringsTableReusing is stringsTable for a script's KEYS or ARGV, which
-// often repeat from one run to the next: a string equal to the one at its
-// index in *last (the previous run's) reuses that Lua value instead of
-// making another (a Lua string is immutable, so sharing it is invisible;
-// the table itself is new, as in Redis). Short strings at the first
-// indexes are remembered in *last for the next run. New strings are
-// copies, as in stringsTable.
+// stringsTableReusing is ss as a Lua array (a script's KEYS or ARGV, a
+// function's keys or args) of copies of its strings: a script may keep
+// them (SET key ARGV[1]) or answer with them, and a generated method
+// builds its strings in a buffer it uses again for its next call (see
+// luagenimpl.CallPool). They often repeat from one run to the next: a
+// string equal to the one at its index in *last (the previous run's)
+// reuses that Lua value instead of making another (a Lua string is
+// immutable, so sharing it is invisible; the table itself is new, as in
+// Redis). Short strings at the first indexes are remembered in *last for
+// the next run.
 func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
 	t := L.CreateTable(len(ss), 0)
 	prev := *last
@@ -485,6 +476,6 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 var _ = time.Second
 
 // ReleasesArgs implements [runtime.ArgReleaser]: a script's KEYS and ARGV
-// are copies of the caller's strings (see stringsTable), so luatest keeps
-// nothing of the caller's.
+// and a function's keys and args are copies of the caller's strings (see
+// stringsTableReusing), so luatest keeps nothing of the caller's.
 func (r *Redis) ReleasesArgs() bool { return true }

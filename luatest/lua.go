@@ -43,8 +43,9 @@ type luaVM struct {
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
 	chunks map[*lua.FunctionProto]*chunkInfo
-	// lastKeys and lastArgv are the Lua strings of the last script run's
-	// KEYS and ARGV, for stringsTableReusing.
+	// lastKeys and lastArgv are the Lua strings of the last run's KEYS
+	// and ARGV (a script's, or the keys and args of a function), for
+	// stringsTableReusing.
 	lastKeys, lastArgv []lua.LValue
 }
 
