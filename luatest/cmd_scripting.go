@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
@@ -472,8 +471,6 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 	}
 	return FromRESP(reply)
 }
-
-var _ = time.Second
 
 // ReleasesArgs implements [runtime.ArgReleaser]: a script's KEYS and ARGV
 // and a function's keys and args are copies of the caller's strings (see
