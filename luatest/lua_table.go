@@ -3,7 +3,6 @@ package luatest
 import (
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -650,7 +649,9 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 		if c.ncomputed > 0 {
 			pending := vm.pendingKeys[L]
 			n := min(c.ncomputed, len(pending))
-			keys = slices.Clone(pending[len(pending)-n:])
+			// Read before any Lua runs again, so no copy: the next
+			// keyHelper may append over them.
+			keys = pending[len(pending)-n:]
 			if pending = pending[:len(pending)-n]; len(pending) == 0 {
 				delete(vm.pendingKeys, L)
 			} else {
