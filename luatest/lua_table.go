@@ -474,10 +474,12 @@ func (sh *tableShadow) know(k lua.LValue) {
 }
 
 // next51 is luaH_next over t in Lua 5.1's order: the key after key (nil:
-// the first), ok false at the end. A key the table does not hold is
-// "invalid key to 'next'" (bad true). Deleting keys during a traversal
-// works as in Lua; keys added during one may or may not be visited.
-func next51(t *lua.LTable, key lua.LValue) (k, v lua.LValue, bad bool) {
+// the first), k nil at the end. A key the table does not hold raises
+// "invalid key to 'next'" on L, as luaH_next's luaG_runerror does, which
+// from a C function (next, table.foreach) has no position. Deleting keys
+// during a traversal works as in Lua; keys added during one may or may
+// not be visited.
+func next51(L *lua.LState, t *lua.LTable, key lua.LValue) (k, v lua.LValue) {
 	sh := shadowOf(t)
 	var s *l51Table
 	if key == lua.LNil || sh.sim == nil {
@@ -489,17 +491,17 @@ func next51(t *lua.LTable, key lua.LValue) (k, v lua.LValue, bad bool) {
 	if !ok {
 		s = sh.sync(t)
 		if i, ok = s.findIndex(key); !ok {
-			return lua.LNil, lua.LNil, true
+			L.Error(lua.LString("invalid key to 'next'"), 0)
 		}
 	}
 	for i++; i < s.size(); i++ {
 		if k := s.keyAt(i); k != nil {
 			if v := t.RawGet(k); v != lua.LNil {
-				return k, v, false
+				return k, v
 			}
 		}
 	}
-	return lua.LNil, lua.LNil, false
+	return lua.LNil, lua.LNil
 }
 
 // forEach visits t's entries in Lua 5.1's order (lua_next), as the C
@@ -521,11 +523,7 @@ func luaNext(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "table")
 	}
-	k, v, bad := next51(t, L.Get(2))
-	if bad {
-		// luaG_runerror from a C function: no position.
-		L.Error(lua.LString("invalid key to 'next'"), 0)
-	}
+	k, v := next51(L, t, L.Get(2))
 	if k == lua.LNil {
 		L.Push(lua.LNil)
 		return 1
