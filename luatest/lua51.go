@@ -1002,6 +1002,10 @@ func (vm *luaVM) registerChunk(proto *lua.FunctionProto, info *chunkInfo) {
 // argument is required (a missing one is "got no value", as luaL_check*
 // says); a trailing '*' repeats the last letter, optional.
 func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
+	rest := byte('-') // the kind of the arguments past sig's letters
+	if strings.HasSuffix(sig, "*") && len(sig) >= 2 {
+		rest = sig[len(sig)-2] | 0x20
+	}
 	return func(L *lua.LState) int {
 		top := L.GetTop()
 		for i := top + 1; i <= len(sig); i++ {
@@ -1013,12 +1017,9 @@ func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
 			}
 		}
 		for i := 1; i <= top; i++ {
-			c := byte('-')
-			switch {
-			case i <= len(sig) && sig[i-1] != '*':
+			c := rest
+			if i <= len(sig) && sig[i-1] != '*' {
 				c = sig[i-1] | 0x20 // lower case
-			case strings.HasSuffix(sig, "*") && len(sig) >= 2:
-				c = sig[len(sig)-2] | 0x20
 			}
 			switch v := L.Get(i).(type) {
 			case lua.LNumber:
