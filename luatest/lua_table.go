@@ -427,9 +427,7 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	if sh.sim == nil {
 		if sh.cons != nil {
-			sh.sim = sh.cons.replay(t, false, nil)
-			sh.known = sh.cons.fieldKeys()
-			sh.cons = nil
+			sh.replay(t, false, nil)
 		} else {
 			sh.sim = newL51Table(0, 0)
 		}
@@ -463,6 +461,18 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 		sh.know(k)
 	}
 	return s
+}
+
+// replay builds sim from the constructor that made t (consDesc.replay),
+// knowing its constant keys and the computed ones given, and forgets the
+// constructor.
+func (sh *tableShadow) replay(t *lua.LTable, fresh bool, keys []pendingKey) {
+	sh.sim = sh.cons.replay(t, fresh, keys)
+	sh.known = sh.cons.fieldKeys()
+	for _, k := range keys {
+		sh.known[k.key] = true
+	}
+	sh.cons = nil
 }
 
 // know adds k to the keys the shadow has been synced with.
@@ -656,12 +666,7 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 				vm.pendingKeys[L] = pending
 			}
 		}
-		sh.sim = c.replay(t, true, keys)
-		sh.known = c.fieldKeys()
-		for _, k := range keys {
-			sh.known[k.key] = true
-		}
-		sh.cons = nil
+		sh.replay(t, true, keys)
 	}
 	L.Push(t)
 	return 1
