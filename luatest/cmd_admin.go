@@ -90,7 +90,7 @@ func cmdMigrate(c *cmdCtx, args []string) resp.Reply {
 // CONFIG, LATENCY and MODULE that scripts may call (the others are refused
 // before a command runs), and the HELP of the other containers here.
 func cmdHelpOnly(c *cmdCtx, args []string) resp.Reply {
-	return helpReply(strings.ToUpper(c.name), helpTexts[c.name])
+	return helpReply(c.name)
 }
 
 // READONLY, READWRITE, ASKING, CLUSTER INFO — the standalone server's error.

@@ -326,8 +326,7 @@ func parseDB(s string) (int, *resp.Reply) {
 		return 0, &errNotInt
 	}
 	if n < 0 || n >= numDBs {
-		e := resp.ErrorReply("ERR DB index is out of range")
-		return 0, &e
+		return 0, errReply("ERR DB index is out of range")
 	}
 	return int(n), nil
 }
@@ -414,7 +413,7 @@ func cmdRandomkey(c *cmdCtx, args []string) resp.Reply {
 func cmdObject(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToLower(args[0])
 	if sub == "help" {
-		return helpReply("OBJECT", helpTexts["object"])
+		return helpReply("object")
 	}
 	e := c.r.lookup(args[1])
 	if e == nil {

@@ -120,8 +120,7 @@ func parseLonLat(lonS, latS string) (float64, float64, *resp.Reply) {
 		return 0, 0, &errNotFloat
 	}
 	if lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax {
-		e := resp.ErrorReply(fmt.Sprintf("ERR invalid longitude,latitude pair %s,%s", formatCF(lon), formatCF(lat)))
-		return 0, 0, &e
+		return 0, 0, errReply(fmt.Sprintf("ERR invalid longitude,latitude pair %s,%s", formatCF(lon), formatCF(lat)))
 	}
 	return lon, lat, nil
 }
@@ -383,7 +382,7 @@ func (c *cmdCtx) parseGeosearchArgs(args []string, src int, e *entry) (geoSearch
 			o.x, o.y, fromLoc = lon, lat, true
 			i += 2
 		case opt == "BYRADIUS" && left >= 2 && search && !o.byBox:
-			if r := c.parseRadius(args[i+1], args[i+2], &o.radius, &o.toM); r != nil {
+			if r := parseRadius(args[i+1], args[i+2], &o.radius, &o.toM); r != nil {
 				return o, r
 			}
 			byRadius = true
@@ -427,7 +426,7 @@ func (c *cmdCtx) parseGeoradiusCenter(args []string, e *entry, o *geoSearch) (in
 			return 0, bad
 		}
 		o.x, o.y = lon, lat
-		if r := c.parseRadius(args[3], args[4], &o.radius, &o.toM); r != nil {
+		if r := parseRadius(args[3], args[4], &o.radius, &o.toM); r != nil {
 			return 0, r
 		}
 		return 5, nil
@@ -438,7 +437,7 @@ func (c *cmdCtx) parseGeoradiusCenter(args []string, e *entry, o *geoSearch) (in
 			return 0, errReply("ERR could not decode requested zset member")
 		}
 		o.x, o.y = geoDecode(uint64(s))
-		if r := c.parseRadius(args[2], args[3], &o.radius, &o.toM); r != nil {
+		if r := parseRadius(args[2], args[3], &o.radius, &o.toM); r != nil {
 			return 0, r
 		}
 	}
@@ -527,15 +526,13 @@ func geoSearchReply(pts []geoPoint, o *geoSearch) resp.Reply {
 }
 
 // parseRadius is extractDistanceOrReply: radius (converted to meters) and unit.
-func (c *cmdCtx) parseRadius(r, unit string, radius, toM *float64) *resp.Reply {
+func parseRadius(r, unit string, radius, toM *float64) *resp.Reply {
 	v, ok := parseFloat(r)
 	if !ok {
-		e := resp.ErrorReply("ERR need numeric radius")
-		return &e
+		return errReply("ERR need numeric radius")
 	}
 	if v < 0 {
-		e := resp.ErrorReply("ERR radius cannot be negative")
-		return &e
+		return errReply("ERR radius cannot be negative")
 	}
 	u, ok := geoUnit(unit)
 	if !ok {

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
@@ -70,16 +69,14 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 	}
 	flags, n, msg := parseShebang(body)
 	if msg != "" {
-		e := resp.ErrorReply("ERR " + msg)
-		return nil, &e
+		return nil, errReply("ERR " + msg)
 	}
 	proto, info, err := compileScript(body[n:])
 	if err != nil {
 		// addReplyErrorFormat: trailing CR/LF trimmed, inner ones become
 		// spaces (a long string in the message can hold them).
 		msg := strings.TrimRight("Error compiling script (new function): "+compileErrorText(err), "\r\n")
-		e := resp.ErrorReply("ERR " + strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
-		return nil, &e
+		return nil, errReply("ERR " + strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
 	}
 	sc := &script{sha: sha, body: body, flags: flags, proto: proto, info: info}
 	r.scripts[sha] = sc
@@ -163,7 +160,7 @@ var errNoScript = resp.ErrorReply("NOSCRIPT No matching script. Please use EVAL.
 func cmdScript(c *cmdCtx, args []string) resp.Reply {
 	switch sub := strings.ToLower(args[0]); {
 	case sub == "help" && len(args) == 1:
-		return helpReply("SCRIPT", scriptHelp)
+		return helpReply("script")
 	case sub == "flush":
 		// "SCRIPT FLUSH ASYNC foo" too: only one mode word is accepted.
 		if len(args) > 2 || len(args) == 2 && !strings.EqualFold(args[1], "sync") && !strings.EqualFold(args[1], "async") {
@@ -205,36 +202,6 @@ func cmdScript(c *cmdCtx, args []string) resp.Reply {
 		return resp.ErrorReply("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}
 	return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try SCRIPT HELP.", args[0]))
-}
-
-// helpReply is addReplyHelp: "<CMD> <subcommand> [<arg> [value] [opt]
-// ...]. Subcommands are:", the lines, then HELP, all as status replies.
-func helpReply(cmd string, lines []string) resp.Reply {
-	all := append(append([]string{cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, lines...),
-		"HELP", "    Prints this help.")
-	out := make([]resp.Reply, len(all))
-	for i, l := range all {
-		out[i] = resp.StatusReply(l)
-	}
-	return resp.ArrayReply(out...)
-}
-
-// scriptHelp is scriptCommand's help text (eval.c, 7.0.15).
-var scriptHelp = []string{
-	"DEBUG (YES|SYNC|NO)",
-	"    Set the debug mode for subsequent scripts executed.",
-	"EXISTS <sha1> [<sha1> ...]",
-	"    Return information about the existence of the scripts in the script cache.",
-	"FLUSH [ASYNC|SYNC]",
-	"    Flush the Lua scripts cache. Very dangerous on replicas.",
-	"    When called without the optional mode argument, the behavior is determined by the",
-	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-	"    * ASYNC: Asynchronously flush the scripts cache.",
-	"    * SYNC: Synchronously flush the scripts cache.",
-	"KILL",
-	"    Kill the currently executing Lua script.",
-	"LOAD <script>",
-	"    Load a script into the scripts cache without executing it.",
 }
 
 // runOptions says how a script is called.
@@ -387,25 +354,16 @@ func luaIsString(v lua.LValue) (string, bool) {
 	return "", false
 }
 
-// stringsTable is ss as a Lua array (KEYS or ARGV) of copies of its
-// strings: a script may keep them (SET key ARGV[1]) or answer with them,
-// and a generated method builds its strings in a buffer it uses again for
-// its next call (see luagenimpl.CallPool).
-func stringsTable(L *lua.LState, ss []string) *lua.LTable {
-	t := L.CreateTable(len(ss), 0)
-	for i, s := range ss {
-		t.RawSetInt(i+1, lua.LString(strings.Clone(s)))
-	}
-	return t
-}
-
-// stringsTableReusing is stringsTable for a script's KEYS or ARGV, which
-// often repeat from one run to the next: a string equal to the one at its
-// index in *last (the previous run's) reuses that Lua value instead of
-// making another (a Lua string is immutable, so sharing it is invisible;
-// the table itself is new, as in Redis). Short strings at the first
-// indexes are remembered in *last for the next run. New strings are
-// copies, as in stringsTable.
+// stringsTableReusing is ss as a Lua array (a script's KEYS or ARGV, a
+// function's keys or args) of copies of its strings: a script may keep
+// them (SET key ARGV[1]) or answer with them, and a generated method
+// builds its strings in a buffer it uses again for its next call (see
+// luagenimpl.CallPool). They often repeat from one run to the next: a
+// string equal to the one at its index in *last (the previous run's)
+// reuses that Lua value instead of making another (a Lua string is
+// immutable, so sharing it is invisible; the table itself is new, as in
+// Redis). Short strings at the first indexes are remembered in *last for
+// the next run.
 func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
 	t := L.CreateTable(len(ss), 0)
 	prev := *last
@@ -514,9 +472,7 @@ func (r *Redis) replied(ctx context.Context, reply resp.Reply) (runtime.Value, e
 	return FromRESP(reply)
 }
 
-var _ = time.Second
-
 // ReleasesArgs implements [runtime.ArgReleaser]: a script's KEYS and ARGV
-// are copies of the caller's strings (see stringsTable), so luatest keeps
-// nothing of the caller's.
+// and a function's keys and args are copies of the caller's strings (see
+// stringsTableReusing), so luatest keeps nothing of the caller's.
 func (r *Redis) ReleasesArgs() bool { return true }

@@ -443,8 +443,7 @@ func parseRangeID(s string, end bool) (streamID, bool, *resp.Reply) {
 	if excl {
 		if end {
 			if id.isZero() {
-				e := resp.ErrorReply("ERR invalid end ID for the interval")
-				return id, false, &e
+				return id, false, errReply("ERR invalid end ID for the interval")
 			}
 			if id.seq == 0 {
 				id = streamID{id.ms - 1, math.MaxUint64}
@@ -453,8 +452,7 @@ func parseRangeID(s string, end bool) (streamID, bool, *resp.Reply) {
 			}
 		} else {
 			if id == maxStreamID {
-				e := resp.ErrorReply("ERR invalid start ID for the interval")
-				return id, false, &e
+				return id, false, errReply("ERR invalid start ID for the interval")
 			}
 			if id.seq == math.MaxUint64 {
 				id = streamID{id.ms + 1, 0}
@@ -640,7 +638,7 @@ func cmdXsetid(c *cmdCtx, args []string) resp.Reply {
 func cmdXgroup(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return helpReply("XGROUP", helpTexts["xgroup"])
+		return helpReply("xgroup")
 	}
 	key, group := args[1], args[2]
 	mkstream := false
@@ -1090,8 +1088,7 @@ func (c *cmdCtx) group(key, name string) (*streamValue, *streamGroup, *resp.Repl
 		return nil, nil, &errWrongType
 	}
 	if e == nil || e.stream.groups[name] == nil {
-		r := resp.ErrorReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, name))
-		return nil, nil, &r
+		return nil, nil, errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, name))
 	}
 	return e.stream, e.stream.groups[name], nil
 }
@@ -1405,7 +1402,7 @@ func cmdXautoclaim(c *cmdCtx, args []string) resp.Reply {
 func cmdXinfo(c *cmdCtx, args []string) resp.Reply {
 	sub := strings.ToUpper(args[0])
 	if sub == "HELP" {
-		return helpReply("XINFO", helpTexts["xinfo"])
+		return helpReply("xinfo")
 	}
 	e, wrong := c.stream(args[1])
 	if wrong {

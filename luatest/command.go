@@ -164,17 +164,15 @@ func parseRangeLong(s string, lo, hi int64, msg string) (int64, *resp.Reply) {
 	n, ok := parseInt(s)
 	if !ok {
 		if msg != "" {
-			r := resp.ErrorReply("ERR " + msg)
-			return 0, &r
+			return 0, errReply("ERR " + msg)
 		}
 		return 0, &errNotInt
 	}
 	if n < lo || n > hi {
-		r := resp.ErrorReply("ERR " + msg)
 		if msg == "" {
-			r = resp.ErrorReply(fmt.Sprintf("ERR value is out of range, value must between %d and %d", lo, hi))
+			return 0, errReply(fmt.Sprintf("ERR value is out of range, value must between %d and %d", lo, hi))
 		}
-		return 0, &r
+		return 0, errReply("ERR " + msg)
 	}
 	return n, nil
 }

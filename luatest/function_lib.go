@@ -438,7 +438,7 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 
 	L.SetTop(0)
 	L.Push(fn.fn)
-	L.Push(stringsTable(L, keys))
-	L.Push(stringsTable(L, argv))
+	L.Push(stringsTableReusing(L, keys, &f.vm.lastKeys))
+	L.Push(stringsTableReusing(L, argv, &f.vm.lastArgv))
 	return r.callLimited(L, f.vm.handler, 2, opt, "function", fn.name, run)
 }

@@ -1,10 +1,30 @@
 package luatest
 
-// helpTexts holds the HELP text of each container command scripts may ask
-// for (the *Help arrays of redis-server 7.0.15's sources, as its HELP
-// replies give them), without the first line and the closing "HELP" lines
-// that helpReply adds as addReplyHelp does. TestCommandTableSweep compares
-// every HELP reply with the server's.
+import (
+	"strings"
+
+	"github.com/luagen/luagen/luatest/resp"
+)
+
+// helpReply is addReplyHelp for the container command name (lower case):
+// "<NAME> <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", its
+// helpTexts, then HELP, all as status replies.
+func helpReply(name string) resp.Reply {
+	all := append(append([]string{strings.ToUpper(name) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"}, helpTexts[name]...),
+		"HELP", "    Prints this help.")
+	out := make([]resp.Reply, len(all))
+	for i, l := range all {
+		out[i] = resp.StatusReply(l)
+	}
+	return resp.ArrayReply(out...)
+}
+
+// helpTexts holds the HELP text of each container command luatest
+// answers HELP for (the *Help arrays of redis-server 7.0.15's sources, as
+// its HELP replies give them: scriptCommand's in eval.c,
+// functionHelpCommand's in functions.c, ...), without the first line and
+// the closing "HELP" lines that helpReply adds as addReplyHelp does.
+// TestCommandTableSweep compares every HELP reply with the server's.
 var helpTexts = map[string][]string{
 	"acl": {
 		"CAT [<category>]",
@@ -111,6 +131,45 @@ var helpTexts = map[string][]string{
 		"REWRITE",
 		"    Rewrite the configuration file.",
 	},
+	"function": {
+		"LOAD [REPLACE] <FUNCTION CODE>",
+		"    Create a new library with the given library name and code.",
+		"DELETE <LIBRARY NAME>",
+		"    Delete the given library.",
+		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+		"    Return general information on all the libraries:",
+		"    * Library name",
+		"    * The engine used to run the Library",
+		"    * Library description",
+		"    * Functions list",
+		"    * Library code (if WITHCODE is given)",
+		"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+		"STATS",
+		"    Return information about the current function running:",
+		"    * Function name",
+		"    * Command used to run the function",
+		"    * Duration in MS that the function is running",
+		"    If no function is running, return nil",
+		"    In addition, returns a list of available engines.",
+		"KILL",
+		"    Kill the current running function.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Delete all the libraries.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the libraries.",
+		"    * SYNC: Synchronously flush the libraries.",
+		"DUMP",
+		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+		"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
+		"    * FLUSH: delete all existing libraries.",
+		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+		"      in case of functions name collision with another library).",
+	},
 	"latency": {
 		"DOCTOR",
 		"    Return a human readable latency analysis report.",
@@ -176,6 +235,22 @@ var helpTexts = map[string][]string{
 		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
 		"SHARDNUMSUB [<shardchannel> ...]",
 		"    Return the number of subscribers for the specified shard level channel(s)",
+	},
+	"script": {
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
 	},
 	"slowlog": {
 		"GET [<count>]",

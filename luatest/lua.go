@@ -31,20 +31,18 @@ type luaVM struct {
 	// pendingKeys are the computed keys of the constructors being
 	// evaluated, per thread (keyHelper, tableHelper).
 	pendingKeys map[*lua.LState][]pendingKey
-	// storeHelpers are the store helpers' functions (lua_store.go):
-	// frames Lua 5.1 does not have (its VM stores itself), which the
-	// error handler's position skips like xpHandlers.
-	storeHelpers map[*lua.LFunction]bool
-	// xpHandlers are the Go handlers xpcall puts between an error and the
-	// script's own handler: frames Lua 5.1 does not have, which the error
-	// handler's position skips.
-	xpHandlers map[*lua.LFunction]bool
-	renamer    *lua.LFunction // pcall's error handler: Lua 5.1 texts
+	// hiddenFrames are the Go functions whose frames Lua 5.1 does not
+	// have, which the error handler's position skips: the store helpers
+	// (lua_store.go; Lua 5.1's VM stores itself) and, while it runs, the
+	// handler xpcall puts between an error and the script's own handler.
+	hiddenFrames map[*lua.LFunction]bool
+	renamer      *lua.LFunction // pcall's error handler: Lua 5.1 texts
 	// chunks maps every function prototype of the scripts run so far to
 	// its chunk's operation sites, for Lua 5.1 error texts (lua51.go).
 	chunks map[*lua.FunctionProto]*chunkInfo
-	// lastKeys and lastArgv are the Lua strings of the last script run's
-	// KEYS and ARGV, for stringsTableReusing.
+	// lastKeys and lastArgv are the Lua strings of the last run's KEYS
+	// and ARGV (a script's, or the keys and args of a function), for
+	// stringsTableReusing.
 	lastKeys, lastArgv []lua.LValue
 }
 
@@ -100,12 +98,12 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(tableHelperName, L.NewFunction(vm.tableHelper))
 	g.RawSetString(keyHelperName, L.NewFunction(vm.keyHelper))
 	g.RawSetString(valHelperName, L.NewFunction(vm.valHelper))
-	vm.storeHelpers = map[*lua.LFunction]bool{}
+	vm.hiddenFrames = map[*lua.LFunction]bool{}
 	for name, fn := range map[string]lua.LGFunction{
 		setHelperName: vm.setHelper, setLateHelperName: vm.setLateHelper, setMultiHelperName: vm.setMultiHelper,
 	} {
 		f := L.NewFunction(fn)
-		vm.storeHelpers[f] = true
+		vm.hiddenFrames[f] = true
 		g.RawSetString(name, f)
 	}
 	g.RawSetString("error", L.NewFunction(luaBaseError))
@@ -397,7 +395,7 @@ func (vm *luaVM) raisePos(L *lua.LState) (source string, line int, ok bool) {
 			}
 			if fn, err := L.GetInfo("Slf", dbg, lua.LNil); err != nil {
 				return nil, false
-			} else if f, isFn := fn.(*lua.LFunction); isFn && (vm.xpHandlers[f] || vm.storeHelpers[f]) {
+			} else if f, isFn := fn.(*lua.LFunction); isFn && vm.hiddenFrames[f] {
 				continue
 			}
 			return dbg, true
@@ -492,11 +490,8 @@ func (vm *luaVM) xpcall(L *lua.LState) int {
 		L.Call(1, 1)
 		return 1
 	})
-	if vm.xpHandlers == nil {
-		vm.xpHandlers = map[*lua.LFunction]bool{}
-	}
-	vm.xpHandlers[handler] = true
-	defer delete(vm.xpHandlers, handler)
+	vm.hiddenFrames[handler] = true
+	defer delete(vm.hiddenFrames, handler)
 	L.Push(fn)
 	if err := L.PCall(0, lua.MultRet, handler); err != nil {
 		L.Push(lua.LFalse)

@@ -1,7 +1,6 @@
 package luatest
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -1003,6 +1002,10 @@ func (vm *luaVM) registerChunk(proto *lua.FunctionProto, info *chunkInfo) {
 // argument is required (a missing one is "got no value", as luaL_check*
 // says); a trailing '*' repeats the last letter, optional.
 func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
+	rest := byte('-') // the kind of the arguments past sig's letters
+	if strings.HasSuffix(sig, "*") && len(sig) >= 2 {
+		rest = sig[len(sig)-2] | 0x20
+	}
 	return func(L *lua.LState) int {
 		top := L.GetTop()
 		for i := top + 1; i <= len(sig); i++ {
@@ -1014,12 +1017,9 @@ func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
 			}
 		}
 		for i := 1; i <= top; i++ {
-			c := byte('-')
-			switch {
-			case i <= len(sig) && sig[i-1] != '*':
+			c := rest
+			if i <= len(sig) && sig[i-1] != '*' {
 				c = sig[i-1] | 0x20 // lower case
-			case strings.HasSuffix(sig, "*") && len(sig) >= 2:
-				c = sig[len(sig)-2] | 0x20
 			}
 			switch v := L.Get(i).(type) {
 			case lua.LNumber:
@@ -1152,14 +1152,8 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	}
 	proto, info, err := compileChunk(s, source, cCallDepth(L))
 	if err != nil {
-		name := chunkID(source)
-		msg := err.Error()
-		var se *syntaxError51
-		if !errors.As(err, &se) {
-			msg = name + strings.TrimPrefix(compileErrorText(err), chunkName)
-		}
 		L.Push(lua.LNil)
-		L.Push(lua.LString(msg))
+		L.Push(lua.LString(compileErrorTextIn(err, chunkID(source))))
 		return 2
 	}
 	vm.registerChunk(proto, info)

@@ -596,8 +596,6 @@ func (ls *lexState51) luaXLookahead() { ls.lookahead = ls.llex() }
 
 // ---- lparser.c ----
 
-func hasMultRet(k int) bool { return k == expCall || k == expVararg }
-
 func (ls *lexState51) errorExpected(token int) {
 	ls.syntaxError(fmt.Sprintf("'%s' expected", ls.token2str(token)))
 }

@@ -133,15 +133,10 @@ func tableForeach(indexed bool) lua.LGFunction {
 			return 0
 		}
 		// lua_next, in Lua 5.1's order.
-		k, v, bad := next51(t, lua.LNil)
-		for k != lua.LNil && !bad {
+		for k, v := next51(L, t, lua.LNil); k != lua.LNil; k, v = next51(L, t, k) {
 			if call(k, v) {
 				return 1
 			}
-			k, v, bad = next51(t, k)
-		}
-		if bad {
-			L.Error(lua.LString("invalid key to 'next'"), 0)
 		}
 		return 0
 	}

@@ -67,13 +67,18 @@ func checkKey(L *lua.LState, k lua.LValue) {
 	}
 }
 
-// rawStore is lua_rawset: t[k] = v without metamethods, recorded when it
-// creates k or changes whether k has a value.
-func rawStore(L *lua.LState, t *lua.LTable, k, v lua.LValue) {
+// recordRawStore records the raw store t[k] = v about to be made when it
+// creates k or changes whether k has a value, after luaH_set's key checks.
+func recordRawStore(L *lua.LState, t *lua.LTable, k, v lua.LValue) {
 	if v == lua.LNil || t.RawGet(k) == lua.LNil {
 		checkKey(L, k)
 		recordStore(t, k, v != lua.LNil)
 	}
+}
+
+// rawStore is lua_rawset: t[k] = v without metamethods, recorded.
+func rawStore(L *lua.LState, t *lua.LTable, k, v lua.LValue) {
+	recordRawStore(L, t, k, v)
 	t.RawSet(k, v)
 }
 
@@ -145,18 +150,17 @@ func (vm *luaVM) setLateHelper(L *lua.LState) int {
 func (vm *luaVM) setMultiHelper(L *lua.LState) int {
 	layout := string(L.Get(1).(lua.LString))
 	nidx := strings.Count(layout, "i")
+	// The values are copied before any is pushed: past the top, L.Get
+	// answers nil only until the returns below land there. The tables and
+	// keys stay where they are (a store's calls use the stack above).
 	var buf [24]lua.LValue
 	vals := buf[:0]
 	for j := range layout {
 		vals = append(vals, L.Get(2+2*nidx+j))
 	}
-	objs := make([]lua.LValue, 0, 2*nidx)
-	for i := range 2 * nidx {
-		objs = append(objs, L.Get(2+i))
-	}
 	for j, i := len(layout)-1, nidx-1; j >= 0; j-- {
 		if layout[j] == 'i' {
-			vm.settable(L, objs[2*i], objs[2*i+1], vals[j])
+			vm.settable(L, L.Get(2+2*i), L.Get(3+2*i), vals[j])
 			i--
 		}
 	}
@@ -175,11 +179,7 @@ func (vm *luaVM) setMultiHelper(L *lua.LState) int {
 func recordedRawset(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && L.GetTop() >= 3 {
-			k, v := L.Get(2), L.Get(3)
-			if v == lua.LNil || t.RawGet(k) == lua.LNil {
-				checkKey(L, k)
-				recordStore(t, k, v != lua.LNil)
-			}
+			recordRawStore(L, t, L.Get(2), L.Get(3))
 		}
 		return orig(L)
 	}

@@ -3,7 +3,6 @@ package luatest
 import (
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -426,12 +425,9 @@ func addShadowLocked(wp weak.Pointer[lua.LTable], sh *tableShadow) {
 // sync, the layout is Lua's. A tracked table has nothing to learn unless
 // a store went past the helpers.
 func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
-
 	if sh.sim == nil {
 		if sh.cons != nil {
-			sh.sim = sh.cons.replay(t, false, nil)
-			sh.known = sh.cons.fieldKeys()
-			sh.cons = nil
+			sh.replay(t, false, nil)
 		} else {
 			sh.sim = newL51Table(0, 0)
 		}
@@ -467,6 +463,18 @@ func (sh *tableShadow) sync(t *lua.LTable) *l51Table {
 	return s
 }
 
+// replay builds sim from the constructor that made t (consDesc.replay),
+// knowing its constant keys and the computed ones given, and forgets the
+// constructor.
+func (sh *tableShadow) replay(t *lua.LTable, fresh bool, keys []pendingKey) {
+	sh.sim = sh.cons.replay(t, fresh, keys)
+	sh.known = sh.cons.fieldKeys()
+	for _, k := range keys {
+		sh.known[k.key] = true
+	}
+	sh.cons = nil
+}
+
 // know adds k to the keys the shadow has been synced with.
 func (sh *tableShadow) know(k lua.LValue) {
 	if sh.known == nil {
@@ -476,10 +484,12 @@ func (sh *tableShadow) know(k lua.LValue) {
 }
 
 // next51 is luaH_next over t in Lua 5.1's order: the key after key (nil:
-// the first), ok false at the end. A key the table does not hold is
-// "invalid key to 'next'" (bad true). Deleting keys during a traversal
-// works as in Lua; keys added during one may or may not be visited.
-func next51(t *lua.LTable, key lua.LValue) (k, v lua.LValue, bad bool) {
+// the first), k nil at the end. A key the table does not hold raises
+// "invalid key to 'next'" on L, as luaH_next's luaG_runerror does, which
+// from a C function (next, table.foreach) has no position. Deleting keys
+// during a traversal works as in Lua; keys added during one may or may
+// not be visited.
+func next51(L *lua.LState, t *lua.LTable, key lua.LValue) (k, v lua.LValue) {
 	sh := shadowOf(t)
 	var s *l51Table
 	if key == lua.LNil || sh.sim == nil {
@@ -491,17 +501,17 @@ func next51(t *lua.LTable, key lua.LValue) (k, v lua.LValue, bad bool) {
 	if !ok {
 		s = sh.sync(t)
 		if i, ok = s.findIndex(key); !ok {
-			return lua.LNil, lua.LNil, true
+			L.Error(lua.LString("invalid key to 'next'"), 0)
 		}
 	}
 	for i++; i < s.size(); i++ {
 		if k := s.keyAt(i); k != nil {
 			if v := t.RawGet(k); v != lua.LNil {
-				return k, v, false
+				return k, v
 			}
 		}
 	}
-	return lua.LNil, lua.LNil, false
+	return lua.LNil, lua.LNil
 }
 
 // forEach visits t's entries in Lua 5.1's order (lua_next), as the C
@@ -523,11 +533,7 @@ func luaNext(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "table")
 	}
-	k, v, bad := next51(t, L.Get(2))
-	if bad {
-		// luaG_runerror from a C function: no position.
-		L.Error(lua.LString("invalid key to 'next'"), 0)
-	}
+	k, v := next51(L, t, L.Get(2))
 	if k == lua.LNil {
 		L.Push(lua.LNil)
 		return 1
@@ -568,8 +574,7 @@ type consDesc struct {
 	narray, nhash int
 	keys          []lua.LValue
 	nilValue      []bool // the field's value is the literal nil
-	computed      bool
-	ncomputed     int // how many keys are computed
+	ncomputed     int    // how many keys are computed
 	multret       bool
 }
 
@@ -647,24 +652,21 @@ func (vm *luaVM) tableHelper(L *lua.LState) int {
 	sh := &tableShadow{cons: c}
 	addShadowLocked(wp, sh)
 	tableShadows.Unlock()
-	if c.computed || c.multret {
+	if c.ncomputed > 0 || c.multret {
 		var keys []pendingKey
-		if c.computed {
+		if c.ncomputed > 0 {
 			pending := vm.pendingKeys[L]
 			n := min(c.ncomputed, len(pending))
-			keys = slices.Clone(pending[len(pending)-n:])
+			// Read before any Lua runs again, so no copy: the next
+			// keyHelper may append over them.
+			keys = pending[len(pending)-n:]
 			if pending = pending[:len(pending)-n]; len(pending) == 0 {
 				delete(vm.pendingKeys, L)
 			} else {
 				vm.pendingKeys[L] = pending
 			}
 		}
-		sh.sim = c.replay(t, true, keys)
-		sh.known = c.fieldKeys()
-		for _, k := range keys {
-			sh.known[k.key] = true
-		}
-		sh.cons = nil
+		sh.replay(t, true, keys)
 	}
 	L.Push(t)
 	return 1
@@ -831,7 +833,6 @@ func parseConsDesc(desc string) *consDesc {
 		case 'f':
 			k = lua.LFalse
 		default:
-			c.computed = true
 			c.ncomputed++
 		}
 		c.keys = append(c.keys, k)
