@@ -66,6 +66,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -500,9 +501,9 @@ var _ runtime.ReplicaWaiter = (*Executor)(nil)
 // the script's writes. A cluster client would route the keyless WAIT to
 // a random node (osscluster.go cmdSlot), so on a cluster both go
 // through the pipeline of the primary of KEYS[1]'s slot (MasterForKey);
-// after a MOVED reply (the slot moved: a failover) the slot map is
-// reloaded and the call sent once more to the new primary, as go-redis
-// itself follows MOVED. go-redis reads a pipeline's replies within the
+// after a MOVED reply (the slot moved: a failover) the call waits for
+// the reloaded slot map to name the reply's node and is sent once more,
+// to the new primary, as go-redis itself follows MOVED. go-redis reads a pipeline's replies within the
 // client's ReadTimeout (3 s by default), not WAIT's timeout: keep w.Timeout
 // below it.
 func (e *Executor) EvalShaWait(ctx context.Context, s *runtime.Script, keys, args []string, w *runtime.Wait) (runtime.Value, error) {
@@ -519,17 +520,48 @@ func (e *Executor) EvalWait(ctx context.Context, s *runtime.Script, keys, args [
 // go-redis' ClusterOptions.MaxRedirects does by default.
 const maxRedirects = 3
 
+// movedWait bounds how long awaitPrimary waits for the slot map: a few
+// of go-redis' reloads, which run at most every 200 ms (LazyReload's
+// cooldown in osscluster.go).
+const movedWait = time.Second
+
+// awaitPrimary waits, within ctx and movedWait, until the cluster
+// client's slot map names addr (a MOVED reply's) as the primary of key's
+// slot. ReloadState only starts a reload in the background, so asking
+// MasterForKey at once would find the demoted node again, and three quick
+// MOVED replies would end the call as MOVED; go-redis' own commands
+// follow the reply's address instead, which a pipeline of one node cannot.
+func (e *Executor) awaitPrimary(ctx context.Context, key, addr string) {
+	deadline := time.Now().Add(movedWait)
+	for {
+		e.cluster.ReloadState(ctx)
+		if node, err := e.cluster.MasterForKey(ctx, key); err == nil && node.Options().Addr == addr {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			return
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, keys, args []string, w *runtime.Wait) (runtime.Value, error) {
 	if err := e.checkSlots(s, keys); err != nil {
 		return runtime.Value{}, err
 	}
+	key := s.SHA1() // what routes the call on a cluster
+	if len(keys) > 0 {
+		key = keys[0]
+	}
 	for redirects := 0; ; redirects++ {
 		var c redis.Pipeliner
 		if e.cluster != nil {
-			key := s.SHA1()
-			if len(keys) > 0 {
-				key = keys[0]
-			}
 			node, err := e.cluster.MasterForKey(ctx, key)
 			if err != nil {
 				return runtime.Value{}, err
@@ -545,8 +577,8 @@ func (e *Executor) runWait(ctx context.Context, eval bool, s *runtime.Script, ke
 		_, _ = c.Exec(ctx) // each command has its own error
 		err := cmd.Err()
 		if err != nil {
-			if _, moved := redis.IsMovedError(err); moved && e.cluster != nil && redirects < maxRedirects {
-				e.cluster.ReloadState(ctx)
+			if addr, moved := redis.IsMovedError(err); moved && e.cluster != nil && redirects < maxRedirects {
+				e.awaitPrimary(ctx, key, addr)
 				continue // the script did not run: its slot is elsewhere
 			}
 			e.lost(ctx, err)
