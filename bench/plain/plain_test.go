@@ -5,10 +5,15 @@ package plain
 // take_shebang.lua (the same with "#!lua"), each sent four ways in the same
 // run — the generated wrapper on the rueidis executor, raw rueidis
 // Lua.Exec, the wrapper on the go-redis executor and raw go-redis
-// Script.Run — with the same key and arguments, from 64 goroutines, 1.5 s
-// each, in rounds whose order rotates so that load from elsewhere hits
-// every way alike. The rounds run in the CPU layout LUAGEN_BENCH_LAYOUT
-// names (split by default: redis-server on a CPU of its own, so that the
+// Script.Run — with the same key and arguments, from 64 goroutines. Each
+// way is compared with its raw peer in pairs: in every round each pair
+// runs as four slices of 750 ms, peer order A B B A in even rounds and
+// B A A B in odd ones, so that load from elsewhere and any drift of the
+// machine within the pair's 3 s hit both ways alike; the pairs' order
+// rotates from round to round. A fifth pair runs raw rueidis against
+// itself (A/A): its ratios are the measurement's own noise, printed beside
+// the others. The rounds run in the CPU layout LUAGEN_BENCH_LAYOUT names
+// (split by default: redis-server on a CPU of its own, so that the
 // client's own cost shows; shared: both on every CPU), see package
 // bench/internal/layout. TestMain prints the table: median calls/s,
 // allocations and client CPU time per call of each way (this process's
@@ -43,7 +48,7 @@ import (
 const (
 	rounds     = 5
 	goroutines = 64
-	runFor     = 1500 * time.Millisecond
+	slice      = 750 * time.Millisecond // a pair's slice: each way runs two per round
 )
 
 var env struct {
@@ -150,28 +155,49 @@ func freshCounter(b *testing.B) string {
 	return key
 }
 
+// pairs are the ratios BenchmarkClientCost reports: each way against its
+// raw peer, and raw rueidis against itself (A/A).
+var pairs = [][2]string{
+	{"plain wrapper", "plain rueidis Lua.Exec"},
+	{"plain wrapper go-redis", "plain go-redis Script.Run"},
+	{"shebang wrapper", "shebang rueidis Lua.Exec"},
+	{"shebang wrapper go-redis", "shebang go-redis Script.Run"},
+	{"plain rueidis Lua.Exec (A/A)", "plain rueidis Lua.Exec"},
+}
+
 func BenchmarkClientCost(b *testing.B) {
 	costsOnce.Do(func() {
 		ws := ways()
+		byName := map[string]way{}
 		for _, w := range ws { // warm up every client and script cache
 			if _, err := measure.Timed(200*time.Millisecond, goroutines, w.op(freshCounter(b))); err != nil {
 				b.Fatalf("%s: %v", w.name, err)
 			}
+			byName[w.name] = w
 		}
+		byName[pairs[4][0]] = way{pairs[4][0], byName[pairs[4][1]].op}
 		for r := range rounds {
-			round := map[string]float64{}
-			for i := range ws {
-				w := ws[(i+r)%len(ws)]
-				m, err := measure.Timed(runFor, goroutines, w.op(freshCounter(b)))
-				if err != nil {
-					b.Fatalf("%s: %v", w.name, err)
+			for i := range pairs {
+				p := pairs[(i+r)%len(pairs)]
+				a, c := byName[p[0]], byName[p[1]]
+				order := []way{a, c, c, a}
+				if r%2 == 1 {
+					order = []way{c, a, a, c}
 				}
-				costs.add(w.name, m)
-				round[w.name] = m.Ops
-			}
-			for _, sc := range []string{"plain", "shebang"} {
-				costs.ratio(sc+" wrapper / rueidis Lua.Exec", round[sc+" wrapper"]/round[sc+" rueidis Lua.Exec"])
-				costs.ratio(sc+" wrapper go-redis / go-redis Script.Run", round[sc+" wrapper go-redis"]/round[sc+" go-redis Script.Run"])
+				got := map[string][]measure.Result{}
+				for _, w := range order {
+					m, err := measure.Timed(slice, goroutines, w.op(freshCounter(b)))
+					if err != nil {
+						b.Fatalf("%s: %v", w.name, err)
+					}
+					got[w.name] = append(got[w.name], m)
+				}
+				ma, mc := merge(got[a.name]), merge(got[c.name])
+				if p[0] != pairs[4][0] { // the A/A pair's ways are not rows
+					costs.add(a.name, ma)
+					costs.add(c.name, mc)
+				}
+				costs.ratio(p[0]+" / "+p[1], ma.Ops/mc.Ops)
 			}
 		}
 		costs.names = make([]string, len(ws))
@@ -179,6 +205,24 @@ func BenchmarkClientCost(b *testing.B) {
 			costs.names[i] = w.name
 		}
 	})
+}
+
+// merge is one way's slices of a round as one run of their summed length:
+// calls/s and allocations averaged (the slices are equally long), CPU
+// per call weighted by each slice's calls.
+func merge(ms []measure.Result) measure.Result {
+	var out measure.Result
+	var calls float64
+	for _, m := range ms {
+		out.Ops += m.Ops / float64(len(ms))
+		out.Allocs += m.Allocs / float64(len(ms))
+		out.CPU += time.Duration(float64(m.CPU) * m.Ops)
+		calls += m.Ops
+	}
+	if calls > 0 {
+		out.CPU = time.Duration(float64(out.CPU) / calls)
+	}
+	return out
 }
 
 var (
@@ -215,7 +259,7 @@ func (t *table) print() {
 	if len(t.names) == 0 {
 		return
 	}
-	fmt.Printf("\nCPU layout %s; %d rounds of %v per way, %d goroutines; medians\n\n", env.layout, rounds, runFor, goroutines)
+	fmt.Printf("\nCPU layout %s; %d rounds of %v per way (two slices of %v in each pair's A B B A), %d goroutines; medians\n\n", env.layout, rounds, 2*slice, slice, goroutines)
 	fmt.Printf("| way | calls/s | allocs/call | client CPU µs/call |\n|---|---:|---:|---:|\n")
 	for _, n := range t.names {
 		fmt.Printf("| %s | %.0f | %.2f | %.2f |\n", n, measure.Median(t.ops[n]), measure.Median(t.allocs[n]), measure.Median(t.cpu[n]))
