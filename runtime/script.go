@@ -46,6 +46,10 @@ type Script struct {
 	lib      *Library             // set once by NewLibrary, during package initialisation
 	ints     map[int64]*CodeError // codes whose Reply is an integer
 	onNil    *CodeError           // the code whose Reply is "nil"
+	// intMin and intMax bound ints' codes: a reply outside them (a
+	// script's usual answer) skips the map, whose buckets a call would
+	// find cold.
+	intMin, intMax int64
 
 	name      string
 	file      string
@@ -156,7 +160,9 @@ func NewScript(spec ScriptSpec) *Script {
 		} else if n, err := strconv.ParseInt(c.reply, 10, 64); err == nil {
 			if s.ints == nil {
 				s.ints = map[int64]*CodeError{}
+				s.intMin, s.intMax = n, n
 			}
+			s.intMin, s.intMax = min(s.intMin, n), max(s.intMax, n)
 			if s.ints[n] != nil {
 				panic("luagen: " + spec.Name + ": duplicate ---@error " + c.reply)
 			}
@@ -355,7 +361,7 @@ func (s *Script) finish(v Value, err error) (Value, error) {
 		return Value{}, s.classify(err)
 	}
 	switch {
-	case v.Kind == KindInt && s.ints != nil:
+	case v.Kind == KindInt && s.ints != nil && v.Int >= s.intMin && v.Int <= s.intMax:
 		if c := s.ints[v.Int]; c != nil {
 			return v, c
 		}

@@ -113,6 +113,33 @@ func TestExecMapsDeclaredOutcomes(t *testing.T) {
 	})
 }
 
+// Integer codes spread over a range with ordinary replies between and
+// around them: each code maps to its error, and every other integer,
+// inside the codes' range or outside it, is an ordinary reply.
+func TestExecMapsIntegerCodesAnywhere(t *testing.T) {
+	codes := map[int64]*runtime.CodeError{}
+	var errs []*runtime.CodeError
+	for _, n := range []int64{-5, 0, 7} {
+		c := runtime.NewCodeError("t.R", "Code"+strconv.FormatInt(n+5, 10), strconv.FormatInt(n, 10), "")
+		codes[n] = c
+		errs = append(errs, c)
+	}
+	s := runtime.NewScript(runtime.ScriptSpec{Name: "t.R", File: "lua/t/r.lua", Body: "return tonumber(ARGV[1])", Errors: errs})
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		e := k.Single(t, srv)
+		for _, n := range []int64{-6, -5, -1, 0, 3, 7, 8, -1 << 40, 1 << 40} {
+			v, err := s.Exec(context.Background(), e, nil, []string{strconv.FormatInt(n, 10)})
+			assert.Equal(t, runtime.IntValue(n), v, "reply %d", n)
+			if c := codes[n]; c != nil {
+				assert.Same(t, c, err, "reply %d", n)
+			} else {
+				assert.NoError(t, err, "reply %d", n)
+			}
+		}
+	})
+}
+
 func TestScriptErrorLine(t *testing.T) {
 	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
 		srv := redistest.Start(t)
