@@ -50,7 +50,11 @@ type Hooked interface {
 
 // hookOf returns e's hook, or nil.
 func hookOf(e Executor) Hook {
-	// The assertion in place first: unlike the one in the generic
+	// This package's own executor first, by its type alone: no call.
+	if r, ok := e.(*RueidisExecutor); ok && r != nil {
+		return r.hook
+	}
+	// The assertion in place next: unlike the one in the generic
 	// capability, it has a cache of its own at this call site, which
 	// spares every call a lookup in the runtime's itab table.
 	if h, ok := e.(Hooked); ok {

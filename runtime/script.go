@@ -392,8 +392,12 @@ func (s *Script) run(ctx context.Context, e Executor, keys, args []string, t *ca
 func (s *Script) eval(ctx context.Context, e Executor, keys, args []string, t *callTrace) (v Value, err error) {
 	t.sent(ModeEvalSha)
 	// A Coalescer tells a hooked call the size of the run that carried
-	// it.
-	if c, ok := coalescerOf(e, t); ok {
+	// it. This package's own executor is called directly rather than
+	// through the interface: a call's goroutine finds each table it
+	// touches cold, after the kernel's network stack ran (bench/plain).
+	if r, ok := e.(*RueidisExecutor); ok {
+		v, err = r.EvalSha(ctx, s, keys, args)
+	} else if c, ok := coalescerOf(e, t); ok {
 		v, err = c.evalSha(ctx, s, keys, args, t)
 	} else {
 		v, err = e.EvalSha(ctx, s, keys, args)
