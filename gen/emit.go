@@ -824,7 +824,7 @@ func (e *scriptEmitter) method() {
 		if !pooled {
 			return nil
 		}
-		return []jen.Code{jen.Id(e.n.Calls).Dot("Put").Call(jen.Id("s").Dot("exec"), jen.Id("call"), jen.Err())}
+		return []jen.Code{jen.Id(e.n.Calls).Dot("Recycle").Call(jen.Id("s").Dot("releases"), jen.Id("call"), jen.Err())}
 	}
 
 	r := s.Return
@@ -966,11 +966,15 @@ func (e *scriptEmitter) body() {
 func emitPackage(scripts []*Script, cfg Config, pkg *pkgModel) ([]byte, error) {
 	f := newFile(cfg)
 	f.Add(docComment(wrap(fmt.Sprintf("Scripts runs this package's scripts on one [runtime.Executor]. Create it with [%s]; it is safe for concurrent use.", cfg.New), 76)...))
-	f.Type().Id(scriptsType).Struct(jen.Id("exec").Add(rt("Executor")))
+	f.Type().Id(scriptsType).Struct(
+		jen.Id("exec").Add(rt("Executor")),
+		// Asked once here rather than on every call: a call's goroutine
+		// finds the executor's code cold (bench/plain).
+		jen.Id("releases").Bool().Comment("luagenimpl.ReleasesArgs(exec): calls recycle their buffers"))
 	f.Add(docComment(wrap(fmt.Sprintf("%s returns Scripts that run on e, e.g. runtime.NewRueidisExecutor(client) for rueidis, goredis.NewExecutor(client) (package github.com/luagen/luagen/runtime/goredis) for go-redis v9, or an offline *luatest.Redis. It panics when e is nil, where the mistake is made; the methods of a zero Scripts return runtime.ErrNilExecutor.", cfg.New), 76)...))
 	f.Func().Id(cfg.New).Params(jen.Id("e").Add(rt("Executor"))).Op("*").Id(scriptsType).Block(
 		jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Panic(jen.Lit(cfg.Package+"."+cfg.New+": the runtime.Executor is nil"))),
-		jen.Return(jen.Op("&").Id(scriptsType).Values(jen.Id("exec").Op(":").Id("e"))))
+		jen.Return(jen.Op("&").Id(scriptsType).Values(jen.Id("exec").Op(":").Id("e"), jen.Id("releases").Op(":").Add(impl("ReleasesArgs")).Call(jen.Id("e")))))
 	var all []jen.Code
 	for _, s := range scripts {
 		all = append(all, jen.Id(namesOf(s).Var))

@@ -29,7 +29,10 @@ func TestGenVersionIsRuntimes(t *testing.T) {
 // module does after updating luagen without regenerating (or the
 // reverse): the build must fail at the file's own guard line, with Go's
 // overflow message, and nowhere else. The same copy left as it is builds,
-// so the failures come from the versions alone.
+// so the failures come from the versions alone; and it builds what the
+// generator of version 1 wrote (testdata/version1, a script with a key and
+// an argument, whose method recycles its call buffer through
+// CallPool.Put), which luagenimpl's MinVersion promises to run.
 func TestVersionGuard(t *testing.T) {
 	goBin, root := goCommand(t)
 
@@ -52,11 +55,13 @@ func TestVersionGuard(t *testing.T) {
 		name  string
 		set   string // the luagenimpl constant changed, "" for none
 		value int
-		line  int // the guard line that must fail
+		line  int  // the guard line that must fail
+		v1    bool // build testdata/version1 rather than ping
 	}{
-		{"same versions", "", 0, 0},
-		{"runtime older than the generated code", "MaxVersion", GenVersion - 1, maxLine},
-		{"runtime newer than the generated code", "MinVersion", GenVersion + 1, minLine},
+		{"same versions", "", 0, 0, false},
+		{"code generated for version 1", "", 0, 0, true},
+		{"runtime older than the generated code", "MaxVersion", GenVersion - 1, maxLine, false},
+		{"runtime newer than the generated code", "MinVersion", GenVersion + 1, minLine, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -84,7 +89,17 @@ func TestVersionGuard(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Join(app, "ping"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(app, "go.mod"), []byte(gomod), 0o644))
 			copyFile(t, filepath.Join(root, "go.sum"), filepath.Join(app, "go.sum"))
-			for name, data := range out {
+			files := out
+			if tc.v1 {
+				require.LessOrEqual(t, luagenimpl.MinVersion, 1, "MinVersion dropped version 1: remove this case and testdata/version1")
+				files = map[string][]byte{}
+				for _, name := range []string{"add.lua.go", "scripts.lua.go"} {
+					data, err := os.ReadFile(filepath.Join("testdata", "version1", name))
+					require.NoError(t, err)
+					files[name] = data
+				}
+			}
+			for name, data := range files {
 				require.NoError(t, os.WriteFile(filepath.Join(app, "ping", name), data, 0o644))
 			}
 

@@ -14,13 +14,14 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // Scripts runs this package's scripts on one [runtime.Executor]. Create it
 // with [New]; it is safe for concurrent use.
 type Scripts struct {
-	exec runtime.Executor
+	exec     runtime.Executor
+	releases bool // luagenimpl.ReleasesArgs(exec): calls recycle their buffers
 }
 
 // New returns Scripts that run on e, e.g. runtime.NewRueidisExecutor(client)
@@ -32,7 +33,7 @@ func New(e runtime.Executor) *Scripts {
 	if e == nil {
 		panic("stock.New: the runtime.Executor is nil")
 	}
-	return &Scripts{exec: e}
+	return &Scripts{exec: e, releases: luagenimpl.ReleasesArgs(e)}
 }
 
 // All returns this package's scripts in file order, in a new slice.

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // TakeKeys are the KEYS of [Scripts.Take], in KEYS order.
 type TakeKeys struct {
@@ -82,7 +82,7 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64
 		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	takeCalls.Put(s.exec, call, err)
+	takeCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

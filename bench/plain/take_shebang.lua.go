@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // TakeShebangKeys are the KEYS of [Scripts.TakeShebang], in KEYS order.
 type TakeShebangKeys struct {
@@ -81,7 +81,7 @@ func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args Ta
 		luagenimpl.AppendDuration(&digits, args.TTL, time.Second),
 	}
 	v, err := takeShebangScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	takeShebangCalls.Put(s.exec, call, err)
+	takeShebangCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // AllowKeys are the KEYS of [Scripts.Allow], in KEYS order.
 type AllowKeys struct {
@@ -129,7 +129,7 @@ func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (Al
 		args.ID,
 	}
 	v, err := allowScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	allowCalls.Put(s.exec, call, err)
+	allowCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return AllowResult{}, err
 	}

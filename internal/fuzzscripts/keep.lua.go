@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // KeepKeys are the KEYS of [Scripts.Keep], in KEYS order.
 type KeepKeys struct {
@@ -80,7 +80,7 @@ func (s *Scripts) Keep(ctx context.Context, keys KeepKeys, args KeepArgs) ([]str
 		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := keepScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	keepCalls.Put(s.exec, call, err)
+	keepCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return nil, err
 	}

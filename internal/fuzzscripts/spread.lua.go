@@ -15,8 +15,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // SpreadKeys are the KEYS of [Scripts.Spread], in KEYS order.
 type SpreadKeys struct {
@@ -70,7 +70,7 @@ func (s *Scripts) Spread(ctx context.Context, keys SpreadKeys) (int64, error) {
 		keys.Second,
 	}
 	v, err := spreadScript.Exec(ctx, s.exec, call.kv[:2:2], nil)
-	spreadCalls.Put(s.exec, call, err)
+	spreadCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // TallyKeys are the KEYS of [Scripts.Tally], in KEYS order.
 type TallyKeys struct {
@@ -79,7 +79,7 @@ func (s *Scripts) Tally(ctx context.Context, keys TallyKeys, args TallyArgs) (in
 		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := tallyScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	tallyCalls.Put(s.exec, call, err)
+	tallyCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

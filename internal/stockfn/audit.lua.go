@@ -15,8 +15,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // AuditKeys are the KEYS of [Scripts.Audit], in KEYS order. [SKUKeys.Audit]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -158,7 +158,7 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 		luagenimpl.AppendInt(&digits, args.Max),
 	}
 	v, err := auditScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
-	auditCalls.Put(s.exec, call, err)
+	auditCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return AuditReply{}, err
 	}

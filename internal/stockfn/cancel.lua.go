@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // CancelKeys are the KEYS of [Scripts.Cancel], in KEYS order. [SKUKeys.Cancel]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -98,7 +98,7 @@ func (s *Scripts) Cancel(ctx context.Context, keys CancelKeys, args CancelArgs) 
 		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := cancelScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
-	cancelCalls.Put(s.exec, call, err)
+	cancelCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

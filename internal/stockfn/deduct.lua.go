@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. [SKUKeys.Deduct]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -131,7 +131,7 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 		luagenimpl.AppendTime(&digits, args.At, time.Millisecond),
 	}
 	v, err := deductScript.Exec(ctx, s.exec, call.kv[:3:3], call.kv[3:])
-	deductCalls.Put(s.exec, call, err)
+	deductCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return 0, err
 	}

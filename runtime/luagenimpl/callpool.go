@@ -31,22 +31,40 @@ func (p *CallPool[T]) Get() *T {
 	return new(T)
 }
 
-// Put gives back c, which held a call made on e that ended with err (what
-// [runtime.Script.Exec] returned), when e is a [runtime.ArgReleaser] that
-// releases its calls' arguments and err says that no command is in
-// flight: nil, an error reply or a declared error (*[runtime.ReplyError],
-// which *[runtime.ScriptError] wraps, or *[runtime.CodeError] in its
-// chain), or a refusal made before sending (*[runtime.CrossSlotError],
-// [runtime.ErrNilContext], [runtime.ErrNilExecutor]). c is zeroed first,
-// so that the pool keeps no caller's keys alive.
-func (p *CallPool[T]) Put(e runtime.Executor, c *T, err error) {
-	if !answered(err) || !releasesArgs(e) {
+// Recycle gives back c, which held a call that ended with err (what
+// [runtime.Script.Exec] returned), when releases is true (the call's
+// executor releases its calls' arguments: [ReleasesArgs], which generated
+// code asks once, when its Scripts is made, rather than on every call)
+// and err says that no command is in flight: nil, an error reply or a
+// declared error (*[runtime.ReplyError], which *[runtime.ScriptError]
+// wraps, or *[runtime.CodeError] in its chain), or a refusal made before
+// sending (*[runtime.CrossSlotError], [runtime.ErrNilContext],
+// [runtime.ErrNilExecutor]). c is zeroed first, so that the pool keeps no
+// caller's keys alive.
+func (p *CallPool[T]) Recycle(releases bool, c *T, err error) {
+	if !releases || !answered(err) {
 		return
 	}
 	var zero T
 	*c = zero
 	p.p.Put(c)
 }
+
+// Put is [CallPool.Recycle] asking [ReleasesArgs](e) on every call: what
+// code generated for version 1 calls.
+func (p *CallPool[T]) Put(e runtime.Executor, c *T, err error) {
+	if answered(err) {
+		p.Recycle(releasesArgs(e), c, err)
+	}
+}
+
+// ReleasesArgs reports whether e, or the first executor it wraps that
+// implements [runtime.ArgReleaser] (through an Unwrap method, as
+// [runtime.Coalescer] and [runtime.WithoutShebang]'s executor have), says
+// that it releases its calls' arguments once a call has returned: whether
+// [CallPool.Recycle] may reuse a call's buffer. Generated constructors ask
+// it once per Scripts.
+func ReleasesArgs(e runtime.Executor) bool { return releasesArgs(e) }
 
 // answered reports whether a call that ended with err left no command in
 // flight: the server answered it, or nothing was sent.

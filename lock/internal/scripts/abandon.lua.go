@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // AbandonKeys are the KEYS of [Scripts.Abandon], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -127,7 +127,7 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 		luagenimpl.AppendInt(&digits, args.Attempt),
 	}
 	v, err := abandonScript.Exec(ctx, s.exec, call.kv[:6:6], call.kv[6:])
-	abandonCalls.Put(s.exec, call, err)
+	abandonCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return false, err
 	}

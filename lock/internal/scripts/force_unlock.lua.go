@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // ForceUnlockKeys are the KEYS of [Scripts.ForceUnlock], in KEYS order.
 // [LockKeys.ForceUnlock] builds them from one {name} hash tag, so they hash to
@@ -104,7 +104,7 @@ func (s *Scripts) ForceUnlock(ctx context.Context, keys ForceUnlockKeys, args Fo
 		luagenimpl.FormatBool(args.Sharded),
 	}
 	v, err := forceUnlockScript.Exec(ctx, s.exec, call.kv[:5:5], call.kv[5:])
-	forceUnlockCalls.Put(s.exec, call, err)
+	forceUnlockCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return false, err
 	}

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // InspectKeys are the KEYS of [Scripts.Inspect], in KEYS order.
 // [LockKeys.Inspect] builds them from one {name} hash tag, so they hash to one
@@ -100,7 +100,7 @@ func (s *Scripts) Inspect(ctx context.Context, keys InspectKeys, args InspectArg
 		args.Owner,
 	}
 	v, err := inspectScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	inspectCalls.Put(s.exec, call, err)
+	inspectCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return Inspection{}, err
 	}

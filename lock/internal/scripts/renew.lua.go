@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(1 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 1)
+const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
 
 // RenewKeys are the KEYS of [Scripts.Renew], in KEYS order. [LockKeys.Renew]
 // builds them from one {name} hash tag, so they hash to one slot.
@@ -83,7 +83,7 @@ func (s *Scripts) Renew(ctx context.Context, keys RenewKeys, args RenewArgs) (bo
 		luagenimpl.AppendDuration(&digits, args.Lease, time.Millisecond),
 	}
 	v, err := renewScript.Exec(ctx, s.exec, call.kv[:1:1], call.kv[1:])
-	renewCalls.Put(s.exec, call, err)
+	renewCalls.Recycle(s.releases, call, err)
 	if err != nil {
 		return false, err
 	}
