@@ -195,11 +195,17 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 }
 
 // protect makes t read-only, as lua_enablereadonlytable does: every store
-// into it raises "Attempt to modify a readonly table", and it iterates as
-// empty (tableShadow.readonly).
+// into it raises "Attempt to modify a readonly table". Its keys do not
+// change any more, so with more than one its order is the one the C code
+// gave it, which luatest does not reproduce: it iterates as empty
+// (tableShadow.unordered).
 func (vm *luaVM) protect(t *lua.LTable) {
 	vm.readonly[t] = true
-	shadowOf(t).readonly = true
+	if k, _ := t.Next(lua.LNil); k != lua.LNil {
+		if k, _ = t.Next(k); k != lua.LNil {
+			shadowOf(t).unordered = true
+		}
+	}
 }
 
 // protectReachable protects t, every table reachable from it and their
