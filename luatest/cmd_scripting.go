@@ -225,7 +225,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	if sc.vm != vm {
 		vm.registerChunk(sc.proto, sc.info)
 		sc.fn = L.NewFunctionFromProto(sc.proto)
-		sc.fn.Env = vm.env
+		sc.fn.Env = vm.globals
 		sc.vm = vm
 	}
 	run := &runCtx{sc: sc, src: opt.src, keyList: keys, resp: 2,

@@ -96,26 +96,28 @@ func newFunctions(r *Redis) *functions {
 	redis.RawSetString("REDIS_VERSION", lua.LString(redisVersion))
 	redis.RawSetString("REDIS_VERSION_NUM", lua.LNumber(redisVersionNum))
 	redis.Metatable = errorMetatable(L)
+	vm.protectReachable(redis)
 	api := L.NewTable()
-	api.RawSetString("redis", vm.protect(redis))
+	api.RawSetString("redis", redis)
 	// The rewritten chunk calls luatest's helpers (lua51.go) at its top
 	// level too.
-	for _, name := range []string{concatHelperName, forNumberHelperName, modHelperName, tableHelperName,
-		keyHelperName, valHelperName, setHelperName, setLateHelperName, setMultiHelperName} {
-		api.RawSetString(name, vm.globals.RawGetString(name))
-	}
+	vm.globals.ForEach(func(k, v lua.LValue) {
+		if isHelperName(k) {
+			api.RawSet(k, v)
+		}
+	})
 	api.Metatable = errorMetatable(L)
-	f.loadAPI = vm.protect(api)
+	vm.protectReachable(api)
+	f.loadAPI = api
 
+	// The library's globals: an empty table whose metatable's __index
+	// swaps, both read-only (luaEngineInitEngine).
 	f.env = L.NewTable()
 	f.envMeta = L.NewTable()
 	f.envMeta.RawSetString("__index", vm.globals)
-	f.envMeta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
 	f.env.Metatable = f.envMeta
-	vm.proxies[f.env] = true
+	vm.protect(f.env)
+	vm.protect(f.envMeta)
 	return f
 }
 

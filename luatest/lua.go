@@ -16,18 +16,22 @@ import (
 // library tables, and Redis' own pcall, tostring, tonumber, math.random and
 // string.format where gopher-lua's differ from Lua 5.1.
 //
-// gopher-lua has no read-only tables, so each protected table is an empty
-// proxy whose metatable forwards reads and refuses writes; rawset,
-// setmetatable and getmetatable refuse or hide the proxies.
+// gopher-lua has no read-only tables (Redis patches its Lua for them), so
+// every path that can store into a table asks readonly first: the store
+// helpers the chunk rewrite calls for indexed assignments (lua_store.go),
+// rawset, setmetatable, table.insert and table.remove; an assignment to a
+// global name, which gopher-lua's VM would make on the global table
+// itself, is rewritten into a call of a helper that raises (lua51.go).
 type luaVM struct {
-	L       *lua.LState
-	globals *lua.LTable // the real global table, behind env
-	env     *lua.LTable // what scripts see as _G: a read-only proxy
-	proxies map[*lua.LTable]bool
-	// globalsMeta is what getmetatable(_G) answers: Redis' global table
-	// has the metatable that raises on unknown names.
-	globalsMeta *lua.LTable
-	handler     *lua.LFunction // the error handler every script runs under
+	L *lua.LState
+	// globals is the global table, every script's environment: KEYS and
+	// ARGV are set in it per run.
+	globals *lua.LTable
+	// readonly holds the tables Redis makes read-only: every table
+	// reachable from the globals, metatables included
+	// (luaSetTableProtectionRecursively), and the strings' metatable.
+	readonly map[*lua.LTable]bool
+	handler  *lua.LFunction // the error handler every script runs under
 	// pendingKeys are the computed keys of the constructors being
 	// evaluated, per thread (keyHelper, tableHelper).
 	pendingKeys map[*lua.LState][]pendingKey
@@ -75,7 +79,7 @@ func newLuaVM(r *Redis) *luaVM {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	vm := &luaVM{L: L, globals: L.G.Global, proxies: map[*lua.LTable]bool{},
+	vm := &luaVM{L: L, globals: L.G.Global, readonly: map[*lua.LTable]bool{},
 		chunks: map[*lua.FunctionProto]*chunkInfo{}}
 	g := vm.globals
 
@@ -101,6 +105,7 @@ func newLuaVM(r *Redis) *luaVM {
 	vm.hiddenFrames = map[*lua.LFunction]bool{}
 	for name, fn := range map[string]lua.LGFunction{
 		setHelperName: vm.setHelper, setLateHelperName: vm.setLateHelper, setMultiHelperName: vm.setMultiHelper,
+		setGlobalHelperName: setGlobalHelper,
 	} {
 		f := L.NewFunction(fn)
 		vm.hiddenFrames[f] = true
@@ -110,7 +115,7 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	g.RawSetString("rawset", L.NewFunction(vm.rawset(recordedRawset(g.RawGetString("rawset").(*lua.LFunction).GFunction))))
 	g.RawSetString("setmetatable", L.NewFunction(vm.setmetatable(g.RawGetString("setmetatable").(*lua.LFunction).GFunction)))
-	g.RawSetString("getmetatable", L.NewFunction(vm.getmetatable(g.RawGetString("getmetatable").(*lua.LFunction).GFunction)))
+	g.RawSetString("rawget", L.NewFunction(vm.rawget(g.RawGetString("rawget").(*lua.LFunction).GFunction)))
 	// Redis' own handler, which scripts can pass to xpcall (runtime's
 	// merged runs do): it adds the raising line, as for the script's run.
 	g.RawSetString("__redis__err__handler", L.NewFunction(func(L *lua.LState) int {
@@ -125,14 +130,20 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString("cmsgpack", newCmsgpack(L))
 	g.RawSetString("redis", newRedisLib(L, r))
 
-	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "bit", "struct", "cmsgpack", "redis"} {
-		g.RawSetString(name, vm.protect(g.RawGetString(name).(*lua.LTable)))
-	}
+	// Lua 5.1's strings share a metatable whose __index is the string
+	// library (lstrlib.c createmetatable); gopher-lua makes the library its
+	// own metatable, which would give string an __index field. Redis
+	// protects it too.
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("__index", lua.LNil)
+	strMeta := L.NewTable()
+	strMeta.RawSetString("__index", str)
+	L.SetMetatable(lua.LString(""), strMeta)
+	vm.protect(strMeta)
 	// Reading an unknown global is an error in Redis (luaSetErrorMetatable).
 	g.Metatable = errorMetatable(L)
-	vm.env = vm.protect(g)
-	vm.globalsMeta = vm.protect(g.Metatable.(*lua.LTable))
-	g.RawSetString("_G", vm.env)
+	g.RawSetString("_G", g)
+	vm.protectReachable(g)
 	vm.handler = L.NewFunction(vm.errorHandler)
 	vm.renamer = L.NewFunction(func(L *lua.LState) int {
 		L.Push(vm.error51(L, L.Get(1)))
@@ -183,40 +194,83 @@ func (vm *luaVM) patchLibraries(r *Redis) {
 	}))
 }
 
-// protect returns a read-only proxy of t: reads go to t, writes raise
-// "Attempt to modify a readonly table" as Redis' read-only tables do.
-func (vm *luaVM) protect(t *lua.LTable) *lua.LTable {
-	L := vm.L
-	p := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", t)
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
-	p.Metatable = mt
-	vm.proxies[p] = true
-	return p
+// protect makes t read-only, as lua_enablereadonlytable does: every store
+// into it raises "Attempt to modify a readonly table". Its keys do not
+// change any more, so with more than one its order is the one the C code
+// gave it, which luatest does not reproduce: it iterates as empty
+// (tableShadow.unordered).
+func (vm *luaVM) protect(t *lua.LTable) {
+	vm.readonly[t] = true
+	if k, _ := t.Next(lua.LNil); k != lua.LNil {
+		if k, _ = t.Next(k); k != lua.LNil {
+			shadowOf(t).unordered = true
+		}
+	}
 }
 
-func (vm *luaVM) isProxy(v lua.LValue) bool {
+// protectReachable protects t, every table reachable from it and their
+// metatables, as luaSetTableProtectionRecursively does for the globals.
+func (vm *luaVM) protectReachable(t *lua.LTable) {
+	if vm.readonly[t] {
+		return
+	}
+	vm.protect(t)
+	t.ForEach(func(_, v lua.LValue) {
+		if vt, ok := v.(*lua.LTable); ok {
+			vm.protectReachable(vt)
+		}
+	})
+	if mt, ok := t.Metatable.(*lua.LTable); ok {
+		vm.protectReachable(mt)
+	}
+}
+
+// isReadOnly reports whether v is a read-only table.
+func (vm *luaVM) isReadOnly(v lua.LValue) bool {
 	t, ok := v.(*lua.LTable)
-	return ok && vm.proxies[t]
+	return ok && vm.readonly[t]
 }
 
+// errReadOnly is what every store into a read-only table raises.
+const errReadOnly = "Attempt to modify a readonly table"
+
+// rawset is rawset refusing read-only tables; lua_rawset raises from C, so
+// the message has no position.
 func (vm *luaVM) rawset(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		if vm.isProxy(L.Get(1)) {
-			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		if vm.isReadOnly(L.Get(1)) {
+			L.Error(lua.LString(errReadOnly), 0)
 		}
 		return orig(L)
 	}
 }
 
+// rawget is rawget with luatest's helper globals (isHelperName) absent
+// from the global table, as they are from the server's.
+func (vm *luaVM) rawget(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if L.Get(1) == vm.globals && isHelperName(L.Get(2)) {
+			L.Push(lua.LNil)
+			return 1
+		}
+		return orig(L)
+	}
+}
+
+// helperPrefix starts the name of every global luatest adds for its
+// rewritten chunks (concatHelperName, setHelperName, ...).
+const helperPrefix = "__luatest_"
+
+// isHelperName reports whether k names one of luatest's helper globals.
+func isHelperName(k lua.LValue) bool {
+	s, ok := k.(lua.LString)
+	return ok && strings.HasPrefix(string(s), helperPrefix)
+}
+
 func (vm *luaVM) setmetatable(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		if vm.isProxy(L.Get(1)) {
-			L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+		if vm.isReadOnly(L.Get(1)) {
+			L.Error(lua.LString(errReadOnly), 0)
 		}
 		// luaB_setmetatable's checks, which gopher-lua's lacks.
 		if _, ok := L.Get(1).(*lua.LTable); !ok {
@@ -226,20 +280,6 @@ func (vm *luaVM) setmetatable(orig lua.LGFunction) lua.LGFunction {
 		case *lua.LNilType, *lua.LTable:
 		default:
 			cArgError(L, 2, "nil or table expected")
-		}
-		return orig(L)
-	}
-}
-
-func (vm *luaVM) getmetatable(orig lua.LGFunction) lua.LGFunction {
-	return func(L *lua.LState) int {
-		if vm.isProxy(L.Get(1)) {
-			if L.Get(1) == vm.env {
-				L.Push(vm.globalsMeta)
-			} else {
-				L.Push(lua.LNil)
-			}
-			return 1
 		}
 		return orig(L)
 	}
@@ -371,6 +411,10 @@ var forMessages = strings.NewReplacer(
 func (vm *luaVM) errorHandler(L *lua.LState) int {
 	t := errorTable(L, vm.error51(L, L.Get(1)))
 	if source, line, ok := vm.raisePos(L); ok {
+		if vm.readonly[t] {
+			// error(string): Redis' handler fails on its own store.
+			L.RaiseError(errReadOnly)
+		}
 		// err['source'] = ...: not rawset, so a __newindex of the
 		// script's own error table applies, as in Redis.
 		L.SetField(t, "source", lua.LString(source))

@@ -126,16 +126,16 @@ func (rw *rewriter) stmt(s *scope, st ast.Stmt) (*scope, ast.Stmt) {
 	switch st := st.(type) {
 	case *ast.AssignStmt:
 		rw.exprs(s, st.Rhs)
-		indexed := false
-		for i, e := range st.Lhs {
+		rewrite := false
+		for _, e := range st.Lhs {
 			if a, ok := e.(*ast.AttrGetExpr); ok {
 				rw.index(s, a)
-				indexed = true
-			} else {
-				st.Lhs[i] = rw.expr(s, e)
+				rewrite = true
+			} else if isGlobal(s, e) {
+				rewrite = true
 			}
 		}
-		if indexed {
+		if rewrite {
 			return s, store(s, st)
 		}
 	case *ast.LocalAssignStmt:
@@ -184,26 +184,32 @@ func (rw *rewriter) stmt(s *scope, st ast.Stmt) (*scope, ast.Stmt) {
 		}
 		method := st.Name.Method != ""
 		rw.function(s, st.Func, method)
-		return s, funcDefStore(st)
+		return s, funcDefStore(s, st)
 	case *ast.ReturnStmt:
 		rw.exprs(s, st.Exprs)
 	}
 	return s, st
 }
 
-// store replaces an assignment with an indexed target by a call of a
-// store helper (lua_store.go), which records the stores for the tables'
-// shadows. Lua 5.1 evaluates the targets' tables and keys left to right,
+// store replaces an assignment with an indexed target or a global name
+// target by a call of a store helper (lua_store.go), which records the
+// stores for the tables' shadows and refuses stores into read-only
+// tables. Lua 5.1 evaluates the targets' tables and keys left to right,
 // then the values, then stores from the last target to the first; a
 // table or key that is a local (or a constant) is read at the store. A
 // single target whose table and key are both such goes to
 // __luatest_setl(values..., t, k), any other to __luatest_set(t, k,
-// values...); a multiple assignment to __luatest_setn(layout, tables and
-// keys..., values...), which returns the values of its name targets for
-// the VM to assign after the indexed stores.
+// values...), a global name to __luatest_setg(values...), which raises; a
+// multiple assignment to __luatest_setn(layout, tables and keys...,
+// values...), which returns the values of its name targets for the VM to
+// assign after the indexed stores, followed by __luatest_setg() when a
+// target is a global name.
 func store(s *scope, st *ast.AssignStmt) ast.Stmt {
 	if len(st.Lhs) == 1 {
-		a := st.Lhs[0].(*ast.AttrGetExpr)
+		a, ok := st.Lhs[0].(*ast.AttrGetExpr)
+		if !ok {
+			return callStmt(st, helperCall(setGlobalHelperName, st.Lhs[0], st.Rhs...))
+		}
 		var call ast.Expr
 		if readAtStore(s, a.Object) && readAtStore(s, a.Key) {
 			call = helperCall(setLateHelperName, a, append(slices.Clone(st.Rhs), a.Object, a.Key)...)
@@ -218,6 +224,10 @@ func store(s *scope, st *ast.AssignStmt) ast.Stmt {
 		if a, ok := e.(*ast.AttrGetExpr); ok {
 			layout = append(layout, 'i')
 			args = append(args, a.Object, a.Key)
+		} else if isGlobal(s, e) {
+			// The store raises here: no name to its left is assigned.
+			layout = append(layout, 'g')
+			names = names[:0]
 		} else {
 			layout = append(layout, 'n')
 			names = append(names, e)
@@ -226,14 +236,30 @@ func store(s *scope, st *ast.AssignStmt) ast.Stmt {
 	d := &ast.StringExpr{Value: string(layout)}
 	d.SetLine(st.Lhs[0].Line())
 	call := helperCall(setMultiHelperName, st.Lhs[0], append(append([]ast.Expr{d}, args...), st.Rhs...)...)
+	var stmt ast.Stmt
 	if len(names) == 0 {
-		return callStmt(st, call)
+		stmt = callStmt(st, call)
+	} else {
+		call.(*ast.FuncCallExpr).AdjustRet = false
+		a := &ast.AssignStmt{Lhs: names, Rhs: []ast.Expr{call}}
+		a.SetLine(st.Line())
+		a.SetLastLine(st.LastLine())
+		stmt = a
 	}
-	call.(*ast.FuncCallExpr).AdjustRet = false
-	a := &ast.AssignStmt{Lhs: names, Rhs: []ast.Expr{call}}
-	a.SetLine(st.Line())
-	a.SetLastLine(st.LastLine())
-	return a
+	if !slices.Contains(layout, 'g') {
+		return stmt
+	}
+	raise := callStmt(st, helperCall(setGlobalHelperName, st.Lhs[0]))
+	do := &ast.DoBlockStmt{Stmts: []ast.Stmt{stmt, raise}}
+	do.SetLine(st.Line())
+	do.SetLastLine(st.LastLine())
+	return do
+}
+
+// isGlobal reports whether the assignment target e is a global name.
+func isGlobal(s *scope, e ast.Expr) bool {
+	id, ok := e.(*ast.IdentExpr)
+	return ok && s.lookup(id.Value) == "global"
 }
 
 // readAtStore reports whether Lua 5.1 reads e when it stores rather than
@@ -250,13 +276,21 @@ func readAtStore(s *scope, e ast.Expr) bool {
 }
 
 // funcDefStore replaces "function t.a.b()" and "function t:m()" (a store
-// into a table) with a store helper call; "function f()" stays.
-func funcDefStore(st *ast.FuncDefStmt) ast.Stmt {
+// into a table) with a store helper call, and "function f()" for a global
+// f with a call of __luatest_setg on the line of "function", where Lua 5.1
+// puts the store (funcstat's luaK_fixline); for a local or upvalue f it
+// stays.
+func funcDefStore(s *scope, st *ast.FuncDefStmt) ast.Stmt {
 	var obj, key ast.Expr
 	if st.Name.Func != nil {
 		a, ok := st.Name.Func.(*ast.AttrGetExpr)
 		if !ok {
-			return st
+			if !isGlobal(s, st.Name.Func) {
+				return st
+			}
+			call := helperCall(setGlobalHelperName, st.Name.Func, st.Func)
+			call.SetLine(st.Line())
+			return callStmt(st, call)
 		}
 		obj, key = a.Object, a.Key
 	} else {
@@ -849,8 +883,8 @@ func (vm *luaVM) errorFrame(L *lua.LState) (*lua.Debug, *chunkInfo, int) {
 }
 
 // evalAt evaluates a name or a constant-key field access in frame,
-// without side effects (no metamethods but the read-only proxies'
-// __index tables); ok is false for anything else.
+// without side effects (no metamethods but __index tables, such as a
+// function library's globals have); ok is false for anything else.
 func (vm *luaVM) evalAt(L *lua.LState, frame *lua.Debug, e ast.Expr) (lua.LValue, bool) {
 	if frame == nil || e == nil {
 		return nil, false
@@ -962,8 +996,8 @@ func mayRaise(inst uint32) bool {
 	return true
 }
 
-// rawIndex reads t[k], following __index tables (the read-only proxies)
-// but calling no function.
+// rawIndex reads t[k], following __index tables (a function library's
+// globals, function_lib.go) but calling no function.
 func (vm *luaVM) rawIndex(t *lua.LTable, k lua.LValue) lua.LValue {
 	for depth := 0; depth < 100; depth++ {
 		if v := t.RawGet(k); v != lua.LNil || t.Metatable == nil {
@@ -1158,7 +1192,7 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	}
 	vm.registerChunk(proto, info)
 	fn := L.NewFunctionFromProto(proto)
-	fn.Env = vm.env
+	fn.Env = vm.globals
 	L.Push(fn)
 	return 1
 }

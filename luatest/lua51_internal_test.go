@@ -29,6 +29,8 @@ func TestHelpersRefuseMisuse(t *testing.T) {
 		"return __luatest_concat('x')":              "nil",
 		"return __luatest_concat('a\\0b\\0c', 'x')": "x",
 		"return __luatest_fornum('12') + 1":         "13",
+		"return __luatest_setn('gn', 1, 2)":         "2",
+		"return __luatest_setg(1)":                  "Attempt to modify a readonly table",
 	} {
 		got := r.Command(2, "EVAL", script, "0")
 		require.Contains(t, got.String(), want, script)

@@ -24,6 +24,13 @@ import (
 // shadow: exactly the history Lua saw, rehash points included. A store
 // that only replaces a value by another one changes no layout and is not
 // recorded (the common t.n = t.n + 1 costs one RawGet more).
+//
+// The same helpers keep Redis' read-only tables read-only (luaVM.readonly):
+// gopher-lua's VM stores into a table that holds the key without looking
+// at any metatable. An assignment to a global name (x = v, function f(),
+// a name among several targets) would store into the global table, every
+// script's environment, which Redis makes read-only: the rewrite turns it
+// into a call of setGlobalHelper, which raises.
 
 // Helper globals the rewritten chunks call for stores.
 const (
@@ -36,9 +43,13 @@ const (
 	setLateHelperName = "__luatest_setl"
 	// setMultiHelperName is called as (layout, t1, k1, ..., values...)
 	// for a multiple assignment: layout has one letter per target, 'i'
-	// for an indexed target (whose table and key follow, in order) and
-	// 'n' for a name, whose value the helper returns.
+	// for an indexed target (whose table and key follow, in order), 'n'
+	// for a local or upvalue name, whose value the helper returns, and
+	// 'g' for a global name.
 	setMultiHelperName = "__luatest_setn"
+	// setGlobalHelperName is called as (values...) for an assignment to
+	// a global name: the global table is read-only, so it raises.
+	setGlobalHelperName = "__luatest_setg"
 )
 
 // maxTagLoop is MAXTAGLOOP: how many __newindex tables a store follows.
@@ -86,12 +97,15 @@ func rawStore(L *lua.LState, t *lua.LTable, k, v lua.LValue) {
 // without one gets the key (luaH_set gives it a node with a nil value)
 // and then v, unless its metatable has __newindex, which is called (a
 // function) or indexed in turn (a table). Anything else goes to its
-// __newindex or fails as gopher-lua's VM fails it. The read-only proxies
-// (lua.go) refuse before luaH_set, as Redis' read-only tables do.
+// __newindex or fails as gopher-lua's VM fails it. A read-only table
+// (luaVM.readonly) refuses before luaH_set, as Redis' luaV_settable does.
 func (vm *luaVM) settable(L *lua.LState, t, k, v lua.LValue) {
 	for range maxTagLoop {
 		var tm lua.LValue
 		if tb, ok := t.(*lua.LTable); ok {
+			if vm.readonly[tb] {
+				L.RaiseError(errReadOnly)
+			}
 			if tb.RawGet(k) != lua.LNil {
 				if v == lua.LNil {
 					recordStore(tb, k, false)
@@ -106,10 +120,8 @@ func (vm *luaVM) settable(L *lua.LState, t, k, v lua.LValue) {
 				rawStore(L, tb, k, v)
 				return
 			}
-			if !vm.proxies[tb] {
-				checkKey(L, k)
-				recordStore(tb, k, false)
-			}
+			checkKey(L, k)
+			recordStore(tb, k, false)
 		} else if tm = L.GetMetaField(t, "__newindex"); tm == lua.LNil {
 			L.SetTable(t, k, v) // "attempt to index a non-table object"
 			return
@@ -147,6 +159,11 @@ func (vm *luaVM) setLateHelper(L *lua.LState) int {
 // assign. Every table and key was evaluated before the values, so a
 // target whose table is a local assigned in the same statement stores
 // into the table the local held before (Lua 5.1's check_conflict).
+//
+// The stores stop at the last global name target ('g'): storing into the
+// read-only global table raises there, which the rewritten statement does
+// right after (setGlobalHelper), once the VM has assigned the names to its
+// right, the only ones returned.
 func (vm *luaVM) setMultiHelper(L *lua.LState) int {
 	layout := string(L.Get(1).(lua.LString))
 	nidx := strings.Count(layout, "i")
@@ -158,20 +175,30 @@ func (vm *luaVM) setMultiHelper(L *lua.LState) int {
 	for j := range layout {
 		vals = append(vals, L.Get(2+2*nidx+j))
 	}
-	for j, i := len(layout)-1, nidx-1; j >= 0; j-- {
+	stop := strings.LastIndexByte(layout, 'g')
+	for j, i := len(layout)-1, nidx-1; j > stop; j-- {
 		if layout[j] == 'i' {
 			vm.settable(L, L.Get(2+2*i), L.Get(3+2*i), vals[j])
 			i--
 		}
 	}
 	n := 0
-	for j := range layout {
+	for j := stop + 1; j < len(layout); j++ {
 		if layout[j] == 'n' {
 			L.Push(vals[j])
 			n++
 		}
 	}
 	return n
+}
+
+// setGlobalHelper is __luatest_setg(values...): the store into the global
+// table an assignment to a global name makes, which raises as the global
+// table is read-only (luaV_settable on Redis' patched Lua), with the
+// position of the assignment, after its values were evaluated.
+func setGlobalHelper(L *lua.LState) int {
+	L.RaiseError(errReadOnly)
+	return 0
 }
 
 // recordedRawset wraps rawset: the store is recorded when the arguments
@@ -195,10 +222,10 @@ func checkTable(L *lua.LState, n int) *lua.LTable {
 }
 
 // rawSetInt is lua_rawseti on a table of the script: read-only tables
-// refuse it, others record it.
+// refuse it (from C, so without a position), others record it.
 func (vm *luaVM) rawSetInt(L *lua.LState, t *lua.LTable, i int, v lua.LValue) {
-	if vm.proxies[t] {
-		L.RaiseError("Attempt to modify a readonly table")
+	if vm.readonly[t] {
+		L.Error(lua.LString(errReadOnly), 0)
 	}
 	rawStore(L, t, lua.LNumber(i), v)
 }

@@ -370,6 +370,12 @@ type tableShadow struct {
 	// tracked is set from the table's first recorded store on
 	// (lua_store.go): sim has seen every store since, in order.
 	tracked bool
+	// unordered marks a read-only table of the sandbox with more than one
+	// key (the global table, the libraries: luaVM.protect). The C code
+	// filled them in an order luatest does not reproduce (gopher-lua
+	// registers its libraries from Go maps), so they iterate as empty (see
+	// README).
+	unordered bool
 }
 
 // tableShadows maps gopher-lua tables to their shadows, without keeping
@@ -488,9 +494,16 @@ func (sh *tableShadow) know(k lua.LValue) {
 // "invalid key to 'next'" on L, as luaH_next's luaG_runerror does, which
 // from a C function (next, table.foreach) has no position. Deleting keys
 // during a traversal works as in Lua; keys added during one may or may
-// not be visited.
+// not be visited. An unordered table (tableShadow.unordered) iterates as
+// empty.
 func next51(L *lua.LState, t *lua.LTable, key lua.LValue) (k, v lua.LValue) {
 	sh := shadowOf(t)
+	if sh.unordered {
+		if key != lua.LNil {
+			L.Error(lua.LString("invalid key to 'next'"), 0)
+		}
+		return lua.LNil, lua.LNil
+	}
 	var s *l51Table
 	if key == lua.LNil || sh.sim == nil {
 		s = sh.sync(t)
@@ -515,9 +528,14 @@ func next51(L *lua.LState, t *lua.LTable, key lua.LValue) (k, v lua.LValue) {
 }
 
 // forEach visits t's entries in Lua 5.1's order (lua_next), as the C
-// code of cjson, cmsgpack and the reply conversion sees them.
+// code of cjson, cmsgpack and the reply conversion sees them; none for an
+// unordered table (tableShadow.unordered).
 func forEach(t *lua.LTable, fn func(k, v lua.LValue)) {
-	s := shadowOf(t).sync(t)
+	sh := shadowOf(t)
+	if sh.unordered {
+		return
+	}
+	s := sh.sync(t)
 	for i := 0; i < s.size(); i++ {
 		if k := s.keyAt(i); k != nil {
 			if v := t.RawGet(k); v != lua.LNil {
