@@ -228,8 +228,8 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		sc.fn.Env = vm.globals
 		sc.vm = vm
 	}
-	run := &runCtx{sc: sc, src: opt.src, keyList: keys, resp: 2,
-		readOnly: opt.ro || sc.flags&flagNoWrites != 0}
+	run := r.newRun(runCtx{sc: sc, src: opt.src, keyList: keys, resp: 2,
+		readOnly: opt.ro || sc.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 
 	vm.globals.RawSetString("KEYS", stringsTableReusing(L, keys, &vm.lastKeys))
@@ -237,6 +237,17 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 	L.SetTop(0)
 	L.Push(sc.fn)
 	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
+}
+
+// newRun returns the context of a run about to begin, set to c: the
+// Redis's one runSlot (see there), which spares each run an allocation,
+// or a new one should a run ever begin inside another.
+func (r *Redis) newRun(c runCtx) *runCtx {
+	if r.run != nil {
+		return &c
+	}
+	r.runSlot = c
+	return &r.runSlot
 }
 
 // beginRun makes run the context of the script or function about to run

@@ -434,8 +434,8 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 	}
 	f := r.fns()
 	L := f.vm.L
-	run := &runCtx{src: opt.src, keyList: keys, resp: 2, lineShift: lineShift,
-		readOnly: opt.ro || fn.flags&flagNoWrites != 0}
+	run := r.newRun(runCtx{src: opt.src, keyList: keys, resp: 2, lineShift: lineShift,
+		readOnly: opt.ro || fn.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 
 	L.SetTop(0)

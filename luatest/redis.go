@@ -34,8 +34,12 @@ type Redis struct {
 	keysCheck KeysCheck
 	timeout   time.Duration
 
-	run      *runCtx // the script running now, if any
-	calls    []Call  // the call log, a ring of up to callsMax (see callsOldest)
+	run *runCtx // the script running now, if any
+	// runSlot is the context of every run: runs never nest (a script
+	// cannot EVAL or FCALL) and nothing keeps a run's context past its
+	// end, so one is enough (newRun).
+	runSlot  runCtx
+	calls    []Call // the call log, a ring of up to callsMax (see callsOldest)
 	callsMax int
 	events   []Event
 	logs     []LogEntry
