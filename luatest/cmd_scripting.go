@@ -232,8 +232,10 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 
-	vm.globals.RawSetString("KEYS", stringsTableReusing(L, keys, &vm.lastKeys))
-	vm.globals.RawSetString("ARGV", stringsTableReusing(L, argv, &vm.lastArgv))
+	vm.keysTable = stringsTableInto(L, untouched(vm.keysTable, len(keys)), keys, &vm.lastKeys)
+	vm.argvTable = stringsTableInto(L, untouched(vm.argvTable, len(argv)), argv, &vm.lastArgv)
+	vm.globals.RawSetString("KEYS", vm.keysTable)
+	vm.globals.RawSetString("ARGV", vm.argvTable)
 	L.SetTop(0)
 	L.Push(sc.fn)
 	return r.callLimited(L, vm.handler, 0, opt, "script", sc.sha, run)
@@ -376,7 +378,15 @@ func luaIsString(v lua.LValue) (string, bool) {
 // Redis). Short strings at the first indexes are remembered in *last for
 // the next run.
 func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
-	t := L.CreateTable(len(ss), 0)
+	return stringsTableInto(L, nil, ss, last)
+}
+
+// stringsTableInto is stringsTableReusing filling t, a table [untouched]
+// returned, when it is not nil.
+func stringsTableInto(L *lua.LState, t *lua.LTable, ss []string, last *[]lua.LValue) *lua.LTable {
+	if t == nil {
+		t = L.CreateTable(len(ss), 0)
+	}
 	prev := *last
 	for i, s := range ss {
 		if i < len(prev) && string(prev[i].(lua.LString)) == s {
@@ -396,6 +406,39 @@ func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LT
 	*last = prev
 	return t
 }
+
+// untouched returns t, the KEYS or ARGV table of the previous EVAL run,
+// when it can be the next run's table of n strings as if new: nothing the
+// previous run did to it can show. Nothing outlives an EVAL run (Redis
+// 7.0's sandbox is read-only: a script has nowhere to keep a table), so
+// t is only the global's old value; it is reused when the script left it
+// as it was made (n strings, no metatable, no other key, no store the
+// table's shadow recorded), the values then written over. Otherwise, and
+// for a function's keys and args, which a library can keep in an upvalue,
+// the table is new, as in Redis. It spares each run two tables.
+func untouched(t *lua.LTable, n int) *lua.LTable {
+	if t == nil || n >= len(luaInts) || t.Metatable != lua.LNil || t.MaxN() != n || hasShadow(t) {
+		return nil
+	}
+	// Next(n) goes on after the last key of the array part, Next(nil)
+	// starts the walk.
+	after := lua.LValue(lua.LNil)
+	if n > 0 {
+		after = luaInts[n]
+	}
+	if k, _ := t.Next(after); k != lua.LNil {
+		return nil // a key besides 1..n
+	}
+	return t
+}
+
+// luaInts are the Lua numbers 0..32 as values, made once.
+var luaInts = func() (ns [33]lua.LValue) {
+	for i := range ns {
+		ns[i] = lua.LNumber(i)
+	}
+	return ns
+}()
 
 // maxReused and maxReusedLen bound what stringsTableReusing remembers, so
 // a big argument is not kept alive after its run.

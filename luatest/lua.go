@@ -48,6 +48,10 @@ type luaVM struct {
 	// and ARGV (a script's, or the keys and args of a function), for
 	// stringsTableReusing.
 	lastKeys, lastArgv []lua.LValue
+	// keysTable and argvTable are the last EVAL run's KEYS and ARGV, which
+	// the next run takes over when the script left them as they were
+	// (untouched).
+	keysTable, argvTable *lua.LTable
 }
 
 // chunkName is what Redis 7.0 loads every EVAL script as ("@user_script");

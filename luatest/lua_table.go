@@ -393,6 +393,14 @@ var tableShadows = struct {
 	lastSh *tableShadow
 }{m: map[weak.Pointer[lua.LTable]]*tableShadow{}, cons: map[string]*consDesc{}}
 
+// hasShadow reports whether t has a shadow: whether luatest has recorded
+// a store into it or walked it.
+func hasShadow(t *lua.LTable) bool {
+	tableShadows.Lock()
+	defer tableShadows.Unlock()
+	return tableShadows.last == t || tableShadows.m[weak.Make(t)] != nil
+}
+
 // shadowOf returns t's shadow, made on first use.
 func shadowOf(t *lua.LTable) *tableShadow {
 	tableShadows.Lock()
