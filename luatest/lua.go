@@ -101,6 +101,11 @@ func newLuaVM(r *Redis) *luaVM {
 	g.RawSetString(concatHelperName, L.NewFunction(concatHelper))
 	g.RawSetString(forNumberHelperName, L.NewFunction(forNumberHelper))
 	g.RawSetString(modHelperName, L.NewFunction(modHelper))
+	for name, raise := range map[string]bool{redisCallHelperName: true, redisPcallHelperName: false} {
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			return r.luaCallAt(L, raise, 1, int(lua.LVAsNumber(L.Get(1))))
+		}))
+	}
 	installNext(L, g)
 	vm.pendingKeys = map[*lua.LState][]pendingKey{}
 	g.RawSetString(tableHelperName, L.NewFunction(vm.tableHelper))
@@ -313,7 +318,7 @@ func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkI
 	if strings.Contains(body, gotoName) {
 		renameGoto(reflect.ValueOf(chunk))
 	}
-	info := rewriteChunk(chunk)
+	info := rewriteChunk(chunk, source == "@"+chunkName)
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, nil, err

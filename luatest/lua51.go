@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -100,12 +101,17 @@ func (s *scope) lookup(name string) string {
 // concatenations with calls of the helper.
 type rewriter struct {
 	info *chunkInfo
+	// redisCalls turns redis.call(...) and redis.pcall(...) into calls
+	// of the helpers that take their line (redisCall): set for an EVAL
+	// script, whose redis is always the read-only library.
+	redisCalls bool
 }
 
 // rewriteChunk prepares a parsed chunk for Lua 5.1 behaviour under
-// gopher-lua and returns what error renaming needs.
-func rewriteChunk(chunk []ast.Stmt) *chunkInfo {
-	rw := &rewriter{info: &chunkInfo{sites: map[int][]opSite{}}}
+// gopher-lua and returns what error renaming needs; redisCalls is
+// rewriter.redisCalls.
+func rewriteChunk(chunk []ast.Stmt, redisCalls bool) *chunkInfo {
+	rw := &rewriter{info: &chunkInfo{sites: map[int][]opSite{}}, redisCalls: redisCalls}
 	top := &scope{fn: &funcScope{}}
 	rw.block(top, chunk)
 	return rw.info
@@ -332,6 +338,54 @@ func (rw *rewriter) exprs(s *scope, es []ast.Expr) {
 	}
 }
 
+// redisCall turns e, when it is redis.call(args) or redis.pcall(args)
+// with redis the global and the rewriter's redisCalls set, into
+// __luatest_rcall(line, args) or __luatest_rpcall(line, args), and
+// reports whether it did. The helpers are redis.call and redis.pcall
+// told the line of their call for the call log (Call.Line), which
+// redis.call would otherwise read from the call stack, an allocation per
+// call. Nothing else can tell them apart: redis is read-only and its
+// call and pcall functions, and neither can fail to be called, so the
+// call has no operation site for error texts.
+func (rw *rewriter) redisCall(s *scope, e *ast.FuncCallExpr) bool {
+	if !rw.redisCalls || e.Receiver != nil {
+		return false
+	}
+	a, ok := e.Func.(*ast.AttrGetExpr)
+	if !ok {
+		return false
+	}
+	obj, ok := a.Object.(*ast.IdentExpr)
+	key, isStr := a.Key.(*ast.StringExpr)
+	if !ok || !isStr || obj.Value != "redis" || s.lookup("redis") != "global" {
+		return false
+	}
+	name := redisCallHelperName
+	switch key.Value {
+	case "call":
+	case "pcall":
+		name = redisPcallHelperName
+	default:
+		return false
+	}
+	fn := &ast.IdentExpr{Value: name}
+	fn.SetLine(e.Func.Line())
+	fn.SetLastLine(e.Func.LastLine())
+	line := &ast.NumberExpr{Value: strconv.Itoa(e.Line())}
+	line.SetLine(e.Line())
+	line.SetLastLine(e.Line())
+	e.Func = fn
+	e.Args = append([]ast.Expr{line}, e.Args...)
+	return true
+}
+
+// redisCallHelperName and redisPcallHelperName are the globals redisCall
+// calls: redis.call and redis.pcall with the line of the call first.
+const (
+	redisCallHelperName  = "__luatest_rcall"
+	redisPcallHelperName = "__luatest_rpcall"
+)
+
 // describe is what Lua 5.1's getobjname calls an operand.
 func describe(s *scope, e ast.Expr) string {
 	switch e := e.(type) {
@@ -382,6 +436,10 @@ func (rw *rewriter) expr(s *scope, e ast.Expr) ast.Expr {
 			return helperCall(tableHelperName, e, d, e)
 		}
 	case *ast.FuncCallExpr:
+		if rw.redisCall(s, e) {
+			rw.exprs(s, e.Args[1:])
+			return e
+		}
 		if e.Receiver != nil {
 			e.Receiver = rw.expr(s, e.Receiver)
 			rw.add(opSite{kind: opIndex, line: e.Line(), desc: describe(s, e.Receiver), key: e.Method, expr: e.Receiver})

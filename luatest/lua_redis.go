@@ -75,6 +75,14 @@ func raise(L *lua.LState, msg string) {
 // the server makes before running a command from a script, the luatest
 // affordances (call log, KEYS check, injected faults), then the command.
 func (r *Redis) luaCall(L *lua.LState, raise bool) int {
+	return r.luaCallAt(L, raise, 0, 0)
+}
+
+// luaCallAt is luaCall with the arguments after the first base ones on
+// L's stack, and the call's line given (line > 0) rather than read from
+// the call stack: the helpers redisCall (lua51.go) rewrites an EVAL
+// script's redis.call(...) and redis.pcall(...) into.
+func (r *Redis) luaCallAt(L *lua.LState, raise bool, base, line int) int {
 	fail := func(msg string) int {
 		t := luaErrorReply(L, msg)
 		if raise {
@@ -83,13 +91,13 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
-	argc := L.GetTop()
-	if argc == 0 {
+	argc := L.GetTop() - base
+	if argc <= 0 {
 		return fail("Please specify at least one argument for this redis lib call")
 	}
 	argv := r.newArgv(argc)
 	for i := range argv {
-		switch v := L.Get(i + 1).(type) {
+		switch v := L.Get(base + i + 1).(type) {
 		case lua.LString:
 			argv[i] = string(v)
 		case lua.LNumber:
@@ -100,7 +108,10 @@ func (r *Redis) luaCall(L *lua.LState, raise bool) int {
 		}
 	}
 	run := r.run
-	call := Call{Command: argv[0], Args: argv[1:], Line: callerLine(L), Protected: !raise}
+	if line <= 0 {
+		line = callerLine(L)
+	}
+	call := Call{Command: argv[0], Args: argv[1:], Line: line, Protected: !raise}
 	if run != nil {
 		if run.src != nil {
 			// The line of the .lua file, or of the ---@include file the

@@ -364,3 +364,42 @@ func TestCallLogBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, off.Calls())
 }
+
+// TestCallLogLines: the call log names the line of each redis.call and
+// redis.pcall in every form a script writes one — the rewritten direct
+// calls (which are told their line) and calls through another name (which
+// read it from the call stack) alike: on one line or spread over several,
+// as a tail call, two on one line, inside a function, inside pcall.
+func TestCallLogLines(t *testing.T) {
+	const script = `local call, pcall_ = redis.call, redis.pcall
+redis.call('SET', KEYS[1], '1')
+call('SET', KEYS[1], '1')
+redis.call(
+  'GET',
+  KEYS[1])
+call(
+  'GET',
+  KEYS[1])
+local a = redis.call('GET', KEYS[1]) or redis.pcall('GET', KEYS[1])
+local b = call('GET', KEYS[1]) or pcall_('GET', KEYS[1])
+local function f(k)
+  redis.pcall('INCR', k)
+  return call('INCR', k)
+end
+f(KEYS[1])
+pcall(function() redis.call('GET', KEYS[1]) end)
+pcall(function() call('GET', KEYS[1]) end)
+local t = {redis.call('GET', KEYS[1]), call('GET', KEYS[1])}
+if #t == 2 then
+  return redis.call('GET', KEYS[1])
+end
+`
+	r := luatest.Start(t)
+	_, err := r.Do("EVAL", script, "1", "k")
+	require.NoError(t, err)
+	var lines []int
+	for _, c := range r.Calls() {
+		lines = append(lines, c.Line)
+	}
+	assert.Equal(t, []int{2, 3, 4, 7, 10, 11, 13, 14, 17, 18, 19, 19, 21}, lines)
+}
