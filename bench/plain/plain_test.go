@@ -46,7 +46,7 @@ import (
 )
 
 const (
-	rounds     = 5
+	rounds     = 9
 	goroutines = 64
 	slice      = 750 * time.Millisecond // a pair's slice: each way runs two per round
 )
