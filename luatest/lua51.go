@@ -1174,6 +1174,7 @@ func (vm *luaVM) patchCoercion() {
 	}
 	str.RawSetString("dump", L.NewFunction(stringDump))
 	vm.globals.RawSetString("loadstring", L.NewFunction(vm.loadstring))
+	vm.globals.RawSetString("load", L.NewFunction(vm.load))
 }
 
 // luaSignature is what string.dump's result starts with (Lua 5.1's
@@ -1252,6 +1253,63 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = vm.globals
 	L.Push(fn)
+	return 1
+}
+
+// load is Lua 5.1's load(func [, chunkname]) (luaB_load, generic_reader):
+// the chunk is the concatenation of the pieces func returns, until nil or
+// an empty string, compiled as loadstring compiles its string (rewritten
+// for Lua 5.1 and for the read-only sandbox: gopher-lua's own load would
+// compile a chunk whose stores nothing checks). chunkname defaults to
+// "=(load)". A piece that is neither a string nor a number, or an error
+// func raises, ends the load with nil and the message, as lua_load's
+// protected reader does.
+func (vm *luaVM) load(L *lua.LState) int {
+	fn, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		cTypeError(L, 1, "function")
+	}
+	source := "=(load)"
+	if v := L.Get(2); v != lua.LNil {
+		source = checkString51(L, 2)
+	}
+	fail := func(msg lua.LValue) int {
+		L.Push(lua.LNil)
+		L.Push(msg)
+		return 2
+	}
+	var b strings.Builder
+	for {
+		L.Push(fn)
+		if err := L.PCall(0, 1, vm.renamer); err != nil {
+			v := err.(*lua.ApiError).Object
+			if s, ok := v.(lua.LString); ok {
+				v = lua.LString(lua51Message(string(s)))
+			}
+			return fail(v)
+		}
+		piece := L.Get(-1)
+		L.Pop(1)
+		if piece == lua.LNil {
+			break
+		}
+		s, ok := luaIsString(piece)
+		if !ok {
+			return fail(lua.LString("reader function must return a string"))
+		}
+		if s == "" {
+			break
+		}
+		b.WriteString(s)
+	}
+	proto, info, err := compileChunk(b.String(), source, cCallDepth(L))
+	if err != nil {
+		return fail(lua.LString(compileErrorTextIn(err, chunkID(source))))
+	}
+	vm.registerChunk(proto, info)
+	f := L.NewFunctionFromProto(proto)
+	f.Env = vm.globals
+	L.Push(f)
 	return 1
 }
 
