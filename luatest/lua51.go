@@ -329,6 +329,11 @@ func (rw *rewriter) function(s *scope, f *ast.FunctionExpr, method bool) {
 		params = append(params, "self")
 	}
 	params = append(params, f.ParList.Names...)
+	if f.ParList.HasVargs {
+		// Lua 5.1 (LUA_COMPAT_VARARG) gives every vararg function but the
+		// main chunk a local arg (lparser.c parlist).
+		params = append(params, "arg")
+	}
 	rw.block(&scope{fn: &funcScope{outer: s}, locals: params}, f.Stmts)
 }
 
