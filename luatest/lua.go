@@ -311,15 +311,27 @@ func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkI
 		return nil, nil, err
 	}
 	name := chunkID(source)
-	chunk, err := parse.Parse(strings.NewReader(body), name)
-	if err != nil {
-		return nil, nil, err
+	redisCalls := source == "@"+chunkName
+	compile := func() (*lua.FunctionProto, *chunkInfo, error) {
+		chunk, err := parse.Parse(strings.NewReader(body), name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if strings.Contains(body, gotoName) {
+			renameGoto(reflect.ValueOf(chunk))
+		}
+		info := rewriteChunk(chunk, redisCalls)
+		proto, err := lua.Compile(chunk, name)
+		return proto, info, err
 	}
-	if strings.Contains(body, gotoName) {
-		renameGoto(reflect.ValueOf(chunk))
+	proto, info, err := compile()
+	if err != nil && redisCalls {
+		// The line argument the rewritten redis.call takes is one
+		// register more; a function that needs every register compiles
+		// without the rewrite, as it does on the server.
+		redisCalls = false
+		proto, info, err = compile()
 	}
-	info := rewriteChunk(chunk, source == "@"+chunkName)
-	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, nil, err
 	}

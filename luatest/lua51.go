@@ -373,6 +373,9 @@ func (rw *rewriter) redisCall(s *scope, e *ast.FuncCallExpr) bool {
 	default:
 		return false
 	}
+	if s.lookup(name) != "global" {
+		return false // a script's own local of that name
+	}
 	fn := &ast.IdentExpr{Value: name}
 	fn.SetLine(e.Func.Line())
 	fn.SetLastLine(e.Func.LastLine())
