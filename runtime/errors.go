@@ -54,6 +54,9 @@ func usable(ctx context.Context, e Executor) error {
 	case e == nil:
 		return ErrNilExecutor
 	}
+	if r, ok := e.(*RueidisExecutor); ok && r == nil {
+		return ErrNilExecutor // a nil *RueidisExecutor in a non-nil Executor
+	}
 	return nil
 }
 

@@ -104,6 +104,11 @@ func TestMisuseNeitherHangsNorPanics(t *testing.T) {
 			_, err = plain.Exec(ctx, nil, []string{key}, nil)
 			assert.ErrorIs(t, err, runtime.ErrNilExecutor)
 			assert.ErrorIs(t, runtime.Preload(ctx, nil, plain), runtime.ErrNilExecutor)
+			// A nil *RueidisExecutor in a non-nil Executor: the same
+			// error, not a nil dereference.
+			var nilRueidis *runtime.RueidisExecutor
+			_, err = plain.Exec(ctx, nilRueidis, []string{key}, nil)
+			assert.ErrorIs(t, err, runtime.ErrNilExecutor)
 
 			v, err := plain.Exec(ctx, e, []string{key}, nil)
 			require.NoError(t, err)
