@@ -233,7 +233,7 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 		case e == Float64:
 			hint = "return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"
 		case isIntType(e) && v.inexact:
-			hint = "keep it within ±2^53: check the caller's number against literals on both sides first (local n = tonumber(ARGV[1]); if n < 0 or n > 1000000 then return redis.error_reply('BAD_ARG') end), or return a count the server computed (INCRBY's reply)"
+			hint = "keep it within ±2^53: check the caller's number against literals on both sides first (local n = tonumber(ARGV[1]); if n < 0 or n > 1000000 then return redis.error_reply('BAD_ARG') end, with ---@error BAD_ARG declared), or return a count the server computed (INCRBY's reply)"
 		case isIntType(e):
 			hint = "round it yourself (math.floor), or return string.format('%.17g', x) and declare float64"
 		}
