@@ -53,18 +53,8 @@ func (p *CallPool[T]) Recycle(releases bool, c *T, err error) {
 // Put is [CallPool.Recycle] asking [ReleasesArgs](e) on every call: what
 // code generated for version 1 calls.
 func (p *CallPool[T]) Put(e runtime.Executor, c *T, err error) {
-	if answered(err) {
-		p.Recycle(releasesArgs(e), c, err)
-	}
+	p.Recycle(ReleasesArgs(e), c, err)
 }
-
-// ReleasesArgs reports whether e, or the first executor it wraps that
-// implements [runtime.ArgReleaser] (through an Unwrap method, as
-// [runtime.Coalescer] and [runtime.WithoutShebang]'s executor have), says
-// that it releases its calls' arguments once a call has returned: whether
-// [CallPool.Recycle] may reuse a call's buffer. Generated constructors ask
-// it once per Scripts.
-func ReleasesArgs(e runtime.Executor) bool { return releasesArgs(e) }
 
 // answered reports whether a call that ended with err left no command in
 // flight: the server answered it, or nothing was sent.
@@ -80,12 +70,14 @@ func answered(err error) bool {
 	return errors.As(err, &reply) || errors.As(err, &code) || errors.As(err, &cross)
 }
 
-// releasesArgs reports whether e, or the first executor it wraps that
+// ReleasesArgs reports whether e, or the first executor it wraps that
 // implements [runtime.ArgReleaser] (through an Unwrap method, as
 // [runtime.Coalescer] and [runtime.WithoutShebang]'s executor have, and
-// as runtime asks for its own capabilities), releases its calls'
-// arguments.
-func releasesArgs(e runtime.Executor) bool {
+// as runtime asks for its own capabilities), says that it releases its
+// calls' arguments once a call has returned: whether [CallPool.Recycle]
+// may reuse a call's buffer. Generated constructors ask it once per
+// Scripts.
+func ReleasesArgs(e runtime.Executor) bool {
 	for e != nil {
 		// A non-generic assertion: its call site caches the answer.
 		if r, ok := e.(runtime.ArgReleaser); ok {
