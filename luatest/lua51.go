@@ -1251,7 +1251,14 @@ func (vm *luaVM) loadstring(L *lua.LState) int {
 	if L.GetTop() >= 2 {
 		source = checkString51(L, 2)
 	}
-	proto, info, err := compileChunk(s, source, cCallDepth(L))
+	return vm.pushChunk(L, s, source)
+}
+
+// pushChunk is load_aux after lua_load: body compiled as the chunk source
+// (rewritten as every chunk is) pushes its function, with the globals as
+// its environment; a compile error pushes nil and the message.
+func (vm *luaVM) pushChunk(L *lua.LState, body, source string) int {
+	proto, info, err := compileChunk(body, source, cCallDepth(L))
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(compileErrorTextIn(err, chunkID(source))))
@@ -1310,15 +1317,7 @@ func (vm *luaVM) load(L *lua.LState) int {
 		}
 		b.WriteString(s)
 	}
-	proto, info, err := compileChunk(b.String(), source, cCallDepth(L))
-	if err != nil {
-		return fail(lua.LString(compileErrorTextIn(err, chunkID(source))))
-	}
-	vm.registerChunk(proto, info)
-	f := L.NewFunctionFromProto(proto)
-	f.Env = vm.globals
-	L.Push(f)
-	return 1
+	return vm.pushChunk(L, b.String(), source)
 }
 
 // cCallDepth is L->nCcalls for a C function the script calls: the server
