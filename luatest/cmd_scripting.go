@@ -232,8 +232,8 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 
-	vm.keysTable = stringsTableInto(L, untouched(vm.keysTable, len(keys)), keys, &vm.lastKeys)
-	vm.argvTable = stringsTableInto(L, untouched(vm.argvTable, len(argv)), argv, &vm.lastArgv)
+	vm.keysTable = stringsTableReusing(L, untouched(vm.keysTable, len(keys)), keys, &vm.lastKeys)
+	vm.argvTable = stringsTableReusing(L, untouched(vm.argvTable, len(argv)), argv, &vm.lastArgv)
 	vm.globals.RawSetString("KEYS", vm.keysTable)
 	vm.globals.RawSetString("ARGV", vm.argvTable)
 	L.SetTop(0)
@@ -376,14 +376,9 @@ func luaIsString(v lua.LValue) (string, bool) {
 // reuses that Lua value instead of making another (a Lua string is
 // immutable, so sharing it is invisible; the table itself is new, as in
 // Redis). Short strings at the first indexes are remembered in *last for
-// the next run.
-func stringsTableReusing(L *lua.LState, ss []string, last *[]lua.LValue) *lua.LTable {
-	return stringsTableInto(L, nil, ss, last)
-}
-
-// stringsTableInto is stringsTableReusing filling t, a table [untouched]
-// returned, when it is not nil.
-func stringsTableInto(L *lua.LState, t *lua.LTable, ss []string, last *[]lua.LValue) *lua.LTable {
+// the next run. The table is t, a table [untouched] returned, when t is not
+// nil.
+func stringsTableReusing(L *lua.LState, t *lua.LTable, ss []string, last *[]lua.LValue) *lua.LTable {
 	if t == nil {
 		t = L.CreateTable(len(ss), 0)
 	}

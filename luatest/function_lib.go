@@ -440,7 +440,7 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 
 	L.SetTop(0)
 	L.Push(fn.fn)
-	L.Push(stringsTableReusing(L, keys, &f.vm.lastKeys))
-	L.Push(stringsTableReusing(L, argv, &f.vm.lastArgv))
+	L.Push(stringsTableReusing(L, nil, keys, &f.vm.lastKeys))
+	L.Push(stringsTableReusing(L, nil, argv, &f.vm.lastArgv))
 	return r.callLimited(L, f.vm.handler, 2, opt, "function", fn.name, run)
 }

@@ -91,7 +91,7 @@ func TestStringsTableReusing(t *testing.T) {
 		{"a", long, "c", "d", "e"},
 	}
 	for _, ss := range runs {
-		tb := stringsTableReusing(L, ss, &last)
+		tb := stringsTableReusing(L, nil, ss, &last)
 		require.Equal(t, len(ss), tb.Len(), "%q", ss)
 		for i, s := range ss {
 			require.Equal(t, lua.LString(s), tb.RawGetInt(i+1), "%q", ss)
@@ -103,11 +103,11 @@ func TestStringsTableReusing(t *testing.T) {
 	// The same short strings again cost the table and its array only; new
 	// ones a copy of the caller's bytes and a Lua string each on top.
 	same := []string{"k1", "k2", "k3"}
-	stringsTableReusing(L, same, &last)
-	require.Equal(t, 2.0, testing.AllocsPerRun(10, func() { stringsTableReusing(L, same, &last) }))
+	stringsTableReusing(L, nil, same, &last)
+	require.Equal(t, 2.0, testing.AllocsPerRun(10, func() { stringsTableReusing(L, nil, same, &last) }))
 	lists, n := [2][]string{{"k1", "x", "y"}, {"k1", "z", "w"}}, 0
 	require.Equal(t, 6.0, testing.AllocsPerRun(10, func() {
 		n++
-		stringsTableReusing(L, lists[n%2], &last)
+		stringsTableReusing(L, nil, lists[n%2], &last)
 	}))
 }
