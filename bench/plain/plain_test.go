@@ -155,11 +155,11 @@ func freshCounter(b *testing.B) string {
 	return key
 }
 
-// pairs are the ratios BenchmarkClientCost reports: each way against its
-// raw peer, and raw rueidis against itself (A/A).
 // aa is the A/A pair's first way: raw rueidis again, under another name.
 const aa = "plain rueidis Lua.Exec (A/A)"
 
+// pairs are the ratios BenchmarkClientCost reports: each way against its
+// raw peer, and raw rueidis against itself (A/A).
 var pairs = [][2]string{
 	{"plain wrapper", "plain rueidis Lua.Exec"},
 	{"plain wrapper go-redis", "plain go-redis Script.Run"},
