@@ -948,7 +948,7 @@ func (e *scriptEmitter) body() {
 	name := e.n.Body
 	doc := fmt.Sprintf("%s is %s, verbatim.", name, commentSafe(s.File))
 	if inc := s.inlinedFiles(); len(inc) > 0 {
-		doc = fmt.Sprintf("%s is %s, verbatim, with %s inlined after its header (---@include); the Lines of %s map its lines back to the files.",
+		doc = fmt.Sprintf("%s is %s, verbatim, with %s inlined where its ---@include lines stand; the Lines of %s map its lines back to the files.",
 			name, commentSafe(s.File), commentSafe(strings.Join(inc, ", ")), e.n.Var)
 	}
 	e.f.Add(docComment(wrap(doc, 76)...))

@@ -140,6 +140,9 @@ func parseHeader(r *reporter, s *Script, lines []string) int {
 		if strings.Trim(rest, "-") == "" {
 			continue // a ------ rule
 		}
+		if reIncludeLine.MatchString(trimmed) {
+			continue // BullMQ's "--- @include": see scanIncludes
+		}
 		if at, tag := misspelledTag(trimmed); tag != "" {
 			r.errorf(Pos{i + 1, indent + at + 1}, "%q is doc text: write \"---%s\" (no space) to declare a tag", trimmed[:at+len(tag)], tag)
 			s.meant(tag)
@@ -247,9 +250,7 @@ func (p *headerParser) tag(col int) {
 	case "@coalesce":
 		p.coalesce(ws)
 	case "@include":
-		if inc := parseInclude(p.r, p.lineNo, ws); inc != nil {
-			p.s.Includes = append(p.s.Includes, inc)
-		}
+		// scanIncludes takes include lines wherever they stand.
 	case "@unsafe-keys":
 		if !p.once(ws[0]) {
 			return

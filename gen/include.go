@@ -41,8 +41,10 @@ type includeSite struct {
 	at   Pos
 }
 
-// parseInclude reads the words of an ---@include line (ws[0] is the tag)
-// on line, reporting a malformed one.
+// parseInclude reads the words of an include line (ws[0] is the tag;
+// ws[1], when there, the path) on line, reporting a malformed one. The
+// path may be quoted, as BullMQ writes it (--- @include "includes/name"),
+// and a path whose file name has no extension names a .lua file.
 func parseInclude(r *reporter, line int, ws []word) *Include {
 	at := func(w word) Pos { return Pos{line, w.col} }
 	if len(ws) < 2 {
@@ -53,9 +55,17 @@ func parseInclude(r *reporter, line int, ws []word) *Include {
 		r.errorf(at(ws[2]), "malformed ---@include: unexpected %q after the path; include one file per line", ws[2].s)
 	}
 	p := ws[1].s
+	if q := p[:1]; q == `"` || q == `'` {
+		if len(p) < 3 || !strings.HasSuffix(p, q) {
+			r.errorf(at(ws[1]), "---@include %s: the quote is not closed on this line", p)
+			return nil
+		}
+		p = p[1 : len(p)-1]
+	}
+	if !strings.Contains(path.Base(p), ".") {
+		p += ".lua" // BullMQ's form names the file without its extension
+	}
 	switch {
-	case strings.ContainsAny(p[:1], `"'`):
-		r.errorf(at(ws[1]), "write the ---@include path without quotes: ---@include %s", strings.Trim(p, `"'`))
 	case strings.Contains(p, `\`):
 		r.errorf(at(ws[1]), "---@include %s: write the path with forward slashes, as on every platform", p)
 	case path.IsAbs(p) || len(p) > 1 && p[1] == ':':
@@ -68,15 +78,59 @@ func parseInclude(r *reporter, line int, ws []word) *Include {
 	return nil
 }
 
+// reIncludeLine matches the comment text of an include line: "---@include"
+// or, as BullMQ writes it, "--- @include" (its group 1 is the tag's
+// start); reIncludeLike matches any comment that reads as one.
+var (
+	reIncludeLine = regexp.MustCompile(`^---[ \t]*(@include)(?:[ \t]|$)`)
+	reIncludeLike = regexp.MustCompile(`^-+[ \t]*(@include)(?:[ \t]|$)`)
+)
+
+// scanIncludes finds the include lines in the code of a file (its lines
+// from index from on): comments that start "---@include" or "--- @include"
+// on a line of their own, outside strings and long comments. A comment
+// that reads like one but is not taken ("-- @include", "--@include") is
+// reported, since it would silently be a comment.
+func scanIncludes(r *reporter, text string, lines []string, from int) []*Include {
+	_, starts := splitLines(text)
+	var comments []int
+	scanLua(text, func(at int) { comments = append(comments, at) })
+	var incs []*Include
+	for _, at := range comments {
+		i, _ := slices.BinarySearch(starts, at+1)
+		i-- // the line holding at
+		if i < from {
+			continue
+		}
+		line := lines[i]
+		col := at - starts[i]
+		if strings.TrimLeft(line[:col], " \t") != "" {
+			continue // a comment after code: not a line of its own
+		}
+		c := line[col:]
+		if m := reIncludeLine.FindStringSubmatchIndex(c); m != nil {
+			ws := splitWords(c[m[2]:])
+			for k := range ws {
+				ws[k].col += col + m[2]
+			}
+			if inc := parseInclude(r, i+1, ws); inc != nil {
+				incs = append(incs, inc)
+			}
+		} else if m := reIncludeLike.FindStringSubmatchIndex(c); m != nil {
+			r.errorf(Pos{i + 1, col + m[2] + 1}, "%q is a plain comment: write \"---@include\" (or \"--- @include\") to include a file here", strings.TrimSpace(c[:m[3]]))
+		}
+	}
+	return incs
+}
+
 // includedHeader reads the header of an included file: blank lines, "---"
-// doc lines and ---@include lines, reporting any other tag, a shebang, a
-// byte order mark and a tag after the header. It returns the index of the
-// first line after the header and the includes.
-func includedHeader(r *reporter, text string, lines []string) (int, []*Include) {
+// doc lines and include lines, reporting any other tag, a shebang, a byte
+// order mark and a tag after the header (include lines anywhere are found
+// by scanIncludes).
+func includedHeader(r *reporter, text string, lines []string) {
 	if strings.HasPrefix(text, "\ufeff") {
 		r.errorf(Pos{1, 1}, "the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one")
 	}
-	var incs []*Include
 	codeStart := len(lines)
 	for i, line := range lines {
 		trimmed := strings.TrimLeft(line, " \t")
@@ -88,19 +142,10 @@ func includedHeader(r *reporter, text string, lines []string) (int, []*Include) 
 			codeStart = i
 			break
 		}
-		if !strings.HasPrefix(trimmed, "---@") {
+		if !strings.HasPrefix(trimmed, "---@") || reIncludeLine.MatchString(trimmed) {
 			continue
 		}
 		ws := splitWords(line[indent+3:])
-		for k := range ws {
-			ws[k].col += indent + 3
-		}
-		if ws[0].s == "@include" {
-			if inc := parseInclude(r, i+1, ws); inc != nil {
-				incs = append(incs, inc)
-			}
-			continue
-		}
 		r.errorf(Pos{i + 1, indent + 4}, "---%s in an included file: it takes only ---@include; the header of each script that includes it declares the keys, args and reply", ws[0].s)
 	}
 	_, strs := mask(text)
@@ -110,16 +155,11 @@ func includedHeader(r *reporter, text string, lines []string) (int, []*Include) 
 		switch {
 		case strings.HasPrefix(trimmed, "#!"):
 			r.errorf(Pos{i + 1, len(line) - len(trimmed) + 1}, "an included file cannot have a shebang: its text goes into each script that includes it, where only the script's line 1 may hold one")
-		case i >= codeStart && strings.HasPrefix(trimmed, "---@"):
+		case i >= codeStart && strings.HasPrefix(trimmed, "---@") && !reIncludeLine.MatchString(trimmed):
 			r.errorf(Pos{i + 1, len(line) - len(trimmed) + 4}, "%s after the header: tags belong in the --- block at the top of the file, which ended at line %d",
 				strings.Fields(trimmed[3:])[0], codeStart)
-		case strings.HasPrefix(trimmed, "--"):
-			if at, tag := misspelledTag(trimmed); tag == "@include" {
-				r.errorf(Pos{i + 1, len(line) - len(trimmed) + at + 1}, "%q is a plain comment: write \"---@include\" (three dashes, no space) to include a file", trimmed[:at+len(tag)])
-			}
 		}
 	}
-	return codeStart, incs
 }
 
 // includedFile is an included file as read and checked on its own, which
@@ -128,7 +168,6 @@ type includedFile struct {
 	err       error // reading it; then the rest is unset
 	text      string
 	lines     []string
-	codeStart int // the first line after its header
 	incs      []*Include
 	diags     Diagnostics // of its header and code, on its own lines
 	broken    bool        // its code does not parse, or returns (see checkCode)
@@ -161,16 +200,15 @@ const (
 )
 
 // expand returns text, the source of the script at p (file relative to the
-// module root) whose header ends before lines[codeStart], with the files
-// incs name inlined after the header's last non-blank line, and the
-// spans of the result. Problems are reported in r (at the script's lines)
-// or in the included files. ok is false when an included file does not
-// parse.
-func expand(r *reporter, src Source, cache includeCache, text string, lines []string, codeStart int, incs []*Include) (body string, spans []Span, sites []includeSite, ok bool) {
+// module root), with the files incs name inlined, each right after the
+// line that names it, and the spans of the result. Problems are reported
+// in r (at the script's lines) or in the included files. ok is false when
+// an included file does not parse.
+func expand(r *reporter, src Source, cache includeCache, text string, lines []string, incs []*Include) (body string, spans []Span, sites []includeSite, ok bool) {
 	e := &expander{read: src.ReadInclude, cache: cache, state: map[string]int{}}
 	e.state[filepath.Clean(src.Path)] = onStack
 	e.stack = []string{src.Path}
-	e.file(r, src.Path, src.File, text, lines, codeStart, incs)
+	e.file(r, src.Path, src.File, text, incs)
 	r.diags = append(r.diags, e.diags...)
 	if len(e.spans) == 1 {
 		return text, nil, e.sites, !e.broken // nothing was inlined
@@ -178,19 +216,13 @@ func expand(r *reporter, src Source, cache includeCache, text string, lines []st
 	return e.b.String(), e.spans, e.sites, !e.broken
 }
 
-// file writes one file: its header, the files it includes, its code.
-func (e *expander) file(r *reporter, p, file, text string, lines []string, codeStart int, incs []*Include) {
-	// The included files go right after the last "---" line, so that
-	// blank lines ending the header still part them from the code.
-	for codeStart > 0 && strings.TrimSpace(lines[codeStart-1]) == "" {
-		codeStart--
-	}
+// file writes one file, with the files it includes inlined after the
+// lines that name them: where the line stands, so an included file sees
+// the locals declared above it (BullMQ includes its helpers after local
+// rcall = redis.call).
+func (e *expander) file(r *reporter, p, file, text string, incs []*Include) {
 	_, starts := splitLines(text)
-	cut := len(text)
-	if codeStart < len(lines) {
-		cut = starts[codeStart]
-	}
-	e.write(p, file, 1, text[:cut])
+	done, from := 0, 1 // text[:done] is written; it ends before line from
 	for _, inc := range incs {
 		ip := filepath.Join(filepath.Dir(p), filepath.FromSlash(inc.Path)) // cleaned by Join, so also the key of state
 		switch e.state[ip] {
@@ -212,18 +244,22 @@ func (e *expander) file(r *reporter, p, file, text string, lines []string, codeS
 			r.errorf(inc.Pos, "cannot include %s: %v", inc.Path, f.err)
 			continue
 		}
+		cut := len(text) // the end of the include's line, with its line break
+		if inc.Pos.Line < len(starts) {
+			cut = starts[inc.Pos.Line]
+		}
+		e.write(p, file, from, text[done:cut])
+		done, from = cut, inc.Pos.Line+1
 		hr := &reporter{path: ip, diags: slices.Clone(f.diags)}
 		e.broken = e.broken || f.broken
 		e.state[ip] = onStack
 		e.stack = append(e.stack, ip)
-		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), f.text, f.lines, f.codeStart, f.incs)
+		e.file(hr, ip, path.Join(path.Dir(file), inc.Path), f.text, f.incs)
 		e.stack = e.stack[:len(e.stack)-1]
 		e.state[ip] = inlined
 		e.diags = append(e.diags, hr.diags...)
 	}
-	if cut < len(text) {
-		e.write(p, file, codeStart+1, text[cut:])
-	}
+	e.write(p, file, from, text[done:])
 }
 
 // load reads the included file at p and checks it on its own, once per
@@ -241,7 +277,8 @@ func (e *expander) load(p string) *includedFile {
 		r := &reporter{path: p}
 		f.text = string(b)
 		f.lines, _ = splitLines(f.text)
-		f.codeStart, f.incs = includedHeader(r, f.text, f.lines)
+		includedHeader(r, f.text, f.lines)
+		f.incs = scanIncludes(r, f.text, f.lines, 0)
 		f.broken = checkCode(r, f.text, f.lines)
 		f.diags = r.diags
 	}
@@ -336,13 +373,12 @@ func countBreaks(s string) (n int, open byte) {
 func Expand(src Source) (string, []Span, Diagnostics) {
 	text := string(src.Src)
 	lines, _ := splitLines(text)
-	s := &Script{Path: src.Path, File: src.File}
-	codeStart := parseHeader(&reporter{path: src.Path}, s, lines)
-	if len(s.Includes) == 0 {
-		return text, nil, nil
-	}
 	r := &reporter{path: src.Path}
-	body, spans, _, _ := expand(r, src, includeCache{}, text, lines, codeStart, s.Includes)
+	incs := scanIncludes(r, text, lines, 0)
+	if len(incs) == 0 {
+		return text, nil, r.diags.Sort()
+	}
+	body, spans, _, _ := expand(r, src, includeCache{}, text, lines, incs)
 	return body, spans, r.diags.Sort()
 }
 

@@ -183,3 +183,50 @@ func TestGenerateReadsSharedIncludeOnce(t *testing.T) {
 	assert.Equal(t, "lib/a.lua", diags[0].Path)
 	assert.Equal(t, Pos{1, 4}, diags[0].Pos)
 }
+
+// Load's includes read only regular files of at most 1 MiB inside the
+// module, symbolic links resolved: a path or a link leading out of it, a
+// named pipe (which would block the generator) and a link to /dev/zero
+// (which would exhaust its memory) are each reported at the include line,
+// and the script is generated from nothing they hold.
+func TestLoadIncludesStayInTheModule(t *testing.T) {
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "x.lua"), []byte("local x = 1\n"), 0o644))
+	root := t.TempDir()
+	write := func(p, s string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(s), 0o644))
+	}
+	write("go.mod", "module example.com/m\n")
+	write("lua/lib/big.lua", "-- "+strings.Repeat("x", 1<<20)+"\n")
+	write("lua/lib/ok.lua", "local ok = 1\n")
+	require.NoError(t, os.Symlink(filepath.Join(outside, "x.lua"), filepath.Join(root, "lua", "lib", "out.lua")))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(root, "lua", "lib", "zero.lua")))
+	require.NoError(t, os.Symlink("ok.lua", filepath.Join(root, "lua", "lib", "in.lua"))) // inside: fine
+	require.NoError(t, syscallMkfifo(filepath.Join(root, "lua", "lib", "pipe.lua")))
+	rel, err := filepath.Rel(filepath.Join(root, "lua"), filepath.Join(outside, "x.lua"))
+	require.NoError(t, err)
+	for _, tc := range []struct{ inc, want string }{
+		{rel, "outside the module"},
+		{"lib/out.lua", "resolves to " + filepath.Join(outside, "x.lua") + ", outside the module"},
+		{"lib/zero.lua", "outside the module"},
+		{"lib/pipe.lua", "not a regular file (p"},
+		{"lib/big.lua", "more than the 1048576 an included file may have"},
+	} {
+		t.Run(tc.inc, func(t *testing.T) {
+			write("lua/t.lua", "---@include "+filepath.ToSlash(tc.inc)+"\nreturn 1\n")
+			srcs, err := Load([]string{filepath.Join(root, "lua", "t.lua")})
+			require.NoError(t, err)
+			_, diags := Generate(srcs, Config{Package: "x"})
+			require.Len(t, diags, 1, "%v", diags)
+			assert.Equal(t, Pos{1, 13}, diags[0].Pos)
+			assert.Contains(t, diags[0].Msg, "cannot include "+filepath.ToSlash(tc.inc)+": ")
+			assert.Contains(t, diags[0].Msg, tc.want)
+		})
+	}
+	write("lua/t.lua", "---@include lib/in.lua\nreturn ok\n")
+	srcs, err := Load([]string{filepath.Join(root, "lua", "t.lua")})
+	require.NoError(t, err)
+	_, diags := Generate(srcs, Config{Package: "x"})
+	assert.Empty(t, diags, "a link that stays in the module is read")
+}

@@ -1,7 +1,9 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,8 +17,9 @@ import (
 // Source.Path keeps the path as given (joined with the file name for a
 // directory); Source.File is relative to the module root, found by looking
 // for go.mod upward from the file, or relative to the current directory
-// when there is none. Source.ReadInclude reads the files ---@include lines
-// name (os.ReadFile); they are not scripts, so a directory keeps them in a
+// when there is none. Source.ReadInclude reads the files include lines
+// name: regular files of at most 1 MiB inside that module, symbolic links
+// resolved (see includeReader); they are not scripts, so a directory keeps them in a
 // subdirectory or under a name starting with '_'.
 func Load(args []string) ([]Source, error) {
 	var paths []string
@@ -67,9 +70,86 @@ func Load(args []string) ([]Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b, ReadInclude: os.ReadFile})
+		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b, ReadInclude: includeReader(abs)})
 	}
 	return srcs, nil
+}
+
+// maxInclude is the largest file an include line may name: far above any
+// real helper (BullMQ's largest is 9 KB), far below what would take the
+// generator down.
+const maxInclude = 1 << 20
+
+// includeReader returns the Source.ReadInclude of the script at abs: it
+// reads a regular file of at most maxInclude bytes inside the script's
+// module (the directory holding the nearest go.mod, or the current
+// directory outside a module), after resolving symbolic links. An include
+// could otherwise make the generated code depend on a file nobody reviews
+// (../../../../x.lua, a link in lib/ pointing outside), or hang or exhaust
+// the generator, and a project's CI with it (a named pipe, /dev/zero).
+func includeReader(abs string) func(string) ([]byte, error) {
+	root := moduleRoot(abs)
+	return func(p string) ([]byte, error) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // name the file asked for, not the part that is missing
+			}
+			return nil, &os.PathError{Op: "open", Path: p, Err: err}
+		}
+		if real, err = filepath.Abs(real); err != nil {
+			return nil, err
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			where := "it is " + real
+			if real != p {
+				where = "it resolves to " + real
+			}
+			return nil, fmt.Errorf("%s, outside the module (%s): the generated code would depend on a file the module does not hold", where, root)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		}
+		if fi.Size() > maxInclude {
+			return nil, fmt.Errorf("%d bytes, more than the %d an included file may have", fi.Size(), maxInclude)
+		}
+		f, err := os.Open(real)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		// The file may have grown since Stat: read one byte past the bound.
+		b, err := io.ReadAll(io.LimitReader(f, maxInclude+1))
+		if err == nil && len(b) > maxInclude {
+			err = fmt.Errorf("more than the %d bytes an included file may have", maxInclude)
+		}
+		return b, err
+	}
+}
+
+// moduleRoot returns the nearest directory above abs holding go.mod, or
+// the current directory when there is none.
+func moduleRoot(abs string) string {
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				return real
+			}
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			wd, _ := os.Getwd()
+			if real, err := filepath.EvalSymlinks(wd); err == nil {
+				return real
+			}
+			return wd
+		}
+	}
 }
 
 // moduleRelative returns abs relative to the nearest directory above it

@@ -46,6 +46,7 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 	lines, _ := splitLines(text)
 	checkShebangEnd(r, text, lines)
 	codeStart := parseHeader(r, s, lines)
+	s.Includes = scanIncludes(r, text, lines, 0)
 	_, strs := mask(text)
 	slines, _ := splitLines(strs)
 	// A tag written "--@arg" or "-- @arg" in the comment lines that end the
@@ -55,7 +56,7 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 		if !strings.HasPrefix(trimmed, "--") || strings.HasPrefix(trimmed, "---") || strings.HasPrefix(trimmed, "--[") {
 			break
 		}
-		if at, tag := misspelledTag(trimmed); tag != "" {
+		if at, tag := misspelledTag(trimmed); tag != "" && tag != "@include" { // see scanIncludes
 			indent := len(slines[i]) - len(trimmed)
 			r.errorf(Pos{i + 1, indent + at + 1}, "%q is a plain comment: write \"---%s\" (three dashes, no space) to declare a tag", trimmed[:at+len(tag)], tag)
 			s.meant(tag)
@@ -72,7 +73,7 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 	// A tag after the header would silently be a plain comment.
 	for i := codeStart; i < len(slines); i++ {
 		trimmed := strings.TrimLeft(slines[i], " \t")
-		if strings.HasPrefix(trimmed, "---@") {
+		if strings.HasPrefix(trimmed, "---@") && !reIncludeLine.MatchString(trimmed) {
 			col := len(slines[i]) - len(trimmed) + 4
 			ended := fmt.Sprintf("which ended at line %d", codeStart)
 			if codeStart == 0 {
@@ -85,10 +86,10 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 		}
 	}
 	if len(s.Includes) > 0 {
-		// The header parse read every line of the script's own header, so
-		// positions up to here need no mapping; the lint reads the
-		// combined text (a mark blanked as above) and r maps what it reports.
-		body, spans, sites, ok := expand(r, src, incs, s.Body, lines, codeStart, s.Includes)
+		// Positions up to here are the script's own lines, which need no
+		// mapping; the lint reads the combined text (a mark blanked as
+		// above) and r maps what it reports.
+		body, spans, sites, ok := expand(r, src, incs, s.Body, lines, s.Includes)
 		s.Body, s.Spans, s.includeSites = body, spans, sites
 		if !ok {
 			return s, r.diags.Sort(), nil // the included file's syntax error is reported in it

@@ -42,6 +42,13 @@ func mask(src string) (code, strs string) {
 // maskOpen is mask that also returns the offset where the first string,
 // long string or long comment that is never closed opens, or -1.
 func maskOpen(src string) (code, strs string, open int) {
+	return scanLua(src, nil)
+}
+
+// scanLua is maskOpen that also calls lineComment, when not nil, with the
+// offset of each "--" that starts a comment running to the end of its line
+// (not a long comment, and not "--" inside a string or a long comment).
+func scanLua(src string, lineComment func(at int)) (code, strs string, open int) {
 	open = -1
 	opened := func(at int) {
 		if open < 0 {
@@ -68,6 +75,9 @@ func maskOpen(src string) (code, strs string, open int) {
 					opened(i)
 				}
 			} else {
+				if lineComment != nil {
+					lineComment(i)
+				}
 				end = i + 2
 				for end < len(src) && src[end] != '\n' && src[end] != '\r' {
 					end++

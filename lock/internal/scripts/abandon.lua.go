@@ -59,7 +59,8 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 	Body: abandonBody,
 	Lines: []runtime.LineRange{
 		{Body: 31, File: "lua/lock/lib/handoff.lua", Line: 1},
-		{Body: 39, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 38, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 57, File: "lua/lock/lib/handoff.lua", Line: 8},
 		{Body: 58, File: "lua/lock/lib/clock.lua", Line: 1},
 		{Body: 69, File: "lua/lock/lib/handoff.lua", Line: 9},
 		{Body: 102, File: "lua/lock/abandon.lua", Line: 31},
@@ -159,8 +160,8 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 
 // abandonBody is lua/lock/abandon.lua, verbatim, with
 // lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined after its header (---@include); the Lines of abandonScript map its
-// lines back to the files.
+// inlined where its ---@include lines stand; the Lines of abandonScript map
+// its lines back to the files.
 const abandonBody = `#!lua
 --- Abandon is how a waiter gives up: its Acquire call attempt (and every
 --- earlier one) is cancelled, whether it ran, runs later or never arrives,
@@ -198,7 +199,6 @@ const abandonBody = `#!lua
 --- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
 --- has none.
 ---@include draw.lua
----@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, and release, abandon and force_unlock through
 --- handoff.lua): each includes this file with ---@include and keeps fence
@@ -218,6 +218,7 @@ local function draw(t, ttl)
   end
   return token
 end
+---@include clock.lua
 --- clock is the server-time helper of the lock scripts that compare a
 --- waiter's deadline with now (acquire, and release, abandon and
 --- force_unlock through handoff.lua): each includes this file with

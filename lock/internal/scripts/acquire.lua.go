@@ -77,8 +77,10 @@ var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
 	Lines: []runtime.LineRange{
-		{Body: 51, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 70, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 49, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 68, File: "lua/lock/acquire.lua", Line: 49},
+		{Body: 69, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 80, File: "lua/lock/acquire.lua", Line: 50},
 		{Body: 81, File: "lua/lock/lib/latch.lua", Line: 1},
 		{Body: 100, File: "lua/lock/acquire.lua", Line: 51},
 	},
@@ -176,8 +178,8 @@ func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireA
 }
 
 // acquireBody is lua/lock/acquire.lua, verbatim, with lua/lock/lib/draw.lua,
-// lua/lock/lib/clock.lua, lua/lock/lib/latch.lua inlined after its header
-// (---@include); the Lines of acquireScript map its lines back to the files.
+// lua/lock/lib/clock.lua, lua/lock/lib/latch.lua inlined where its ---@include
+// lines stand; the Lines of acquireScript map its lines back to the files.
 const acquireBody = `#!lua
 --- Acquire is one attempt of owner to take the lock, or to raise its hold
 --- count when it holds the lock already (the reentrant form, named by a
@@ -226,8 +228,6 @@ const acquireBody = `#!lua
 ---@field token     int64             fencing token of the hold; 0 for the reentrant form
 ---@field ahead     int64             when refused and queued: how many waiters are ahead of owner in queue (0: owner is next); else 0
 ---@include lib/draw.lua
----@include lib/clock.lua
----@include lib/latch.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, and release, abandon and force_unlock through
 --- handoff.lua): each includes this file with ---@include and keeps fence
@@ -247,6 +247,7 @@ local function draw(t, ttl)
   end
   return token
 end
+---@include lib/clock.lua
 --- clock is the server-time helper of the lock scripts that compare a
 --- waiter's deadline with now (acquire, and release, abandon and
 --- force_unlock through handoff.lua): each includes this file with
@@ -258,6 +259,7 @@ local function clock()
   local t = redis.call('TIME')
   return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+---@include lib/latch.lua
 --- latch is the helper of the lock scripts whose call names a latch when
 --- it is not idempotent (acquire's reentrant form, a release that leaves
 --- holds): each includes this file with ---@include lib/latch.lua and keeps

@@ -51,7 +51,8 @@ var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 	Body: forceUnlockBody,
 	Lines: []runtime.LineRange{
 		{Body: 16, File: "lua/lock/lib/handoff.lua", Line: 1},
-		{Body: 24, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 23, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 42, File: "lua/lock/lib/handoff.lua", Line: 8},
 		{Body: 43, File: "lua/lock/lib/clock.lua", Line: 1},
 		{Body: 54, File: "lua/lock/lib/handoff.lua", Line: 9},
 		{Body: 87, File: "lua/lock/force_unlock.lua", Line: 16},
@@ -132,8 +133,8 @@ func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args 
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim, with
 // lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined after its header (---@include); the Lines of forceUnlockScript map
-// its lines back to the files.
+// inlined where its ---@include lines stand; the Lines of forceUnlockScript
+// map its lines back to the files.
 const forceUnlockBody = `#!lua
 --- ForceUnlock deletes the lock whoever holds it and hands it to the first
 --- live waiter, as the holder's last Release would. It is for operators (a
@@ -156,7 +157,6 @@ const forceUnlockBody = `#!lua
 --- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
 --- has none.
 ---@include draw.lua
----@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, and release, abandon and force_unlock through
 --- handoff.lua): each includes this file with ---@include and keeps fence
@@ -176,6 +176,7 @@ local function draw(t, ttl)
   end
   return token
 end
+---@include clock.lua
 --- clock is the server-time helper of the lock scripts that compare a
 --- waiter's deadline with now (acquire, and release, abandon and
 --- force_unlock through handoff.lua): each includes this file with

@@ -84,9 +84,11 @@ var releaseScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/release.lua",
 	Body: releaseBody,
 	Lines: []runtime.LineRange{
-		{Body: 37, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 36, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 55, File: "lua/lock/release.lua", Line: 36},
 		{Body: 56, File: "lua/lock/lib/handoff.lua", Line: 1},
-		{Body: 64, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 63, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 82, File: "lua/lock/lib/handoff.lua", Line: 8},
 		{Body: 83, File: "lua/lock/lib/clock.lua", Line: 1},
 		{Body: 94, File: "lua/lock/lib/handoff.lua", Line: 9},
 		{Body: 127, File: "lua/lock/release.lua", Line: 37},
@@ -160,8 +162,8 @@ func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseA
 
 // releaseBody is lua/lock/release.lua, verbatim, with lua/lock/lib/latch.lua,
 // lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined after its header (---@include); the Lines of releaseScript map its
-// lines back to the files.
+// inlined where its ---@include lines stand; the Lines of releaseScript map
+// its lines back to the files.
 const releaseBody = `#!lua
 --- Release lowers owner's hold count by one. The last hold goes to the
 --- first live waiter in queue, in this script (a handoff): it gets hold
@@ -197,7 +199,6 @@ const releaseBody = `#!lua
 ---@status 0 Released               the last hold was released or handed to a waiter
 ---@error nil NotHeld               owner does not hold the lock; nothing was changed
 ---@include lib/latch.lua
----@include lib/handoff.lua
 --- latch is the helper of the lock scripts whose call names a latch when
 --- it is not idempotent (acquire's reentrant form, a release that leaves
 --- holds): each includes this file with ---@include lib/latch.lua and keeps
@@ -217,6 +218,7 @@ local function latch(answer)
     redis.call('SET', KEYS[6], answer, 'PX', ARGV[3])
   end
 end
+---@include lib/handoff.lua
 --- handoff is the helper of the lock scripts that free the lock (release,
 --- abandon, force_unlock): each includes this file with ---@include
 --- lib/handoff.lua and keeps lock, fence, queue, waits and wake at KEYS[1]
@@ -224,7 +226,6 @@ end
 --- ARGV[4] where the script has an owner and ARGV[1] in force_unlock, which
 --- has none.
 ---@include draw.lua
----@include clock.lua
 --- draw is the fencing-token helper of the lock scripts that hand out a
 --- hold (acquire, and release, abandon and force_unlock through
 --- handoff.lua): each includes this file with ---@include and keeps fence
@@ -244,6 +245,7 @@ local function draw(t, ttl)
   end
   return token
 end
+---@include clock.lua
 --- clock is the server-time helper of the lock scripts that compare a
 --- waiter's deadline with now (acquire, and release, abandon and
 --- force_unlock through handoff.lua): each includes this file with
