@@ -165,12 +165,12 @@ func includedHeader(r *reporter, text string, lines []string) {
 // includedFile is an included file as read and checked on its own, which
 // is the same whichever script includes it.
 type includedFile struct {
-	err       error // reading it; then the rest is unset
-	text      string
-	lines     []string
-	incs      []*Include
-	diags     Diagnostics // of its header and code, on its own lines
-	broken    bool        // its code does not parse, or returns (see checkCode)
+	err    error // reading it; then the rest is unset
+	text   string
+	lines  []string
+	incs   []*Include
+	diags  Diagnostics // of its header and code, on its own lines
+	broken bool        // its code does not parse, or returns (see checkCode)
 }
 
 // includeCache holds included files by path, so that the scripts of a
