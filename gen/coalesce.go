@@ -116,13 +116,17 @@ func (l *linter) noteGlobal(e ast.Expr) {
 		k, ok := e.Key.(*ast.StringExpr)
 		if !ok {
 			l.noteCoalesce(e.Line(), reDynRedis, coalesceDynRedis)
+			if l.s.Coalesce == 0 {
+				l.r.errorf(l.loc.find(e.Line(), reDynRedis), "redis[...] with a computed name may be redis.call, which the analysis cannot follow there: every check (cluster keys, replies, raised errors, write commands) reads the calls of redis.call; write the field's name")
+			}
 			return
 		}
 		if why, bad := coalesceGlobals["redis."+k.Value]; bad {
 			l.noteCoalesce(e.Line(), l.wordRe(`redis\s*\.\s*`+regexp.QuoteMeta(k.Value)), why)
 		}
-		if k.Value == "call" || k.Value == "pcall" {
-			// Walked only when not the function of a direct call (see expr).
+		if (k.Value == "call" || k.Value == "pcall") && !l.aliasInit[e] {
+			// Walked only when not the function of a direct call (see
+			// expr); an alias's calls are checked as direct ones.
 			fn := "redis." + k.Value
 			l.noteCoalesce(e.Line(), reRedisValue, fmt.Sprintf(coalesceCallValue, fn, fn))
 		}
@@ -133,6 +137,9 @@ func (l *linter) noteGlobal(e ast.Expr) {
 // of a field access (see coalesceBareRedis).
 func (l *linter) noteBareRedis(e *ast.IdentExpr) {
 	l.noteCoalesce(e.Line(), reBareRedis, coalesceBareRedis)
+	if l.s.Coalesce == 0 {
+		l.r.errorf(l.loc.find(e.Line(), reBareRedis), "redis is used here other than as redis.<name> with a constant name, so a call of redis.call through it would escape the analysis: every check (cluster keys, replies, raised errors, write commands) reads the calls of redis.call; write redis.<name>(...) where it is used, or alias the function itself (local rcall = redis.call)")
+	}
 }
 
 // checkCoalesce reports what keeps a ---@coalesce script's calls from

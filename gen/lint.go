@@ -52,6 +52,9 @@ type binding struct {
 	memo   *taint
 	busy   bool
 	fn     *fnState // the function it is a local of
+	// alias is "redis.call" or "redis.pcall" for a local declared with
+	// that value (local rcall = redis.call): a call of it is that call.
+	alias string
 }
 
 type scope struct {
@@ -94,6 +97,10 @@ type linter struct {
 	// method is the function a method definition (function a:b()) declares,
 	// whose parameters begin with an implicit self.
 	method *ast.FunctionExpr
+	// aliasInit holds the redis.call and redis.pcall values that declare
+	// an alias (local rcall = redis.call): the one use of them as a value
+	// the analysis follows.
+	aliasInit map[ast.Expr]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -157,7 +164,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		reportSyntax(r, err, string(parsed), lines, open)
 		return nil
 	}
-	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{},
+	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -239,6 +246,11 @@ func (l *linter) stmt(st ast.Stmt) bool {
 	l.line = st.Line()
 	switch st := st.(type) {
 	case *ast.LocalAssignStmt:
+		for _, e := range st.Exprs {
+			if l.redisFn(e) != "" {
+				l.aliasInit[e] = true
+			}
+		}
 		if l.localFunction(st) {
 			// local function f: f is in scope in its own body, an upvalue
 			// of it when it calls itself.
@@ -249,7 +261,8 @@ func (l *linter) stmt(st ast.Stmt) bool {
 		for i, name := range st.Names {
 			switch {
 			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i]) || l.singleValue(st.Exprs[i])):
-				l.declare(name, nil, st.Exprs[i])
+				b := l.declare(name, nil, st.Exprs[i])
+				b.alias = l.redisFn(st.Exprs[i])
 			case len(st.Exprs) > 0 && i >= len(st.Exprs)-1 && multi(st.Exprs[len(st.Exprs)-1]):
 				last := st.Exprs[len(st.Exprs)-1]
 				t := l.elemTaint(last)
@@ -279,6 +292,9 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 	}
 	l.ref(b)
 	l.resolved[id] = b
+	if b.alias != "" {
+		l.r.errorf(l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value))), "%s is assigned again here, so the analysis cannot tell what its calls run; it follows an alias of %s only when the local is assigned once, where it is declared (local %s = %s)", id.Value, b.alias, id.Value, b.alias)
+	}
 	if i < len(st.Rhs) {
 		b.values = append(b.values, st.Rhs[i])
 	} else {
@@ -427,6 +443,9 @@ func (l *linter) expr(e ast.Expr) bool {
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
 			l.ref(b)
+			if b.alias != "" { // a direct call does not walk its function: see FuncCallExpr
+				l.r.errorf(l.loc.find(e.Line(), l.wordRe(regexp.QuoteMeta(e.Value))), cannotFollow, e.Value+", an alias of "+b.alias+",", b.alias, e.Value)
+			}
 			return true
 		}
 		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
@@ -463,19 +482,31 @@ func (l *linter) expr(e ast.Expr) bool {
 			return false
 		}
 		if l.isGlobal(e.Object, "redis") { // redis.<name>: see noteGlobal
+			if fn := l.redisFn(e); fn != "" && !l.aliasInit[e] && l.s.Coalesce == 0 { // else checkCoalesce reports it
+				// Walked only when not the function of a direct call.
+				l.r.errorf(l.loc.find(e.Line(), reRedisValue), cannotFollow, fn, fn, "rcall")
+			}
 			l.walk.exprParts(e, e.Object)
 			return false
 		}
 	case *ast.RelationalOpExpr:
 		l.noteBound(e)
 	case *ast.FuncCallExpr:
+		re := reRedisCall
+		if id, ok := e.Func.(*ast.IdentExpr); ok {
+			if b := l.scope.lookup(id.Value); b != nil && b.alias != "" {
+				l.resolved[id] = b
+				l.ref(b)
+				re = l.wordRe(regexp.QuoteMeta(id.Value))
+			}
+		}
 		fn := l.redisCall(e)
 		if fn != "" {
-			p := l.loc.find(e.Line(), reRedisCall)
+			p := l.loc.find(e.Line(), re)
 			c := &callSite{call: e, fn: fn, pos: p}
 			if p.Line > len(l.loc.lines) {
 				// cannot happen: the AST and the locator see the same lines
-			} else if m := reRedisCall.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
+			} else if m := re.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
 				c.args = l.loc.callArgs(l.loc.starts[p.Line-1]+p.Col-1+m[1], len(e.Args))
 			}
 			l.calls = append(l.calls, c)
@@ -564,9 +595,30 @@ func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
 	}
 }
 
-// redisCall returns "redis.call" or "redis.pcall" when e calls one of them.
+// cannotFollow is the diagnostic for redis.call, redis.pcall or an alias
+// of them used as a value: passed to a function, stored, or aliased again.
+// Every check (keys, replies, raised errors, write commands) reads the
+// calls of them, so a call the analysis cannot see would make each
+// silently less.
+const cannotFollow = "%s is used here as a value the analysis cannot follow: every check (cluster keys, replies, raised errors, write commands) reads the calls of %s, and a call through this value would escape them; call it directly, or through a local assigned once where it is declared (local %s = redis.call)"
+
+// redisCall returns "redis.call" or "redis.pcall" when e calls one of
+// them, directly or through an alias (local rcall = redis.call; see
+// binding.alias).
 func (l *linter) redisCall(e *ast.FuncCallExpr) string {
-	a, ok := e.Func.(*ast.AttrGetExpr)
+	if id, ok := e.Func.(*ast.IdentExpr); ok {
+		if b := l.resolved[id]; b != nil {
+			return b.alias
+		}
+		return ""
+	}
+	return l.redisFn(e.Func)
+}
+
+// redisFn returns "redis.call" or "redis.pcall" when e is that field of the
+// global redis.
+func (l *linter) redisFn(e ast.Expr) string {
+	a, ok := e.(*ast.AttrGetExpr)
 	if !ok || !l.isGlobal(a.Object, "redis") {
 		return ""
 	}

@@ -783,14 +783,12 @@ func (w *replyWalk) expr(e ast.Expr) bool {
 				w.sites = append(w.sites, replySite{pos: w.l.loc.find(c.Line(), reErrorReply), expr: c.Args[0], kind: vErr})
 			case k.Value == "status_reply":
 				w.l.loc.find(c.Line(), reStatusReply) // keep the count of this line's matches
-			case k.Value == "call":
-				w.raises = true
 			case k.Value == "setresp":
 				w.resp3 = true
 			}
 		}
 	}
-	if sh.global(c.Func, "error") || sh.global(c.Func, "assert") {
+	if sh.global(c.Func, "error") || sh.global(c.Func, "assert") || w.l.redisCall(c) == "redis.call" {
 		w.raises = true
 	}
 	return true
