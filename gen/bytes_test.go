@@ -56,7 +56,7 @@ func TestDiagnosticsBytes(t *testing.T) {
 		name: "byte order mark",
 		src:  "\ufeff---@key k key\n---@arg a int64 a\nreturn KEYS[1] .. KEYS[2]\n",
 		want: "t.lua:1:1: the file starts with a UTF-8 byte order mark, which Redis' Lua cannot parse: save it without one\n" +
-			"t.lua:2:9: arg \"a\" is declared but the script never reads ARGV[1]\n" +
+			"t.lua:2:9: arg \"a\" is declared but the script never reads ARGV[1]; if callers still pass it, keep it with ---@unused a reason\n" +
 			"t.lua:3:19: KEYS[2] is not declared: the header declares 1 key (add ---@key lines, or ---@key ...name for a variable number)",
 	}, {
 		name: "byte order mark before a shebang",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -1039,7 +1040,9 @@ func emitFamilies(f *jen.File, pkg *pkgModel) {
 }
 
 // layout spells a key's whole layout: prefix{sku}:stock.
-func layout(t *KeyTemplate) string { return t.family.Prefix + t.Raw }
+func layout(t *KeyTemplate) string {
+	return t.family.Template + strings.TrimPrefix(t.Raw, "{"+t.Tag+"}")
+}
 
 func emitFamily(f *jen.File, m *famModel) {
 	var fixed, withParts []*KeyTemplate
@@ -1065,26 +1068,56 @@ func emitFamily(f *jen.File, m *famModel) {
 	})
 
 	params := []jen.Code{}
-	if m.Prefix != "" {
-		params = append(params, jen.Id(m.Prefix))
+	for _, p := range m.partNames() {
+		params = append(params, jen.Id(p))
 	}
-	params = append(params, jen.Id(m.Tag).String())
+	params[len(params)-1] = jen.Id(m.partNames()[len(params)-1]).String()
 	var names []string
 	for _, t := range fixed {
 		names = append(names, layout(t))
 	}
 	ctorDoc := fmt.Sprintf("%s returns the %s of %s", m.Ctor, m.Type, m.Tag)
-	if m.Prefix != "" {
-		ctorDoc += " under " + m.Prefix
+	if others := slices.DeleteFunc(m.partNames(), func(p string) bool { return p == m.Tag }); len(others) > 0 {
+		ctorDoc += " under " + listingAnd(others)
 	}
 	if len(names) > 0 {
 		ctorDoc += ": " + listingAnd(names)
 	}
 	ctorDoc += ". " + tagDoc + fmt.Sprintf(" An empty %s gives \"{}\", which is no hash tag: the keys then hash to different slots and calls fail with [runtime.ErrCrossSlot].", m.Tag)
 	f.Add(docComment(wrap(ctorDoc, 76)...))
-	tagExpr := jen.Lit("{").Op("+").Id(m.Tag).Op("+").Lit("}")
-	if m.Prefix != "" {
-		tagExpr = jen.Id(m.Prefix).Op("+").Add(tagExpr)
+	// The template as a sum of literals and parts, adjacent literals
+	// joined: prefix + ":{" + queue + "}".
+	var terms []tplPiece
+	addLit := func(s string) {
+		if n := len(terms); n > 0 && terms[n-1].Part == nil {
+			terms[n-1].Lit += s
+			return
+		}
+		terms = append(terms, tplPiece{Lit: s})
+	}
+	for _, p := range m.pieces {
+		switch {
+		case p.tag:
+			addLit("{")
+			terms = append(terms, p)
+			addLit("}")
+		case p.Part != nil:
+			terms = append(terms, p)
+		default:
+			addLit(p.Lit)
+		}
+	}
+	var tagExpr *jen.Statement
+	for i, p := range terms {
+		x := jen.Lit(p.Lit)
+		if p.Part != nil {
+			x = jen.Id(p.Part.Name)
+		}
+		if i == 0 {
+			tagExpr = x
+		} else {
+			tagExpr = tagExpr.Op("+").Add(x)
+		}
 	}
 	f.Func().Id(m.Ctor).Params(params...).Id(m.Type).BlockFunc(func(g *jen.Group) {
 		g.Id("tag").Op(":=").Add(tagExpr)

@@ -12,7 +12,7 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@keys", "@key", "@arg", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce", "@include"}
+var tags = []string{"@script", "@keys", "@key", "@arg", "@unused", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce", "@include"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
@@ -249,6 +249,15 @@ func (p *headerParser) tag(col int) {
 		p.s.IdempotentPos = p.pos(ws[0].col)
 	case "@coalesce":
 		p.coalesce(ws)
+	case "@unused":
+		if len(ws) < 3 {
+			p.r.errorf(p.pos(ws[0].col), "malformed ---@unused: want ---@unused name reason, naming a declared key or arg the script keeps for its callers without reading it, and why")
+			return
+		}
+		if !p.declare("unused", ws[1].s, p.pos(ws[1].col), "---@unused "+ws[1].s) {
+			return
+		}
+		p.s.Unused = append(p.s.Unused, &Unused{Name: ws[1].s, Reason: p.desc(ws, 2), Pos: p.pos(ws[1].col)})
 	case "@include":
 		// scanIncludes takes include lines wherever they stand.
 	case "@unsafe-keys":
@@ -383,7 +392,15 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 		prm.Template = p.keyTemplate(ws[2], prm)
 		next = 3
 	}
-	if kind == "arg" {
+	if kind == "arg" && len(ws) > 2 && isTemplate(ws[2].s) {
+		// A key prefix the script appends to: a string laid out in its
+		// family, so that keys built from it share the family's slot.
+		prm.Template = p.keyTemplate(ws[2], prm)
+		next = 3
+		if variadic {
+			p.r.errorf(p.pos(ws[2].col), "---@arg ...%s: a key prefix (an arg with a key template) is one string; declare it before the variadic arg", name)
+		}
+	} else if kind == "arg" {
 		if len(ws) < 3 {
 			p.r.errorf(p.pos(ws[1].col+len(ws[1].s)), "---@arg %s needs a type: one of %s", name, scalarList)
 			return

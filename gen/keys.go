@@ -20,10 +20,11 @@ import (
 //	---@key stock   {sku}:stock    string counter holding the units left
 //	---@key latch   {name}:latch:<owner>.<seq:int64>
 //
-// The family's template is an optional part (the caller's prefix) followed
-// by the hash-tag part in braces. A key's template starts with the family's
-// {tag} and goes on with literal text and <part> or <part:int64>
-// placeholders. luagen generates the struct (SKUKeys, a field per key
+// The family's template is literal text and <part>s around the hash-tag
+// part in braces (prefix{sku}, <prefix>:{queue}, {prefix}:<queue>). A
+// key's template starts with the family's {tag}, which stands for the
+// family's whole template, and goes on with literal text and <part> or
+// <part:int64> placeholders. luagen generates the struct (SKUKeys, a field per key
 // without placeholders, a method per key with them), the constructor
 // (KeysFor(prefix, sku string) SKUKeys) and, for each script whose keys all
 // are fields of one family, a method that returns the script's Keys struct
@@ -34,22 +35,38 @@ import (
 
 // Family is a ---@keys declaration.
 type Family struct {
-	Type    string // Go type, e.g. "SKUKeys"
-	Ctor    string // constructor, e.g. "KeysFor"
-	Prefix  string // the part before the tag, e.g. "prefix"; "" for none
-	Tag     string // the hash-tag part, e.g. "sku"
-	Desc    string
-	Pos     Pos // position of Type
-	CtorPos Pos // position of Ctor
-	TplPos  Pos // position of the template
-	s       *Script
+	Type     string // Go type, e.g. "SKUKeys"
+	Ctor     string // constructor, e.g. "KeysFor"
+	Template string // as written, e.g. "prefix{sku}" or "<prefix>:{queue}"
+	Tag      string // the hash-tag part, e.g. "sku"
+	Desc     string
+	Pos      Pos // position of Type
+	CtorPos  Pos // position of Ctor
+	TplPos   Pos // position of the template
+	// pieces are the template in order: literal text, <part>s, and the
+	// tag (the piece with tag set).
+	pieces []tplPiece
+	s      *Script
 }
 
 // Layout spells the family's template as the header does: prefix{sku}.
-func (f *Family) Layout() string { return f.Prefix + "{" + f.Tag + "}" }
+func (f *Family) Layout() string { return f.Template }
 
-// KeyTemplate is the layout of a ---@key within its family: the family's
-// {tag} and then literal text and typed parts.
+// partNames are the family's parts in template order: its constructor's
+// parameters.
+func (f *Family) partNames() []string {
+	var out []string
+	for _, p := range f.pieces {
+		if p.Part != nil {
+			out = append(out, p.Part.Name)
+		}
+	}
+	return out
+}
+
+// KeyTemplate is the layout of a ---@key (or of an ---@arg that is a key
+// prefix) within its family: the family's {tag}, standing for the family's
+// whole template, and then literal text and typed parts.
 type KeyTemplate struct {
 	Raw    string     // as written, e.g. "{sku}:stock"
 	Tag    string     // the tag part it starts with
@@ -57,14 +74,16 @@ type KeyTemplate struct {
 	Pos    Pos        // the template's position
 	family *famModel  // resolved by checkFamilies
 	parts  []*Param   // the <part> placeholders, in order
-	keyOf  *Param     // the key it lays out
+	keyOf  *Param     // the key (or arg) it lays out
 	script *Script    // the script that declares it
 }
 
-// tplPiece is literal text, or a part when Part is set.
+// tplPiece is literal text, or a part when Part is set (the family's hash
+// tag when tag is set too).
 type tplPiece struct {
 	Lit  string
 	Part *Param // Name, GoName (unexported Go parameter name) and Type (String or Int64)
+	tag  bool
 }
 
 // fixed reports whether the key has no placeholders: a field of its family.
@@ -93,37 +112,15 @@ func (p *headerParser) keysFamily(ws []word) {
 			p.r.errorf(p.pos(w.col), "---@keys %s name %q %s; choose another name", [...]string{"type", "constructor"}[i], w.s, reason)
 		}
 	}
-	f := &Family{Type: typ.s, Ctor: ctor.s, Desc: p.desc(ws, 4), Pos: p.pos(typ.col), CtorPos: p.pos(ctor.col), TplPos: p.pos(tpl.col), s: p.s}
-	open := strings.IndexByte(tpl.s, '{')
-	switch {
-	case open < 0:
-		p.r.errorf(p.pos(tpl.col), "---@keys template %q has no {hash tag}: the keys of a family share a slot through it; write it as prefix{tag}, e.g. prefix{sku}", tpl.s)
-		return
-	case !strings.HasSuffix(tpl.s, "}") || strings.Count(tpl.s, "{") != 1 || strings.Count(tpl.s, "}") != 1:
-		p.r.errorf(p.pos(tpl.col), "malformed ---@keys template %q: want an optional part and then the hash-tag part in braces, e.g. prefix{sku}; the text after the tag belongs in each ---@key's template ({sku}:stock)", tpl.s)
+	f := &Family{Type: typ.s, Ctor: ctor.s, Template: tpl.s, Desc: p.desc(ws, 4), Pos: p.pos(typ.col), CtorPos: p.pos(ctor.col), TplPos: p.pos(tpl.col), s: p.s}
+	if !p.familyTemplate(f, tpl) {
 		return
 	}
-	f.Prefix, f.Tag = tpl.s[:open], tpl.s[open+1:len(tpl.s)-1]
-	for i, part := range []string{f.Prefix, f.Tag} {
-		col := tpl.col
-		if i == 1 {
-			col += open + 1
-		}
-		if part == "" && i == 0 {
-			continue
-		}
-		if msg := partNameProblem(part); msg != "" {
-			p.r.errorf(p.pos(col), "---@keys template %q: %s", tpl.s, msg)
+	for _, part := range f.partNames() {
+		if part == f.Type {
+			p.r.errorf(p.pos(tpl.col), "---@keys template %q: a part named %s would hide the type %s in its constructor; choose another name", tpl.s, f.Type, f.Type)
 			return
 		}
-	}
-	if f.Prefix == f.Type || f.Tag == f.Type {
-		p.r.errorf(p.pos(tpl.col), "---@keys template %q: a part named %s would hide the type %s in its constructor; choose another name", tpl.s, f.Type, f.Type)
-		return
-	}
-	if f.Prefix == f.Tag {
-		p.r.errorf(p.pos(tpl.col), "---@keys template %q names part %s twice; name the prefix and the tag differently", tpl.s, f.Tag)
-		return
 	}
 	if prev, ok := p.seen["@keys "+f.Type]; ok {
 		p.r.errorf(p.pos(typ.col), "duplicate ---@keys %s (first at line %d)", f.Type, prev.Line)
@@ -131,6 +128,88 @@ func (p *headerParser) keysFamily(ws []word) {
 	}
 	p.seen["@keys "+f.Type] = p.pos(typ.col)
 	p.s.Families = append(p.s.Families, f)
+}
+
+// familyTemplate parses a family's template w into f.pieces and f.Tag:
+// literal text and <part>s around one {part}, the hash tag, so that a
+// project keeps the key names its data already has (bull:{q}:wait is
+// <prefix>:{queue}, {bull}:q:wait is {prefix}:<queue>). A name right
+// before the tag with nothing before it (prefix{sku}) is a part, as
+// luagen has always read it. Every part is a string.
+func (p *headerParser) familyTemplate(f *Family, w word) bool {
+	s, raw := w.s, w.s
+	bad := func(off int, format string, args ...any) bool {
+		p.r.errorf(p.pos(w.col+off), "---@keys template %q: "+format, append([]any{raw}, args...)...)
+		return false
+	}
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		p.r.errorf(p.pos(w.col), "---@keys template %q has no {hash tag}: the keys of a family share a slot through it; write it as prefix{tag}, e.g. prefix{sku}, or with the tag where your keys have it, e.g. <prefix>:{queue}", s)
+		return false
+	}
+	legacy := open > 0 && isLuaName(s[:open])
+	if legacy {
+		s = "<" + s[:open] + ">" + s[open:] // prefix{sku}
+	}
+	// orig maps an offset of s back to raw, which lacks the legacy "<>".
+	orig := func(i int) int {
+		switch {
+		case !legacy:
+			return i
+		case i <= open:
+			return max(i-1, 0)
+		}
+		return i - 2
+	}
+	seen := map[string]bool{}
+	lit := ""
+	flush := func() {
+		if lit != "" {
+			f.pieces = append(f.pieces, tplPiece{Lit: lit})
+			lit = ""
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		col := orig(i)
+		switch c {
+		case '}', '>':
+			return bad(col, "%q without its opening %q", string(c), map[byte]string{'}': "{", '>': "<"}[c])
+		case '{', '<':
+			end := map[byte]byte{'{': '}', '<': '>'}[c]
+			j := strings.IndexByte(s[i:], end)
+			if j < 0 {
+				return bad(col, "%q is not closed", string(c))
+			}
+			name := s[i+1 : i+j]
+			if c == '{' && f.Tag != "" {
+				return bad(col, "a second {…}: a family has one hash tag, and Redis hashes only the first {…} of a key")
+			}
+			if strings.ContainsAny(name, "{<:") {
+				return bad(orig(i+1), "part %q is not a name; the parts of a family are strings, written <name>", name)
+			}
+			if msg := partNameProblem(name); msg != "" {
+				return bad(orig(i+1), "%s", msg)
+			}
+			if seen[name] {
+				return bad(orig(i+1), "names part %s twice; name the parts differently", name)
+			}
+			seen[name] = true
+			flush()
+			f.pieces = append(f.pieces, tplPiece{Part: &Param{Name: name, GoName: name, Type: Type{Shape: ShapeScalar, Elem: String}}, tag: c == '{'})
+			if c == '{' {
+				f.Tag = name
+			}
+			i += j
+		default:
+			lit += string(c)
+		}
+	}
+	flush()
+	if f.Tag == "" {
+		return bad(0, "the hash tag is missing") // cannot happen: open >= 0
+	}
+	return true
 }
 
 // partNameProblem says why name cannot be a part (a parameter of a
@@ -162,7 +241,7 @@ func (p *headerParser) keyTemplate(w word, prm *Param) *KeyTemplate {
 	s := w.s
 	if !strings.HasPrefix(s, "{") {
 		if strings.Contains(s, "{") {
-			p.r.errorf(p.pos(w.col), "key template %q must start with its family's {tag}, e.g. {sku}:stock; the family's prefix part is added by its constructor", s)
+			p.r.errorf(p.pos(w.col), "key template %q must start with its family's {tag}, e.g. {sku}:stock; the {tag} stands for the family's whole template (the text around its tag in ---@keys), which its constructor adds", s)
 		} else {
 			p.r.errorf(p.pos(w.col), "key template %q has no {hash tag}, so luagen cannot put it in a slot with other keys: start it with the {tag} of a ---@keys family, e.g. {sku}:stock", s)
 		}
@@ -309,7 +388,55 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 			fs.list = append(fs.list, m)
 		}
 	}
+	// member resolves the template of k, a key or an arg of s, against the
+	// families and records it as a member of its family; nil when no
+	// family has its tag.
+	member := func(s *Script, k *Param) *famModel {
+		t := k.Template
+		m := fs.byTag[t.Tag]
+		if m == nil {
+			var known []string
+			for _, f := range fs.list {
+				known = append(known, "{"+f.Tag+"} ("+f.Type+", "+where(f.s, f.TplPos)+")")
+			}
+			hint := "declare the family with ---@keys Type Constructor prefix{" + t.Tag + "}"
+			if len(known) > 0 {
+				hint = "known tags: " + strings.Join(known, ", ") + "; or " + hint
+			}
+			errorf(s, t.Pos, "key template %s: no ---@keys family has the tag part {%s}; %s", t.Raw, t.Tag, hint)
+			return nil
+		}
+		t.family = m
+		for _, part := range t.parts {
+			if slices.Contains(m.partNames(), part.Name) {
+				errorf(s, part.Pos, "key template %s: part %s is already a part of %s's template %s; choose another name", t.Raw, part.Name, m.Type, m.Template)
+			}
+		}
+		if prev := m.byName[k.GoName]; prev != nil {
+			switch {
+			case k.Desc == "" || k.Desc == m.desc[k.GoName]:
+			case m.desc[k.GoName] == "":
+				m.desc[k.GoName] = k.Desc
+			default:
+				m.mixed[k.GoName] = true // scripts say different things: the family says none
+			}
+			if !prev.sameLayout(t) {
+				errorf(s, t.Pos, "key %s is %s here but %s in %s: a key of family %s has one layout; make them equal, or name them differently",
+					k.Name, t.Raw, prev.Raw, where(prev.script, prev.Pos), m.Type)
+			}
+		} else {
+			m.byName[k.GoName] = t
+			m.keys = append(m.keys, t)
+			m.desc[k.GoName] = k.Desc
+		}
+		return m
+	}
 	for _, s := range scripts {
+		for _, a := range s.Args {
+			if a.Template != nil {
+				member(s, a)
+			}
+		}
 		var first *KeyTemplate // the first templated key, for the same-slot check
 		all := len(s.Keys) > 0
 		for _, k := range s.Keys {
@@ -318,44 +445,10 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				all = false
 				continue
 			}
-			m := fs.byTag[t.Tag]
+			m := member(s, k)
 			if m == nil {
-				var known []string
-				for _, f := range fs.list {
-					known = append(known, "{"+f.Tag+"} ("+f.Type+", "+where(f.s, f.TplPos)+")")
-				}
-				hint := "declare the family with ---@keys Type Constructor prefix{" + t.Tag + "}"
-				if len(known) > 0 {
-					hint = "known tags: " + strings.Join(known, ", ") + "; or " + hint
-				}
-				errorf(s, t.Pos, "key template %s: no ---@keys family has the tag part {%s}; %s", t.Raw, t.Tag, hint)
 				all = false
 				continue
-			}
-			t.family = m
-			if m.Prefix != "" {
-				for _, part := range t.parts {
-					if part.Name == m.Prefix {
-						errorf(s, part.Pos, "key template %s: part %s is already the prefix part of %s; choose another name", t.Raw, part.Name, m.Type)
-					}
-				}
-			}
-			if prev := m.byName[k.GoName]; prev != nil {
-				switch {
-				case k.Desc == "" || k.Desc == m.desc[k.GoName]:
-				case m.desc[k.GoName] == "":
-					m.desc[k.GoName] = k.Desc
-				default:
-					m.mixed[k.GoName] = true // scripts say different things: the family says none
-				}
-				if !prev.sameLayout(t) {
-					errorf(s, t.Pos, "key %s is %s here but %s in %s: a key of family %s has one layout; make them equal, or name them differently",
-						k.Name, t.Raw, prev.Raw, where(prev.script, prev.Pos), m.Type)
-				}
-			} else {
-				m.byName[k.GoName] = t
-				m.keys = append(m.keys, t)
-				m.desc[k.GoName] = k.Desc
 			}
 			if !t.fixed() || k.Variadic {
 				all = false // a method builds it, or the caller lists them

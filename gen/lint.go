@@ -17,7 +17,12 @@ import (
 type origin int
 
 const (
-	fromKeys    origin = iota // KEYS[n], or a local only ever assigned from KEYS
+	// fromTagged is a value that carries a key family's hash tag by
+	// construction: a key or an ---@arg laid out in a family (the queue's
+	// prefix bull:{q}:), or text appended to one (prefix .. id .. ':logs').
+	// A key built that way shares the family's slot.
+	fromTagged  origin = iota
+	fromKeys           // KEYS[n], or a local only ever assigned from KEYS
 	fromUnknown               // a parameter, a table field, a call luagen cannot see into
 	fromLiteral               // a string or number literal in the script
 	fromArgv                  // ARGV[n], or a local assigned from it
@@ -55,6 +60,11 @@ type binding struct {
 	// alias is "redis.call" or "redis.pcall" for a local declared with
 	// that value (local rcall = redis.call): a call of it is that call.
 	alias string
+	// param is the function whose index-th parameter this is: its value
+	// is what the function's calls pass there, when the function is a
+	// local the script only calls (see paramTaint).
+	param *ast.FunctionExpr
+	index int
 }
 
 type scope struct {
@@ -101,6 +111,12 @@ type linter struct {
 	// an alias (local rcall = redis.call): the one use of them as a value
 	// the analysis follows.
 	aliasInit map[ast.Expr]bool
+	// callOf maps the name in a call of a local (f in f(x)) to the call;
+	// calls and escaped record, per function held by a local, its direct
+	// calls and whether it is used otherwise (passed on, stored).
+	callOf  map[*ast.IdentExpr]*ast.FuncCallExpr
+	calls_  map[*ast.FunctionExpr][]*ast.FuncCallExpr
+	escaped map[*ast.FunctionExpr]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -165,6 +181,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, calls_: map[*ast.FunctionExpr][]*ast.FuncCallExpr{}, escaped: map[*ast.FunctionExpr]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -173,6 +190,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	l.pop()
 	l.checkUnused("key", "KEYS", s.keySlots, l.keys)
 	l.checkUnused("arg", "ARGV", s.argSlots, l.argv)
+	l.checkKept()
 	if s.UnsafeKeys == "" {
 		for _, c := range l.calls {
 			l.checkCall(c)
@@ -339,8 +357,13 @@ func (l *linter) open(owner ast.PositionHolder) {
 		if l.method == o {
 			l.declare("self", &taint{origin: fromUnknown, why: ""})
 		}
-		for _, p := range o.ParList.Names {
-			l.declare(p, &taint{origin: fromUnknown, why: ""})
+		for i, p := range o.ParList.Names {
+			b := l.declare(p, nil)
+			b.param, b.index = o, i
+			if l.method == o {
+				b.param = nil // called as a field, which the analysis does not follow
+				b.fixed = &taint{origin: fromUnknown, why: ""}
+			}
 		}
 	default:
 		l.push()
@@ -443,6 +466,13 @@ func (l *linter) expr(e ast.Expr) bool {
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
 			l.ref(b)
+			if fe := localFunc(b); fe != nil {
+				if c := l.callOf[e]; c != nil {
+					l.calls_[fe] = append(l.calls_[fe], c)
+				} else {
+					l.escaped[fe] = true
+				}
+			}
 			if b.alias != "" { // a direct call does not walk its function: see FuncCallExpr
 				l.r.errorf(l.loc.find(e.Line(), l.wordRe(regexp.QuoteMeta(e.Value))), cannotFollow, e.Value+", an alias of "+b.alias+",", b.alias, e.Value)
 			}
@@ -494,6 +524,7 @@ func (l *linter) expr(e ast.Expr) bool {
 	case *ast.FuncCallExpr:
 		re := reRedisCall
 		if id, ok := e.Func.(*ast.IdentExpr); ok {
+			l.callOf[id] = e
 			if b := l.scope.lookup(id.Value); b != nil && b.alias != "" {
 				l.resolved[id] = b
 				l.ref(b)
@@ -589,8 +620,14 @@ func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
 			}
 			continue
 		}
+		if kept := l.kept(p.Name); kept != nil {
+			if u.indexes[i+1] {
+				l.r.errorf(kept.Pos, "---@unused %s, but the script reads %s[%d]: drop the ---@unused line", p.Name, name, i+1)
+			}
+			continue
+		}
 		if !u.indexes[i+1] {
-			l.r.errorf(p.Pos, "%s %q is declared but the script never reads %s[%d]", kind, p.Name, name, i+1)
+			l.r.errorf(p.Pos, "%s %q is declared but the script never reads %s[%d]; if callers still pass it, keep it with ---@unused %s reason", kind, p.Name, name, i+1, p.Name)
 		}
 	}
 }
@@ -601,6 +638,33 @@ func (l *linter) checkUnused(kind, name string, decl []*Param, u usage) {
 // calls of them, so a call the analysis cannot see would make each
 // silently less.
 const cannotFollow = "%s is used here as a value the analysis cannot follow: every check (cluster keys, replies, raised errors, write commands) reads the calls of %s, and a call through this value would escape them; call it directly, or through a local assigned once where it is declared (local %s = redis.call)"
+
+// kept returns the ---@unused line naming a declared key or arg, and
+// marks it as naming one.
+func (l *linter) kept(name string) *Unused {
+	for _, u := range l.s.Unused {
+		if u.Name == name {
+			u.used = true
+			return u
+		}
+	}
+	return nil
+}
+
+// checkKept reports ---@unused lines that name no declared key or arg, or
+// a name that is both.
+func (l *linter) checkKept() {
+	for _, u := range l.s.Unused {
+		key := slices.ContainsFunc(l.s.Keys, func(p *Param) bool { return p.Name == u.Name })
+		arg := slices.ContainsFunc(l.s.Args, func(p *Param) bool { return p.Name == u.Name })
+		switch {
+		case key && arg:
+			l.r.errorf(u.Pos, "---@unused %s: both a key and an arg are named %s; rename one", u.Name, u.Name)
+		case !u.used && !key && !arg && !l.s.mayLack("@key") && !l.s.mayLack("@arg"):
+			l.r.errorf(u.Pos, "---@unused %s names no declared key or arg (not variadic): declare it with ---@key or ---@arg first", u.Name)
+		}
+	}
+}
 
 // redisCall returns "redis.call" or "redis.pcall" when e calls one of
 // them, directly or through an alias (local rcall = redis.call; see
@@ -655,12 +719,29 @@ func (l *linter) taintOf(e ast.Expr) taint {
 	case *ast.NumberExpr:
 		return taint{origin: fromLiteral, why: "is the literal " + e.Value}
 	case *ast.StringConcatOpExpr:
+		left := e.Lhs
+		for {
+			c, ok := left.(*ast.StringConcatOpExpr)
+			if !ok {
+				break
+			}
+			left = c.Lhs
+		}
+		if l.taintOf(left).origin == fromTagged {
+			return taint{origin: fromTagged} // appended to a family's prefix: the same hash tag
+		}
 		return taint{origin: fromBuilt, why: "is built in Lua (string concatenation)"}
 	case *ast.AttrGetExpr:
 		if l.isGlobal(e.Object, "KEYS") {
+			if n, ok := literalIndex(e.Key); ok && l.tagged(l.s.keySlots, n) {
+				return taint{origin: fromTagged}
+			}
 			return taint{origin: fromKeys, why: ""}
 		}
 		if l.isGlobal(e.Object, "ARGV") {
+			if n, ok := literalIndex(e.Key); ok && l.tagged(l.s.argSlots, n) {
+				return taint{origin: fromTagged}
+			}
 			if n, ok := literalIndex(e.Key); ok {
 				return taint{origin: fromArgv, why: fmt.Sprintf("comes from ARGV[%d]", n)}
 			}
@@ -697,6 +778,46 @@ func (l *linter) taintOf(e ast.Expr) taint {
 		}
 	}
 	return taint{origin: fromUnknown, why: ""}
+}
+
+// localFunc returns the function a local holds when it holds only that
+// one (local function f, local f = function), else nil.
+func localFunc(b *binding) *ast.FunctionExpr {
+	if b.fixed != nil || len(b.values) != 1 {
+		return nil
+	}
+	fe, _ := b.values[0].(*ast.FunctionExpr)
+	return fe
+}
+
+// paramTaint is the origin of parameter b: the worst of what the calls of
+// its function pass there, so that a helper's prefix .. id is a key built
+// from the script's prefix (BullMQ passes its queue's prefix to every
+// helper). It is unknown when the function is not a local, is used other
+// than by calling it, or is never called.
+func (l *linter) paramTaint(b *binding) taint {
+	unknown := taint{origin: fromUnknown, why: ""}
+	calls := l.calls_[b.param]
+	if l.escaped[b.param] || len(calls) == 0 {
+		return unknown
+	}
+	t := taint{origin: fromTagged}
+	for _, c := range calls {
+		n := len(c.Args)
+		switch {
+		case n > 0 && b.index >= n-1 && multi(c.Args[n-1]):
+			t = join(t, l.elemTaint(c.Args[n-1]))
+		case b.index < n:
+			t = join(t, l.taintOf(c.Args[b.index]))
+		}
+	}
+	return t
+}
+
+// tagged reports whether the n-th declared key or arg (KEYS[n], ARGV[n])
+// is laid out in a key family, so that it carries the family's hash tag.
+func (l *linter) tagged(slots []*Param, n int) bool {
+	return n >= 1 && n <= len(slots) && !slots[n-1].Variadic && slots[n-1].Template != nil
 }
 
 func (l *linter) isUnpack(e *ast.FuncCallExpr) bool {
@@ -746,12 +867,14 @@ func (l *linter) bindingTaint(b *binding) taint {
 		return *b.memo
 	}
 	if b.busy {
-		return taint{origin: fromKeys, why: ""} // a cycle adds nothing new
+		return taint{origin: fromTagged} // a cycle adds nothing new
 	}
 	b.busy = true
-	t := taint{origin: fromKeys, why: ""}
+	t := taint{origin: fromTagged}
 	if b.fixed != nil {
 		t = *b.fixed
+	} else if b.param != nil {
+		t = l.paramTaint(b)
 	} else if len(b.values) == 0 {
 		t = taint{origin: fromUnknown, why: ""}
 	}

@@ -83,7 +83,11 @@ type Script struct {
 	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
 	UnsafeKeysPos Pos
 
-	// Includes are the header's ---@include lines, in order; Spans map
+	// Unused are the ---@unused lines: declared keys and args the script
+	// keeps for its callers without reading them.
+	Unused []*Unused
+
+	// Includes are the file's include lines, in order; Spans map
 	// the lines of Body to the files they come from, nil when Body is the
 	// file's text alone (see include.go).
 	Includes     []*Include
@@ -118,6 +122,15 @@ func (s *Script) Declared() (keys, args []*Param, ok bool) {
 	ok = s.tagged && !s.mayLack("@key") && !s.mayLack("@arg") &&
 		len(s.keySlots) == len(s.Keys) && len(s.argSlots) == len(s.Args)
 	return s.Keys, s.Args, ok
+}
+
+// Unused is an ---@unused line: a declared key or arg that the script does
+// not read, kept because callers still pass it (an older version read it).
+type Unused struct {
+	Name   string // the key's or arg's name
+	Reason string
+	Pos    Pos // of the name
+	used   bool
 }
 
 // mayLack reports whether an unknown tag in the header may have been meant
