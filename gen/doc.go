@@ -26,7 +26,7 @@
 //	---@error VALUE Name desc             a failure reply → sentinel ErrName
 //	---@status VALUE Name desc            a named successful reply → constant <Script>Name
 //	---@idempotent reason                 running twice = running once: retry after connection errors
-//	---@unsafe-keys reason                turn off the cluster-safety lint for this file
+//	---@unsafe-keys reason                turn off the cluster-safety lint for this file (Config.UnsafeKeys: for every file)
 //	---@coalesce [max]                    a runtime.Coalescer may merge up to max (64) concurrent calls into one run
 //	---@include path.lua                  inline a shared Lua file (relative to this one) after the header
 //
@@ -251,6 +251,20 @@
 // "local k = KEYS[1]; k = k .. ':x'" is reported at every use of k. Keys
 // from KEYS[n], from locals only ever assigned KEYS values, and from loop
 // variables of ipairs(KEYS) are fine.
+//
+// ---@unsafe-keys reason turns the lint off for one script, and so does
+// [Config.UnsafeKeys] for every script of a package (luagen generate
+// -unsafe-keys on its go:generate line): its keys are the callers'
+// business, since the scripts run on one node or their callers keep each
+// call's keys on one slot. The flag acts as that line would in each
+// script: no report of a key built in Lua, read from ARGV or from a reply,
+// and none of plain keys that nothing makes share a slot (see Key
+// families); a script that also has the line is accepted as it is (the
+// line must still give its reason). Commands refused in scripts and writes
+// under no-writes are still reported, and the generated calls still check
+// at run time that their keys hash to one slot. The default, without the
+// flag, is cluster-safe; the flag is recorded in the generated files'
+// first line, and luagen check and diff take it too.
 //
 // The lint cannot see: values that pass through function parameters, table
 // fields, or the results of user-defined functions (all unknown, never

@@ -80,8 +80,8 @@ type Script struct {
 	// Config.Functions.
 	functionLimits Diagnostics
 
-	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
-	UnsafeKeysPos Pos
+	UnsafeKeys    string // ---@unsafe-keys reason, or unsafeKeysFlag; disables the cluster-safety lint
+	UnsafeKeysPos Pos    // where the header says ---@unsafe-keys; zero under the flag alone
 
 	// Includes are the header's ---@include lines, in order; Spans map
 	// the lines of Body to the files they come from, nil when Body is the
@@ -132,6 +132,10 @@ func (s *Script) meant(tag string) {
 	}
 	s.unknownMeant[tag] = true
 }
+
+// unsafeKeysFlag is Script.UnsafeKeys of a script without its own
+// ---@unsafe-keys line in a package generated with Config.UnsafeKeys.
+const unsafeKeysFlag = "luagen generate -unsafe-keys: keys are the callers' business in this package"
 
 // Param is a declared key, arg or tuple field.
 type Param struct {
