@@ -20,7 +20,7 @@
 //	---@key name desc                     KEYS[n], in order; ---@key ...name for the rest
 //	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
-//	---@return type [unit] desc           the reply; none means runtime.Value
+//	---@return type [unit] desc           the reply; without one, runtime.Value
 //	---@return tuple Name desc            a positional array decoded into struct Name,
 //	---@field name type [unit] desc       one line per element
 //	---@error VALUE Name desc             a failure reply → sentinel ErrName
@@ -34,7 +34,16 @@
 // time.Time; the two time types need a unit, ms or s, right after the type.
 // Reply types are those scalars, T? (a nil reply is a nil *T), []T,
 // map[string]string (a flat field, value, ... array), status (a status
-// reply such as OK: the method returns only error) and tuple. An ---@error
+// reply such as OK: the method returns only error), none and tuple.
+// ---@return none is for a script that returns nothing, or whose reply its
+// callers ignore: the method (and its Queue form, a Future[struct{}])
+// returns only error, and the reply is discarded unless it is an error
+// reply or a declared ---@error value (an integer other than the declared
+// codes, a nil without ---@error nil, a string or an array is discarded).
+// Under none the reply-shape analysis finds no return that does not fit;
+// it still reports error codes Redis itself replies with, raised errors
+// whose text a caller can choose, and an ---@error value no return can
+// produce. An ---@error
 // VALUE is an integer, nil, or an error code in capitals matched against
 // the first word of an error reply (redis.error_reply('CODE detail')); not
 // ERR, which the runtime drops from the front of error replies.

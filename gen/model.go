@@ -40,6 +40,7 @@ const (
 	ShapeMap                   // map[string]string: a flat array field, value, ...
 	ShapeStatus                // status: a status reply such as OK; the call returns only error
 	ShapeTuple                 // tuple Name: a positional array decoded into struct Name
+	ShapeDiscard               // none: the reply is discarded; the call returns only error
 )
 
 // Type is a declared value type. Unit is time.Millisecond or time.Second
