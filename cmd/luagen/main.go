@@ -126,7 +126,8 @@
 // --eval` prints it; --init FILE seeds the keyspace with Redis commands (one
 // per line), --resp3 replies as to a RESP3 client (redis-cli -3), and
 // --redis ADDR runs the same, --init included, against a real server;
-// --check-keys fails commands on keys the script was not given in KEYS, and
+// --check-keys fails commands on keys the script was not given in KEYS (nor
+// built from one up to its hash tag; see luatest.KeysDeclared), and
 // --timeout stops a runaway script. Words before a lone ","
 // are KEYS, the rest ARGV, as for redis-cli. When the script has a luagen
 // header, their numbers must match its ---@key and ---@arg lines, or eval
