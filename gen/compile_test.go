@@ -81,6 +81,26 @@ func TestStep(t *testing.T) {
 		t.Fatalf("Claim = %v, %v", c, err)
 	}
 }
+
+// TestPark: a ---@return none method returns only the error of a
+// declared failure; any other reply, a nil, a string, an array or an
+// integer that is not a declared code, is discarded.
+func TestPark(t *testing.T) {
+	f := &fake{}
+	for _, reply := range []runtime.Value{runtime.IntValue(3), runtime.IntValue(-4), runtime.Nil, runtime.StringValue("OK"), runtime.ArrayValue(runtime.IntValue(-5))} {
+		f.reply = reply
+		if err := job.New(f).Park(context.Background(), job.ParkKeys{Job: "j"}, job.ParkArgs{At: 1700000000000}); err != nil {
+			t.Fatalf("Park with reply %v: err = %v", reply, err)
+		}
+	}
+	if len(f.keys) != 1 || f.keys[0] != "j" || len(f.args) != 1 || f.args[0] != "1700000000000" {
+		t.Fatalf("keys %q args %q", f.keys, f.args)
+	}
+	f.reply = runtime.IntValue(-5)
+	if err := job.New(f).Park(context.Background(), job.ParkKeys{Job: "j"}, job.ParkArgs{At: 1}); !errors.Is(err, job.ErrMissingParent) {
+		t.Fatalf("Park -5: err = %v", err)
+	}
+}
 `
 
 // keysBehaviourTest runs next to the generated keyed package: the key

@@ -20,13 +20,13 @@
 //	---@key name desc                     KEYS[n], in order; ---@key ...name for the rest
 //	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
-//	---@return type [unit] desc           the reply; none means runtime.Value
+//	---@return type [unit] desc           the reply; without one, runtime.Value
 //	---@return tuple Name desc            a positional array decoded into struct Name,
 //	---@field name type [unit] desc       one line per element
 //	---@error VALUE Name desc             a failure reply → sentinel ErrName
 //	---@status VALUE Name desc            a named successful reply → constant <Script>Name
 //	---@idempotent reason                 running twice = running once: retry after connection errors
-//	---@unsafe-keys reason                turn off the cluster-safety lint for this file
+//	---@unsafe-keys reason                turn off the cluster-safety lint for this file (Config.UnsafeKeys: for every file)
 //	---@coalesce [max]                    a runtime.Coalescer may merge up to max (64) concurrent calls into one run
 //	---@include path.lua                  inline a shared Lua file (relative to this one) after the header
 //
@@ -34,7 +34,16 @@
 // time.Time; the two time types need a unit, ms or s, right after the type.
 // Reply types are those scalars, T? (a nil reply is a nil *T), []T,
 // map[string]string (a flat field, value, ... array), status (a status
-// reply such as OK: the method returns only error) and tuple. An ---@error
+// reply such as OK: the method returns only error), none and tuple.
+// ---@return none is for a script that returns nothing, or whose reply its
+// callers ignore: the method (and its Queue form, a Future[struct{}])
+// returns only error, and the reply is discarded unless it is an error
+// reply or a declared ---@error value (an integer other than the declared
+// codes, a nil without ---@error nil, a string or an array is discarded).
+// Under none the reply-shape analysis finds no return that does not fit;
+// it still reports error codes Redis itself replies with, raised errors
+// whose text a caller can choose, and an ---@error value no return can
+// produce. An ---@error
 // VALUE is an integer, nil, or an error code in capitals matched against
 // the first word of an error reply (redis.error_reply('CODE detail')); not
 // ERR, which the runtime drops from the front of error replies.
@@ -251,6 +260,20 @@
 // "local k = KEYS[1]; k = k .. ':x'" is reported at every use of k. Keys
 // from KEYS[n], from locals only ever assigned KEYS values, and from loop
 // variables of ipairs(KEYS) are fine.
+//
+// ---@unsafe-keys reason turns the lint off for one script, and so does
+// [Config.UnsafeKeys] for every script of a package (luagen generate
+// -unsafe-keys on its go:generate line): its keys are the callers'
+// business, since the scripts run on one node or their callers keep each
+// call's keys on one slot. The flag acts as that line would in each
+// script: no report of a key built in Lua, read from ARGV or from a reply,
+// and none of plain keys that nothing makes share a slot (see Key
+// families); a script that also has the line is accepted as it is (the
+// line must still give its reason). Commands refused in scripts and writes
+// under no-writes are still reported, and the generated calls still check
+// at run time that their keys hash to one slot. The default, without the
+// flag, is cluster-safe; the flag is recorded in the generated files'
+// first line, and luagen check and diff take it too.
 //
 // The lint cannot see: values that pass through function parameters, table
 // fields, or the results of user-defined functions (all unknown, never

@@ -217,7 +217,7 @@ func goType(t Type, tuple string) *jen.Statement {
 		return jen.Id(tuple)
 	case ShapeNone:
 		return rt("Value")
-	case ShapeStatus:
+	case ShapeStatus, ShapeDiscard:
 		return jen.Null() // the call returns only error
 	}
 	return scalarType(t.Elem)
@@ -742,14 +742,14 @@ func elemFunc(t Type) jen.Code {
 }
 
 // resultGoType is the method's result type (besides error) and its zero
-// value; nil for a status script, whose method returns only error.
+// value; nil for a status or none script, whose method returns only error.
 func (e *scriptEmitter) resultGoType() (jen.Code, jen.Code) {
 	r := e.s.Return
 	if r == nil {
 		r = &Return{}
 	}
 	switch {
-	case r.Shape == ShapeStatus:
+	case r.Shape == ShapeStatus || r.Shape == ShapeDiscard:
 		return nil, nil
 	case e.result != "" && r.Shape != ShapeTuple:
 		return jen.Id(e.result), zero(r.Type, "")
@@ -762,6 +762,14 @@ func (e *scriptEmitter) resultGoType() (jen.Code, jen.Code) {
 func (e *scriptEmitter) decode() {
 	r := e.s.Return
 	if r == nil || r.Shape == ShapeNone {
+		return
+	}
+	if r.Shape == ShapeDiscard {
+		// Exec and the batch have already turned an error reply and a
+		// declared ---@error value into the call's error; what is left
+		// succeeds whatever it is.
+		e.f.Add(docComment(wrap(fmt.Sprintf("%s discards a reply of %s that is not an error, as %s and [Scripts.%s] do (---@return none).", e.n.Decode, e.n.Var, e.ref, e.n.Queue), 76)...))
+		e.f.Func().Id(e.n.Decode).Params(rt("Value")).Params(jen.Struct(), jen.Error()).Block(jen.Return(jen.Struct().Values(), jen.Nil()))
 		return
 	}
 	retType, zeroV := e.resultGoType()
@@ -845,6 +853,11 @@ func (e *scriptEmitter) method() {
 		body = append(body, jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec))
 		body = append(body, put()...)
 		body = append(body, jen.Return(jen.Id("v"), jen.Err()))
+	case r.Shape == ShapeDiscard:
+		results = []jen.Code{jen.Error()}
+		body = append(body, jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(exec))
+		body = append(body, put()...)
+		body = append(body, jen.Return(jen.Err()))
 	case r.Shape == ShapeStatus:
 		results = []jen.Code{jen.Error()}
 		body = append(body, jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(exec))
@@ -878,7 +891,7 @@ func (e *scriptEmitter) queueMethod() {
 	switch {
 	case r == nil || r.Shape == ShapeNone:
 		elem, decode = rt("Value"), impl("Raw")
-	case r.Shape == ShapeStatus:
+	case r.Shape == ShapeStatus || r.Shape == ShapeDiscard:
 		elem = jen.Struct()
 		result = "Err returns what " + e.n.Method + " would have"
 	default:
@@ -909,6 +922,15 @@ func (e *scriptEmitter) methodDoc() []string {
 		p = append(p, "It returns the reply undecoded: the header declares no ---@return.")
 	case r.Shape == ShapeStatus:
 		p = append(p, para("It succeeds when the script replies with a status such as OK"+desc))
+	case r.Shape == ShapeDiscard:
+		kept := "an error reply"
+		if len(s.Errors) > 0 {
+			kept += " or a declared failure"
+		}
+		p = append(p, "It returns only an error: the script's reply is discarded (---@return none) unless it is "+kept+".")
+		if r.Desc != "" {
+			p = append(p, para("The reply: "+r.Desc))
+		}
 	case r.Shape == ShapeTuple || e.result != "":
 		p = append(p, para("It returns ["+e.result+"]"+desc))
 	case r.Shape == ShapeOptional:

@@ -30,6 +30,14 @@ type Config struct {
 	// Functions also compiles the scripts into one Redis function library
 	// (see library.go): calls use FCALL where the executor supports it.
 	Functions bool
+	// UnsafeKeys says that keys are the callers' business for every
+	// script of the package (luagen generate -unsafe-keys): they run on
+	// one node, or their callers keep each call's keys on one slot. Each
+	// script is checked as if its header said ---@unsafe-keys, so the
+	// cluster-safety lint and the check that a script's keys share a hash
+	// slot are off; a script's own ---@unsafe-keys line is then
+	// redundant and accepted. The run-time slot check stays.
+	UnsafeKeys bool
 	// GoFiles are the Go files of the output directory (see
 	// [LoadGoFiles]); the names its hand-written files declare are
 	// checked against those luagen generates.
@@ -163,7 +171,7 @@ func Generate(srcs []Source, cfg Config) (map[string][]byte, Diagnostics) {
 	var scripts []*Script
 	incs := includeCache{} // a file several scripts include is read and checked once
 	for _, src := range srcs {
-		s, ds, _ := parseSource(src, incs)
+		s, ds, _ := parseSource(src, incs, cfg.UnsafeKeys)
 		diags = append(diags, ds...)
 		if cfg.Functions && s != nil {
 			diags = append(diags, s.functionLimits...)

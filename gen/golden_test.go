@@ -17,7 +17,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/golden and testdata/diag")
 
 // archiveConfig reads "pkg: name" and "new: name" lines, and a
-// "functions" line (luagen generate -functions), from an archive's comment.
+// "functions" line (luagen generate -functions) and an "unsafe-keys" line
+// (-unsafe-keys), from an archive's comment.
 func archiveConfig(a *txtar.Archive) Config {
 	cfg := Config{Package: "scripts", New: "New"}
 	for _, line := range strings.Split(string(a.Comment), "\n") {
@@ -27,13 +28,19 @@ func archiveConfig(a *txtar.Archive) Config {
 		if v, ok := strings.CutPrefix(line, "new: "); ok {
 			cfg.New = strings.TrimSpace(v)
 		}
-		if strings.TrimSpace(line) == "functions" {
+		switch strings.TrimSpace(line) {
+		case "functions":
 			cfg.Functions = true
+		case "unsafe-keys":
+			cfg.UnsafeKeys = true
 		}
 	}
 	cfg.Command = "luagen generate ../lua/" + cfg.Package
 	if cfg.New != "New" {
 		cfg.Command = "luagen generate -new " + cfg.New + " ../lua/" + cfg.Package
+	}
+	if cfg.UnsafeKeys {
+		cfg.Command = strings.Replace(cfg.Command, "generate ", "generate -unsafe-keys ", 1)
 	}
 	if cfg.Functions {
 		cfg.Command = strings.Replace(cfg.Command, "generate ", "generate -functions ", 1)

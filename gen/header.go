@@ -29,6 +29,7 @@ var typeAliases = map[string]string{
 	"duration": "time.Duration", "time": "time.Time", "timestamp": "time.Time",
 	"map": "map[string]string", "table": "map[string]string", "hash": "map[string]string",
 	"array": "[]string", "list": "[]string", "ok": "status",
+	"void": "none", "nothing": "none",
 }
 
 // unitWords are tokens that were clearly meant as a unit, so an unknown one
@@ -446,6 +447,8 @@ func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
 	switch {
 	case tok == "status" && ret:
 		return Type{Shape: ShapeStatus}, i + 1, true
+	case tok == "none" && ret:
+		return Type{Shape: ShapeDiscard}, i + 1, true
 	case tok == "map[string]string" && ret:
 		return Type{Shape: ShapeMap}, i + 1, true
 	case strings.HasSuffix(tok, "?") && ret:
@@ -485,7 +488,7 @@ func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
 func (p *headerParser) unknownType(w word, ret bool) {
 	if ret {
 		base := strings.TrimSuffix(strings.TrimPrefix(w.s, "[]"), "?")
-		compound := base == "tuple" || base == "status" || base == "map[string]string"
+		compound := base == "tuple" || base == "status" || base == "none" || base == "map[string]string"
 		switch {
 		case w.s == "tuple":
 			p.r.errorf(p.pos(w.col), "tuples do not nest: a ---@field is one element of the reply, of type %s, T?, []T or map[string]string", scalarList)
@@ -497,7 +500,7 @@ func (p *headerParser) unknownType(w word, ret bool) {
 	}
 	known := scalarList
 	if ret {
-		known += ", T?, []T, map[string]string, status, tuple Name"
+		known += ", T?, []T, map[string]string, status, none, tuple Name"
 	}
 	base := strings.TrimSuffix(strings.TrimPrefix(w.s, "[]"), "?")
 	sugg := typeAliases[strings.ToLower(w.s)]
@@ -509,7 +512,7 @@ func (p *headerParser) unknownType(w word, ret bool) {
 	if sugg == "" {
 		cands := []string{"string", "[]byte", "int64", "float64", "bool", "time.Duration", "time.Time"}
 		if ret {
-			cands = append(cands, "status", "tuple", "map[string]string")
+			cands = append(cands, "status", "none", "tuple", "map[string]string")
 		}
 		if s := closest(base, cands); s != "" {
 			sugg = strings.Replace(w.s, base, s, 1)
@@ -579,6 +582,10 @@ func (p *headerParser) field(ws []word) {
 	}
 	if t.Shape == ShapeStatus {
 		p.r.errorf(p.pos(ws[2].col), "a tuple field cannot be a status; use string")
+		return
+	}
+	if t.Shape == ShapeDiscard {
+		p.r.errorf(p.pos(ws[2].col), "a tuple field cannot be none: every element of the array is decoded; use string")
 		return
 	}
 	name, at := ws[1].s, p.pos(ws[1].col)
@@ -688,6 +695,8 @@ func typeString(ret *Return) string {
 		return "nothing"
 	case ShapeStatus:
 		return "status"
+	case ShapeDiscard:
+		return "none"
 	case ShapeMap:
 		return "map[string]string"
 	case ShapeTuple:

@@ -40,6 +40,7 @@ const (
 	ShapeMap                   // map[string]string: a flat array field, value, ...
 	ShapeStatus                // status: a status reply such as OK; the call returns only error
 	ShapeTuple                 // tuple Name: a positional array decoded into struct Name
+	ShapeDiscard               // none: the reply is discarded; the call returns only error
 )
 
 // Type is a declared value type. Unit is time.Millisecond or time.Second
@@ -80,8 +81,8 @@ type Script struct {
 	// Config.Functions.
 	functionLimits Diagnostics
 
-	UnsafeKeys    string // ---@unsafe-keys reason; disables the cluster-safety lint
-	UnsafeKeysPos Pos
+	UnsafeKeys    string // ---@unsafe-keys reason, or unsafeKeysFlag; disables the cluster-safety lint
+	UnsafeKeysPos Pos    // where the header says ---@unsafe-keys; zero under the flag alone
 
 	// Unused are the ---@unused lines: declared keys and args the script
 	// keeps for its callers without reading them.
@@ -145,6 +146,10 @@ func (s *Script) meant(tag string) {
 	}
 	s.unknownMeant[tag] = true
 }
+
+// unsafeKeysFlag is Script.UnsafeKeys of a script without its own
+// ---@unsafe-keys line in a package generated with Config.UnsafeKeys.
+const unsafeKeysFlag = "luagen generate -unsafe-keys: keys are the callers' business in this package"
 
 // Param is a declared key, arg or tuple field.
 type Param struct {

@@ -20,19 +20,20 @@ func Parse(path, file string, src []byte) (*Script, Diagnostics) {
 // and the lint reads the combined text but reports each problem at its own
 // file and line (see include.go).
 func ParseSource(src Source) (*Script, Diagnostics) {
-	s, diags, _ := parseSource(src, includeCache{})
+	s, diags, _ := parseSource(src, includeCache{}, false)
 	return s, diags
 }
 
 // parseCounted is ParseSource that also returns the locator of the lint,
 // for tests that count its work (nil when the Lua did not parse).
 func parseCounted(src Source) (*Script, Diagnostics, *locator) {
-	return parseSource(src, includeCache{})
+	return parseSource(src, includeCache{}, false)
 }
 
 // parseSource is parseCounted reading included files through incs, which
-// [Generate] shares between the scripts of a package.
-func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator) {
+// [Generate] shares between the scripts of a package; unsafeKeys is
+// [Config.UnsafeKeys].
+func parseSource(src Source, incs includeCache, unsafeKeys bool) (*Script, Diagnostics, *locator) {
 	path := src.Path
 	r := &reporter{path: path}
 	text := string(src.Src)
@@ -47,6 +48,11 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 	checkShebangEnd(r, text, lines)
 	codeStart := parseHeader(r, s, lines)
 	s.Includes = scanIncludes(r, text, lines, 0)
+	if unsafeKeys && s.UnsafeKeys == "" {
+		// The package's switch stands for the line every script would
+		// otherwise need; the checks read only the reason's presence.
+		s.UnsafeKeys = unsafeKeysFlag
+	}
 	_, strs := mask(text)
 	slines, _ := splitLines(strs)
 	// A tag written "--@arg" or "-- @arg" in the comment lines that end the

@@ -142,6 +142,12 @@ func (c *replyChecker) checkTop(p Pos, v lval) {
 	switch {
 	case v.kind == vUnknown, v.reassigned:
 		return
+	case ret != nil && ret.Shape == ShapeDiscard:
+		// ---@return none: the caller gets only the error of an error
+		// reply or a declared ---@error value, so any reply fits (an
+		// undeclared error code too, as without a ---@return); whether the
+		// ---@error values can be produced is still checked.
+		return
 	}
 	switch v.kind {
 	case vErr:
@@ -198,7 +204,7 @@ func isIntType(e Scalar) bool { return e == Int64 || e == Duration || e == Time 
 func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []string {
 	top := ret != nil
 	switch t.Shape {
-	case ShapeNone:
+	case ShapeNone, ShapeDiscard:
 		return nil
 	case ShapeStatus:
 		switch v.kind {

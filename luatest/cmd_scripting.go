@@ -269,19 +269,49 @@ func (r *Redis) endRun(callerDB int) {
 	r.selectDB(callerDB)
 }
 
-// declares reports whether k is one of the run's KEYS, for the KEYS check:
-// a scan of a short list (what scripts pass), a set for a long one.
+// declares reports whether k is one of the run's KEYS, or built from one
+// (see [KeysDeclared]), for the KEYS check: a scan of a short list (what
+// scripts pass), a set for a long one; a key that is not one of them is
+// matched against each KEYS value's text up to its hash tag, which
+// allocates nothing.
 func (run *runCtx) declares(k string) bool {
 	if len(run.keyList) <= 16 {
-		return slices.Contains(run.keyList, k)
-	}
-	if run.keys == nil {
-		run.keys = make(map[string]bool, len(run.keyList))
-		for _, k := range run.keyList {
-			run.keys[k] = true
+		if slices.Contains(run.keyList, k) {
+			return true
+		}
+	} else {
+		if run.keys == nil {
+			run.keys = make(map[string]bool, len(run.keyList))
+			for _, k := range run.keyList {
+				run.keys[k] = true
+			}
+		}
+		if run.keys[k] {
+			return true
 		}
 	}
-	return run.keys[k]
+	for _, d := range run.keyList {
+		if n := tagEnd(d); n > 0 && strings.HasPrefix(k, d[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagEnd returns the length of key up to and including its hash tag's
+// closing '}', or 0 when key has no hash tag: the first '{', the first '}'
+// after it, and text between them, as runtime.Slot reads it. A key that
+// begins with key[:tagEnd(key)] has the same hash tag, so the same slot.
+func tagEnd(key string) int {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return 0
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	if j <= 0 {
+		return 0
+	}
+	return i + 1 + j + 1
 }
 
 // callLimited calls the function on L's stack with its nargs arguments

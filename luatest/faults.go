@@ -13,8 +13,19 @@ type KeysCheck uint8
 
 const (
 	// KeysDeclared (the default) requires every key to be one of KEYS, as
-	// the Redis documentation requires of scripts: it also catches keys
-	// built inside the script that happen to share the slot today.
+	// the Redis documentation requires of scripts, or to be built from one:
+	// to begin with a KEYS value's text up to and including its hash tag
+	// (the first '{' and the first '}' after it, with text between them,
+	// the rule of runtime.Slot). With KEYS[1] = "bull:{q}:wait" it accepts
+	// "bull:{q}:1" and "bull:{q}:1:logs", as BullMQ's scripts build job
+	// keys from the queue's prefix: such a key has the declared key's tag
+	// at the same place, so it shares the slot by construction, on any
+	// cluster. It refuses "bull:q:1", a key with the same tag after other
+	// text ("other:{q}:1": it shares the slot because the tag's value
+	// happens to match, not because it was built from a declared key, which
+	// is the mistake the check exists to catch), any key built from a KEYS
+	// value without a hash tag, and keys built inside the script that
+	// happen to share the slot today.
 	KeysDeclared KeysCheck = iota
 	// KeysSameSlot only requires every key to hash to the slot of KEYS[1],
 	// which is what Redis Cluster itself enforces.

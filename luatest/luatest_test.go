@@ -3,6 +3,7 @@ package luatest_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,78 @@ func TestKeysCheck(t *testing.T) {
 	off := luatest.Start(t, luatest.WithKeysCheck(luatest.KeysUnchecked))
 	_, err = eval(t, off, "return redis.call('SET', 'elsewhere', 1)", nil)
 	require.NoError(t, err)
+}
+
+// TestKeysCheckBuiltKeys: the default check also accepts a key built
+// from a KEYS value's text up to and including its hash tag (BullMQ's job
+// keys, "bull:{q}:" .. id), and nothing else it did not accept before:
+// not a key of the same tag after other text, not one built from a KEYS
+// value without a tag or with an empty one.
+func TestKeysCheckBuiltKeys(t *testing.T) {
+	r := luatest.Start(t)
+	set := "return redis.call('SET', ARGV[1], 1)"
+	// KEYS of several slots, as a single server takes them: the run-time
+	// slot check of Exec is not what is tested here.
+	eval := func(t *testing.T, r *luatest.Redis, script string, keys []string, args ...string) (runtime.Value, error) {
+		t.Helper()
+		s := runtime.NewScript(runtime.ScriptSpec{Name: "test.S", File: "test.lua", Body: script, AllowCrossSlot: true})
+		return s.Exec(context.Background(), r, keys, args)
+	}
+	for _, c := range []struct {
+		keys []string
+		key  string
+	}{
+		{[]string{"bull:{q}:wait"}, "bull:{q}:1"},
+		{[]string{"bull:{q}:wait"}, "bull:{q}:1:logs"},
+		{[]string{"bull:{q}:wait"}, "bull:{q}"},
+		{[]string{"bull:{q}:wait"}, "bull:{q}{x}"},
+		{[]string{"{bull}:q:wait"}, "{bull}:q:7"},
+		{[]string{"plain", "bull:{q}:wait"}, "bull:{q}:stalled-check"},
+		{[]string{"a{}{b}", "x{b}"}, "x{b}:1"},
+	} {
+		_, err := eval(t, r, set, c.keys, c.key)
+		assert.NoError(t, err, "KEYS %q, key %q", c.keys, c.key)
+		v, ok := r.Get(c.key)
+		assert.True(t, ok && v == "1", "KEYS %q: %q was not set", c.keys, c.key)
+	}
+	for _, c := range []struct {
+		keys []string
+		key  string
+	}{
+		{[]string{"bull:{q}:wait"}, "bull:q:1"},
+		{[]string{"bull:{q}:wait"}, "other:{q}:1"}, // same slot, not built from the declared text
+		{[]string{"bull:{q}:wait"}, "bull:{q"},
+		{[]string{"bull:{q}:wait"}, "bull:{qq}:1"},
+		{[]string{"bull:{q}:wait"}, "bull:"},
+		{[]string{"bull:q:wait"}, "bull:q:wait:1"},   // no hash tag: only KEYS itself
+		{[]string{"bull:{}:wait"}, "bull:{}:wait:1"}, // an empty tag is no tag
+		{[]string{"a{}{b}"}, "a{}{b}:1"},             // the first {...} is the tag, and it is empty
+		{nil, "bull:{q}:1"},
+	} {
+		r := luatest.Start(t)
+		_, err := eval(t, r, set, c.keys, c.key)
+		var se *runtime.ScriptError
+		if assert.ErrorAs(t, err, &se, "KEYS %q, key %q", c.keys, c.key) {
+			want := "luatest: script accessed key '" + c.key + "' not declared in KEYS (test.lua:1); " +
+				"Redis Cluster refuses it when it hashes to another slot: " +
+				"Script attempted to access a non local key in a cluster node script: "
+			assert.True(t, strings.HasPrefix(se.Err.Msg, want), "%q", se.Err.Msg)
+		}
+		assert.False(t, r.Exists(c.key), "KEYS %q: %q was set", c.keys, c.key)
+	}
+
+	// More KEYS than the short scan takes: the set, then the same prefixes.
+	var many []string
+	for i := range 20 {
+		many = append(many, "k"+strconv.Itoa(i))
+	}
+	many = append(many, "bull:{q}:wait")
+	_, err := eval(t, r, set, many, "k7")
+	require.NoError(t, err)
+	_, err = eval(t, r, set, many, "bull:{q}:2")
+	require.NoError(t, err)
+	_, err = eval(t, r, set, many, "k7:1")
+	require.Error(t, err)
 }
 
 func TestFaults(t *testing.T) {

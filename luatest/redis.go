@@ -58,7 +58,8 @@ type Option func(*Redis)
 func WithTime(t time.Time) Option { return func(r *Redis) { r.now = t.Truncate(time.Millisecond) } }
 
 // WithKeysCheck sets how keys a script touches are checked against the
-// KEYS it was given; the default is [KeysDeclared].
+// KEYS it was given; the default is [KeysDeclared] (one of KEYS, or built
+// from one's text up to its hash tag).
 func WithKeysCheck(mode KeysCheck) Option { return func(r *Redis) { r.keysCheck = mode } }
 
 // WithScriptTimeout stops a script that runs longer than d (wall-clock

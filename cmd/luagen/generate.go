@@ -17,13 +17,13 @@ import (
 func init() {
 	register(&command{
 		name:  "generate",
-		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] [-unsafe-keys] dir|file.lua...",
 		short: "write the Go package for the scripts",
 		run:   func(e *env, args []string) int { return runGenerate(e, "generate", args) },
 	})
 	register(&command{
 		name:  "diff",
-		args:  "[-pkg name] [-new name] [-out dir] [-functions] dir|file.lua... | packages",
+		args:  "[-pkg name] [-new name] [-out dir] [-functions] [-unsafe-keys] dir|file.lua... | packages",
 		short: "report generated files that are missing, stale or extra (exit 1 if any)",
 		long: "Given Go packages (./..., ./lock/..., or a directory with no .lua files)\n" +
 			"instead of scripts, diff runs every //go:generate line of those packages\n" +
@@ -36,7 +36,7 @@ func init() {
 	})
 	register(&command{
 		name:  "check",
-		args:  "[-new name] [-functions] dir|file.lua... | packages",
+		args:  "[-new name] [-functions] [-unsafe-keys] dir|file.lua... | packages",
 		short: "check the scripts' annotations and Lua, generating nothing",
 		long: "The scripts named are checked together as the one package generate\n" +
 			"would make of them. Given Go packages (./..., ./lock/..., or a directory\n" +
@@ -50,16 +50,17 @@ func init() {
 	})
 }
 
-// genFlags are the flags of generate and diff; check takes -new and
-// -functions only (the latter adds function mode's checks).
+// genFlags are the flags of generate and diff; check takes -new,
+// -functions (which adds function mode's checks) and -unsafe-keys only.
 type genFlags struct {
-	pkg, newName, out string
-	functions         bool
+	pkg, newName, out     string
+	functions, unsafeKeys bool
 }
 
 func (f *genFlags) register(fs *flag.FlagSet, full bool) {
 	fs.StringVar(&f.newName, "new", "New", "`name` of the generated constructor of Scripts")
 	fs.BoolVar(&f.functions, "functions", false, "also compile the scripts into one Redis function library; calls use FCALL where the executor runs functions")
+	fs.BoolVar(&f.unsafeKeys, "unsafe-keys", false, "keys are the callers' business (one node, or callers keep one slot): check every script as if it said ---@unsafe-keys")
 	if full {
 		fs.StringVar(&f.pkg, "pkg", "", "Go package `name` (default $GOPACKAGE, else the output directory's name)")
 		fs.StringVar(&f.out, "out", ".", "output `dir`ectory")
@@ -216,8 +217,8 @@ func (j job) run(e *env) int {
 		j.errorf(e, "%v", err)
 		return exitFail
 	}
-	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions,
-		Command: headerCommand(pkg, dirPkg, f.newName, f.functions, outAbs, j.inputs), Version: version()}
+	cfg := gen.Config{Package: pkg, New: f.newName, Functions: f.functions, UnsafeKeys: f.unsafeKeys,
+		Command: headerCommand(pkg, dirPkg, f, outAbs, j.inputs), Version: version()}
 	if j.cmd != "check" || j.origin != "" {
 		// The package's own Go files share its scope with the generated
 		// names. check given scripts has no output directory (no -out);
@@ -259,17 +260,21 @@ func (j job) run(e *env) int {
 }
 
 // headerCommand is the command recorded in generated files: the generate
-// command that reproduces them when run in the output directory.
-func headerCommand(pkg, dirPkg, newName string, functions bool, outAbs string, inputs []string) string {
+// command that reproduces them when run in the output directory, with the
+// flags that change what it generates or checks (f's, but -out).
+func headerCommand(pkg, dirPkg string, f genFlags, outAbs string, inputs []string) string {
 	parts := []string{"luagen", "generate"}
-	if functions {
+	if f.functions {
 		parts = append(parts, "-functions")
+	}
+	if f.unsafeKeys {
+		parts = append(parts, "-unsafe-keys")
 	}
 	if pkg != dirPkg {
 		parts = append(parts, "-pkg", pkg)
 	}
-	if newName != "New" {
-		parts = append(parts, "-new", newName)
+	if f.newName != "New" {
+		parts = append(parts, "-new", f.newName)
 	}
 	for _, in := range inputs {
 		p := in

@@ -4,9 +4,9 @@
 //
 // Usage:
 //
-//	luagen generate [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua...
-//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] dir|file.lua... | packages
-//	luagen check    [-new name] [-functions] dir|file.lua... | packages
+//	luagen generate [-pkg name] [-new name] [-out dir] [-functions] [-unsafe-keys] dir|file.lua...
+//	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] [-unsafe-keys] dir|file.lua... | packages
+//	luagen check    [-new name] [-functions] [-unsafe-keys] dir|file.lua... | packages
 //	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
 //	luagen version
 //	luagen help     [command]
@@ -51,9 +51,20 @@
 // plain scripts that luagen eval and EVAL run. See runtime.Library for how
 // bodies are wrapped and versions kept.
 //
+// With -unsafe-keys, keys are the callers' business for the whole package:
+// its scripts run on one node, or their callers keep each call's keys on
+// one hash slot. Every script is checked as if its header said
+// ---@unsafe-keys (no cluster-safety lint, no report of plain keys that
+// nothing makes share a slot), without a line in each; a script's own
+// ---@unsafe-keys line is accepted as well. Without it, the default, the
+// package is checked as cluster-safe. The generated code does not change
+// (calls still check that their keys hash to one slot), but the flag is
+// recorded in the header's command, and check and diff take it too.
+//
 // The first line of every generated file records the command that
 // regenerates it, as run from the output directory: inputs relative to it,
-// and -pkg and -new only when they differ from the defaults. It holds no
+// -functions and -unsafe-keys when given, and -pkg and -new only when they
+// differ from the defaults. It holds no
 // absolute path and no time, so it is the same on every machine and for
 // generate run from anywhere with -out.
 //
@@ -102,11 +113,11 @@
 // together as the one package generate would make of them, so names must
 // be unique across them; check directories meant for separate packages
 // with one check each. Given Go packages, check checks the scripts of
-// each luagen generate line in them, with the line's -new and -functions,
-// as diff does, and also the names the hand-written Go files of the line's
-// output directory declare against the generated ones, as generate and
-// diff always do; given scripts, check has no output directory, so it does
-// not.
+// each luagen generate line in them, with the line's -new, -functions and
+// -unsafe-keys, as diff does, and also the names the hand-written Go files
+// of the line's output directory declare against the generated ones, as
+// generate and diff always do; given scripts, check has no output
+// directory, so it does not.
 //
 // # eval
 //
@@ -115,7 +126,8 @@
 // --eval` prints it; --init FILE seeds the keyspace with Redis commands (one
 // per line), --resp3 replies as to a RESP3 client (redis-cli -3), and
 // --redis ADDR runs the same, --init included, against a real server;
-// --check-keys fails commands on keys the script was not given in KEYS, and
+// --check-keys fails commands on keys the script was not given in KEYS (nor
+// built from one up to its hash tag; see luatest.KeysDeclared), and
 // --timeout stops a runaway script. Words before a lone ","
 // are KEYS, the rest ARGV, as for redis-cli. When the script has a luagen
 // header, their numbers must match its ---@key and ---@arg lines, or eval

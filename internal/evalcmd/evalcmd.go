@@ -68,7 +68,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	initFile := fs.String("init", "", "file of Redis commands, one per line, run before the script")
 	resp3 := fs.Bool("resp3", false, "run as a RESP3 client, like redis-cli -3")
 	addr := fs.String("redis", "", "run against the real server at host:port instead of offline")
-	checkKeys := fs.Bool("check-keys", false, "fail commands on keys the script was not given in KEYS (offline only)")
+	checkKeys := fs.Bool("check-keys", false, "fail commands on keys the script was not given in KEYS, nor built from one up to its hash tag (offline only)")
 	timeout := fs.Duration("timeout", 10*time.Second, "stop a script (offline) or a request (--redis) after this long")
 	anyArity := fs.Bool("any-arity", false, "run even when the number of keys or args differs from the script's header")
 	if err := fs.Parse(args); err != nil {
