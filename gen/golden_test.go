@@ -65,7 +65,7 @@ func archiveSources(a *txtar.Archive, cfg Config) []Source {
 	}
 	var srcs []Source
 	for _, f := range a.Files {
-		if strings.HasSuffix(f.Name, ".lua") && !strings.HasPrefix(f.Name, "lib/") {
+		if strings.HasSuffix(f.Name, ".lua") && !strings.HasPrefix(f.Name, "lib/") && !strings.HasPrefix(f.Name, "includes/") { // included files
 			srcs = append(srcs, Source{Path: f.Name, File: "lua/" + cfg.Package + "/" + f.Name, Src: f.Data, ReadInclude: read})
 		}
 	}

@@ -65,6 +65,9 @@ type binding struct {
 	// local the script only calls (see paramTaint).
 	param *ast.FunctionExpr
 	index int
+	// bare is set for a local declared without a value (local f), which
+	// a later assignment gives one: a forward-declared function.
+	bare bool
 }
 
 type scope struct {
@@ -115,8 +118,13 @@ type linter struct {
 	// calls and escaped record, per function held by a local, its direct
 	// calls and whether it is used otherwise (passed on, stored).
 	callOf  map[*ast.IdentExpr]*ast.FuncCallExpr
-	calls_  map[*ast.FunctionExpr][]*ast.FuncCallExpr
-	escaped map[*ast.FunctionExpr]bool
+	calls_  map[*binding][]*ast.FuncCallExpr
+	escaped map[*binding]bool
+	owner   map[*ast.FunctionExpr]*binding // the local a function is assigned to
+	// undefined are reads of globals Redis does not define; globalDefs the
+	// globals the script assigns (reported as such).
+	undefined  []undefinedRead
+	globalDefs map[string]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -181,7 +189,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, calls_: map[*ast.FunctionExpr][]*ast.FuncCallExpr{}, escaped: map[*ast.FunctionExpr]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, calls_: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -191,6 +199,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	l.checkUnused("key", "KEYS", s.keySlots, l.keys)
 	l.checkUnused("arg", "ARGV", s.argSlots, l.argv)
 	l.checkKept()
+	l.checkUndefined()
 	if s.UnsafeKeys == "" {
 		for _, c := range l.calls {
 			l.checkCall(c)
@@ -272,7 +281,8 @@ func (l *linter) stmt(st ast.Stmt) bool {
 		if l.localFunction(st) {
 			// local function f: f is in scope in its own body, an upvalue
 			// of it when it calls itself.
-			l.declare(st.Names[0], nil, st.Exprs[0])
+			b := l.declare(st.Names[0], nil, st.Exprs[0])
+			l.owner[st.Exprs[0].(*ast.FunctionExpr)] = b
 			return true
 		}
 		l.walk.stmtParts(st) // the values first: in local x = x, the second x is another
@@ -281,12 +291,16 @@ func (l *linter) stmt(st ast.Stmt) bool {
 			case i < len(st.Exprs) && (i < len(st.Exprs)-1 || !multi(st.Exprs[i]) || l.singleValue(st.Exprs[i])):
 				b := l.declare(name, nil, st.Exprs[i])
 				b.alias = l.redisFn(st.Exprs[i])
+				if fe, ok := st.Exprs[i].(*ast.FunctionExpr); ok {
+					l.owner[fe] = b
+				}
 			case len(st.Exprs) > 0 && i >= len(st.Exprs)-1 && multi(st.Exprs[len(st.Exprs)-1]):
 				last := st.Exprs[len(st.Exprs)-1]
 				t := l.elemTaint(last)
 				l.declare(name, &t)
 			default:
-				l.declare(name, &taint{origin: fromLiteral, why: "nil"})
+				b := l.declare(name, &taint{origin: fromLiteral, why: "nil"})
+				b.bare = len(st.Exprs) == 0
 			}
 		}
 		return false
@@ -310,6 +324,11 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 	}
 	l.ref(b)
 	l.resolved[id] = b
+	if i < len(st.Rhs) {
+		if fe, ok := st.Rhs[i].(*ast.FunctionExpr); ok {
+			l.owner[fe] = b
+		}
+	}
 	if b.alias != "" {
 		l.r.errorf(l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value))), "%s is assigned again here, so the analysis cannot tell what its calls run; it follows an alias of %s only when the local is assigned once, where it is declared (local %s = %s)", id.Value, b.alias, id.Value, b.alias)
 	}
@@ -395,6 +414,7 @@ func (l *linter) localFunction(st *ast.LocalAssignStmt) bool {
 // globalAssign reports an assignment to the global id (how says what
 // the statement does to it): Redis 7 makes a script's globals read-only.
 func (l *linter) globalAssign(id *ast.IdentExpr, how string) {
+	l.globalDefs[id.Value] = true
 	at := l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value)))
 	if id.Value == "KEYS" || id.Value == "ARGV" {
 		l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"), yet in a merged run (---@coalesce) or a function library (-functions) %s is a parameter and the assignment would succeed; copy it into a local instead", how, id.Value, id.Value)
@@ -451,6 +471,61 @@ func (l *linter) noteBound(e *ast.RelationalOpExpr) {
 	l.bounds[b] = bd
 }
 
+// sandboxGlobals are the globals a script can read on Redis 7.0: what
+// pairs(_G) lists in an EVAL (TestSandboxGlobals checks it against
+// redis-server). Redis makes the table read-only and raises on a read of
+// any other name (luaSetErrorMetatable).
+var sandboxGlobals = map[string]bool{
+	"ARGV": true, "KEYS": true, "_G": true, "_VERSION": true, "__redis__err__handler": true,
+	"assert": true, "bit": true, "cjson": true, "cmsgpack": true, "collectgarbage": true,
+	"coroutine": true, "error": true, "gcinfo": true, "getmetatable": true, "ipairs": true,
+	"load": true, "loadstring": true, "math": true, "next": true, "pairs": true, "pcall": true,
+	"rawequal": true, "rawget": true, "rawset": true, "redis": true, "select": true,
+	"setmetatable": true, "string": true, "struct": true, "table": true, "tonumber": true,
+	"tostring": true, "type": true, "unpack": true, "xpcall": true,
+}
+
+// undefinedRead is a read of a global that Redis does not define.
+type undefinedRead struct {
+	id   *ast.IdentExpr
+	hint string
+}
+
+// undefinedHint suggests what a read of the undefined global e meant: a
+// local in scope or a global of Redis' Lua with a close name, else a
+// missing include.
+func (l *linter) undefinedHint(e *ast.IdentExpr) string {
+	var names []string
+	for sc := l.scope; sc != nil; sc = sc.parent {
+		for n := range sc.vars {
+			names = append(names, n)
+		}
+	}
+	for n := range sandboxGlobals {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if c := closest(e.Value, names); c != "" {
+		return fmt.Sprintf("did you mean %s?", c)
+	}
+	return "a missing or misplaced include (an included helper must come before the line that uses it), or a typo?"
+}
+
+// checkUndefined reports each read of a global that neither the script
+// (its globals are read-only, so it defines none), its includes nor Redis
+// defines, which Redis answers with "Script attempted to access
+// nonexistent global variable". A name the script assigns as a global is
+// reported there already.
+func (l *linter) checkUndefined() {
+	for _, u := range l.undefined {
+		if l.globalDefs[u.id.Value] {
+			continue
+		}
+		l.r.errorf(l.loc.find(u.id.Line(), l.wordRe(regexp.QuoteMeta(u.id.Value))),
+			"%s is not defined here: no local in scope, no include before this line and no global of Redis' Lua has that name, so Redis fails the call (\"Script attempted to access nonexistent global variable '%s'\"); %s", u.id.Value, u.id.Value, u.hint)
+	}
+}
+
 // isGlobal reports whether e names the global variable name (not shadowed
 // by a local).
 func (l *linter) isGlobal(e ast.Expr, name string) bool {
@@ -466,17 +541,18 @@ func (l *linter) expr(e ast.Expr) bool {
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
 			l.ref(b)
-			if fe := localFunc(b); fe != nil {
-				if c := l.callOf[e]; c != nil {
-					l.calls_[fe] = append(l.calls_[fe], c)
-				} else {
-					l.escaped[fe] = true
-				}
+			if c := l.callOf[e]; c != nil {
+				l.calls_[b] = append(l.calls_[b], c)
+			} else {
+				l.escaped[b] = true
 			}
 			if b.alias != "" { // a direct call does not walk its function: see FuncCallExpr
 				l.r.errorf(l.loc.find(e.Line(), l.wordRe(regexp.QuoteMeta(e.Value))), cannotFollow, e.Value+", an alias of "+b.alias+",", b.alias, e.Value)
 			}
 			return true
+		}
+		if !sandboxGlobals[e.Value] {
+			l.undefined = append(l.undefined, undefinedRead{e, l.undefinedHint(e)})
 		}
 		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
 		case "KEYS":
@@ -727,8 +803,16 @@ func (l *linter) taintOf(e ast.Expr) taint {
 			}
 			left = c.Lhs
 		}
-		if l.taintOf(left).origin == fromTagged {
+		base := l.taintOf(left)
+		switch {
+		case base.origin == fromTagged:
 			return taint{origin: fromTagged} // appended to a family's prefix: the same hash tag
+		case base.why != "":
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value that " + base.String()}
+		case base.origin == fromKeys:
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a key laid out in no ---@keys family, whose hash tag nothing guarantees"}
+		case base.origin == fromUnknown:
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value the analysis cannot trace to a key family (a table field, a function's result, or a parameter of a function used other than by calling it)"}
 		}
 		return taint{origin: fromBuilt, why: "is built in Lua (string concatenation)"}
 	case *ast.AttrGetExpr:
@@ -781,9 +865,10 @@ func (l *linter) taintOf(e ast.Expr) taint {
 }
 
 // localFunc returns the function a local holds when it holds only that
-// one (local function f, local f = function), else nil.
+// one (local function f, local f = function, or local f declared bare and
+// assigned a function once, as a recursive pair of helpers is), else nil.
 func localFunc(b *binding) *ast.FunctionExpr {
-	if b.fixed != nil || len(b.values) != 1 {
+	if b.fixed != nil && !b.bare || len(b.values) != 1 {
 		return nil
 	}
 	fe, _ := b.values[0].(*ast.FunctionExpr)
@@ -797,10 +882,11 @@ func localFunc(b *binding) *ast.FunctionExpr {
 // than by calling it, or is never called.
 func (l *linter) paramTaint(b *binding) taint {
 	unknown := taint{origin: fromUnknown, why: ""}
-	calls := l.calls_[b.param]
-	if l.escaped[b.param] || len(calls) == 0 {
+	owner := l.owner[b.param]
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.calls_[owner]) == 0 {
 		return unknown
 	}
+	calls := l.calls_[owner]
 	t := taint{origin: fromTagged}
 	for _, c := range calls {
 		n := len(c.Args)
