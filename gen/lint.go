@@ -23,10 +23,10 @@ const (
 	// A key built that way shares the family's slot.
 	fromTagged  origin = iota
 	fromKeys           // KEYS[n], or a local only ever assigned from KEYS
-	fromUnknown               // a parameter, a table field, a call luagen cannot see into
-	fromLiteral               // a string or number literal in the script
-	fromArgv                  // ARGV[n], or a local assigned from it
-	fromBuilt                 // built in Lua: .., string.format, a string method, a reply
+	fromUnknown        // a parameter, a table field, a call luagen cannot see into
+	fromLiteral        // a string or number literal in the script
+	fromArgv           // ARGV[n], or a local assigned from it
+	fromBuilt          // built in Lua: .., string.format, a string method, a reply
 )
 
 type taint struct {
