@@ -11,15 +11,19 @@
 // One header block per file: the lines at the top that are blank or start
 // with "---", after an optional shebang on line 1. The first other line
 // (code, or a plain "--" comment) ends it; a "---@" tag after that is an
-// error, since it would silently be a comment.
+// error, since it would silently be a comment, except an include line,
+// which stands anywhere (see Shared Lua).
 //
 //	#!lua flags=no-writes                 optional; Redis 7's five flags only
 //	--- Doc text, copied to the Go method.
 //	---@script Name                       Go name (default: file name in PascalCase)
-//	---@keys Type Ctor prefix{tag} desc   a key family (once per package): struct Type, func Ctor
+//	---@keys Type Ctor prefix{tag} desc   a key family (once per package): struct Type, func Ctor;
+//	                                      the tag may stand anywhere: <prefix>:{queue}, {prefix}:<queue>
 //	---@key name desc                     KEYS[n], in order; ---@key ...name for the rest
 //	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
+//	---@arg name {tag}suffix desc         ARGV[n], a string laid out in the family: a key prefix
+//	---@unused name reason                a declared key or arg the script keeps for its callers unread
 //	---@return type [unit] desc           the reply; without one, runtime.Value
 //	---@return tuple Name desc            a positional array decoded into struct Name,
 //	---@field name type [unit] desc       one line per element
@@ -28,7 +32,8 @@
 //	---@idempotent reason                 running twice = running once: retry after connection errors
 //	---@unsafe-keys reason                turn off the cluster-safety lint for this file (Config.UnsafeKeys: for every file)
 //	---@coalesce [max]                    a runtime.Coalescer may merge up to max (64) concurrent calls into one run
-//	---@include path.lua                  inline a shared Lua file (relative to this one) after the header
+//	---@include path.lua                  inline a shared Lua file (relative to this one) at this line,
+//	--- @include "path"                   anywhere in the file; BullMQ's form, .lua optional
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
 // time.Time; the two time types need a unit, ms or s, right after the type.
@@ -71,15 +76,21 @@
 //	---@key orders  {sku}:orders          hash of order id → record
 //	---@key latch   {sku}:latch:<owner>.<seq:int64>
 //
-// ---@keys names the Go struct and its constructor, then the template: an
-// optional part (typically the caller's prefix) and the hash-tag part in
-// braces; every part of a family is a string and a parameter of the
-// constructor, in template order: KeysFor(prefix, sku string) SKUKeys. A
-// family is declared once per package, in any of its scripts (repeating it
-// word for word elsewhere is allowed).
+// ---@keys names the Go struct and its constructor, then the template:
+// literal text and <part>s around one hash-tag part in braces, so that a
+// family lays keys out as the data a project already holds is laid out
+// and adopting luagen renames nothing: BullMQ's bull:{q}:wait is
+// <prefix>:{queue} with the key {queue}:wait, and {bull}:q:wait is
+// {prefix}:<queue>. A name right before the tag with nothing before it
+// (prefix{sku}) is a part, as <prefix>{sku} is. Every part of a family is
+// a string and a parameter of the constructor, in template order:
+// KeysFor(prefix, sku string) SKUKeys. A family is declared once per
+// package, in any of its scripts (repeating it word for word elsewhere is
+// allowed).
 //
 // A ---@key whose first word after the name contains '{', '}', '<' or '>'
-// is a template: the family's {tag}, then literal text with <part> or
+// is a template: the family's {tag}, which stands for the family's whole
+// template (prefix{sku}, bull:{q}, ...), then literal text with <part> or
 // <part:int64> placeholders (strings by default). A key without
 // placeholders becomes a field of the struct, filled by the constructor
 // (prefix{sku}:stock); one with placeholders becomes a method of the
@@ -92,8 +103,17 @@
 // caller builds with the family's method and lists; such a script gets no
 // conversion method.
 //
-// The constructor writes prefix + "{" + tag + "}" + suffix, so every key of
-// a family has the same hash tag. The cluster lint uses that: a script whose
+// An ---@arg whose type word is such a template (---@arg prefix {queue}:
+// the queue's key prefix) is a string the family lays out like a key, a
+// field or method of the family struct beside the keys: typically the
+// prefix a script appends to for keys it builds itself (prefix .. jobId),
+// as BullMQ's scripts do. The cluster lint accepts such built keys (see
+// Cluster-safety lint), and luatest's default key check accepts a key that
+// begins with a declared key's text up to and including its hash tag.
+//
+// The constructor writes the template with the tag in braces and then each
+// key's suffix (prefix + ":{" + queue + "}" + ":wait"), so every key of a
+// family has the same hash tag. The cluster lint uses that: a script whose
 // keys are laid out in two families (two tags) is reported, since such keys
 // share a slot only by chance, unless the shebang says
 // allow-cross-slot-keys, and so is a key laid out in no family in a
@@ -102,7 +122,8 @@
 // and allow-cross-slot-keys opt out). It also reports a ---@keys type or
 // constructor named like a package the generated files import, a
 // predeclared Go name, init, or (in package main) main, as -new would be;
-// a ---@keys template without a {tag} or with text after it, a key template that does not start with a
+// a ---@keys template without a {tag}, with a second {…}, an unclosed { or
+// <, or a stray } or >, a key template that does not start with a
 // {tag}, names a tag no family has, holds a second {…} or an unclosed <,
 // a part that is not a name, a Go keyword or a predeclared Go name, a part
 // type other than string and int64, a family declared twice differently,
@@ -131,9 +152,10 @@
 // redis.setresp and redis.set_repl (they change the rest of the run), SELECT
 // and any redis.call or redis.pcall whose command is not a string literal
 // (it could be SELECT), any other use of the global redis than redis.<name>
-// with a constant name and of redis.call/redis.pcall than a direct call (an
-// alias such as local c = redis.call, pcall(redis.call, ...), rawget(redis,
-// ...) or redis[computed] could reach the above unseen), and _G, getfenv,
+// with a constant name and of redis.call/redis.pcall than a direct call or
+// a call through an alias the analysis follows (local c = redis.call,
+// whose calls are checked as direct ones; pcall(redis.call, ...),
+// rawget(redis, ...) or redis[computed] could reach the above unseen), and _G, getfenv,
 // setfenv and loadstring (they reach the global KEYS and ARGV, which hold
 // the whole run's), and a local function that calls itself, directly or
 // through others (the run adds stack frames under every call, so a
@@ -148,16 +170,28 @@
 //
 // # Shared Lua
 //
-// ---@include path.lua inlines a file at generate time, since Redis runs
-// each script (and each function) on its own. The path is relative to
-// the file holding the line, with forward slashes, one per line, no
-// quotes, never absolute. The files are inlined right after the last line
-// of the script's header that is not blank (so before its first code
-// line), in the order of the lines; an included
-// file may include others in its own header, relative to itself, which
-// are inlined before it. A file reached twice, directly or through others,
-// is inlined once, where it is first reached; a cycle and a file that
-// cannot be read are diagnostics at the ---@include line.
+// An include line inlines a file at generate time, since Redis runs each
+// script (and each function) on its own. It is a comment on a line of its
+// own, anywhere in the file: ---@include path.lua, or BullMQ's form
+// --- @include "includes/name", so scripts written for BullMQ's loader
+// come in unchanged. The path is relative to the file holding the line,
+// with forward slashes, never absolute, quoted or not; a file name
+// without an extension names a .lua file. The file is inlined right after
+// the line, where it stands: a helper included after local rcall =
+// redis.call sees rcall, as BullMQ's loader has it. An included file may
+// include others, relative to itself. A file reached twice, directly or
+// through others, is inlined once, where it is first reached; a cycle and
+// a file that cannot be read are diagnostics at the include line, and so
+// is a comment that reads like an include but is not taken (-- @include,
+// --@include), since it would silently be a comment. Lines inside a long
+// comment or a string are not include lines.
+//
+// [Load] reads an included file only when it is a regular file of at most
+// 1 MiB inside the script's module (the directory holding the nearest
+// go.mod), after resolving symbolic links: a path or a link leading out of
+// the module would make the generated code depend on a file nobody
+// reviews, and a named pipe or /dev/zero would hang the generator or
+// exhaust its memory (and a project's CI with it).
 //
 // Script.Body is the combined text, so the generated body, and the SHA1
 // the script cache keys it by, are of what is sent; Script.Spans map its
@@ -170,8 +204,8 @@
 // and line; a problem inside an included file ends with "(included by
 // <script>)", since it can depend on the script's header.
 //
-// An included file is Lua under an optional header of "---" doc lines and
-// ---@include lines; any other tag, a shebang, a byte order mark and a
+// An included file is Lua under an optional header of "---" doc lines; any
+// tag other than an include, a shebang, a byte order mark and a
 // top-level return (the script's code follows it) are diagnostics in it,
 // and it must parse as Lua on its own (a syntax error is reported in it,
 // not where the script goes on). It is told from a script by where it
@@ -184,7 +218,7 @@
 // function's callback receives as parameters.
 //
 // [Load] sets Source.ReadInclude to read included files from disk; [Parse]
-// reads none, so an ---@include there is a diagnostic ([ParseSource] with
+// reads none, so an include there is a diagnostic ([ParseSource] with
 // a ReadInclude reads them), and [Expand] returns the combined text alone.
 //
 // Go names are the annotation names in PascalCase with Go's initialisms (ttl
@@ -211,7 +245,13 @@
 // message), a #! line below line 1, Lua syntax errors (gopher-lua's parser;
 // it accepts a little more than Redis' Lua 5.1, e.g. goto), KEYS[n] and
 // ARGV[n] beyond what the header declares, declared keys and args the
-// script never reads, replies that do not fit the header (see Reply-shape
+// script never reads (unless an ---@unused line keeps one: callers still
+// pass it; such a line naming a key or arg the script does read, or none,
+// is a diagnostic too), a read of a global that neither a local in scope,
+// an include before it nor Redis' Lua defines (a missing or misplaced
+// include, a typo: Redis fails the call with "Script attempted to access
+// nonexistent global variable"; the globals are those pairs(_G) lists on
+// redis-server 7.0), replies that do not fit the header (see Reply-shape
 // analysis), calls of commands Redis refuses in scripts, write commands
 // in a flags=no-writes script, and assignments to globals (including
 // function name() ... end): Redis 7 makes a script's globals read-only, so
@@ -238,7 +278,8 @@
 //
 // Redis Cluster routes a script by its KEYS, so every key a script touches
 // must arrive in KEYS. For each redis.call and redis.pcall whose command
-// name is a string literal, the lint finds the key arguments from the
+// name is a string literal (called directly or through an alias: see
+// below), the lint finds the key arguments from the
 // command's Redis 7 key specifications (internal/commands, generated from
 // COMMAND on redis-server 7.0.15: single keys, DEL/MGET/EXISTS-style lists,
 // MSET's every other argument, ZUNIONSTORE's numkeys, XREAD's half after
@@ -261,6 +302,31 @@
 // from KEYS[n], from locals only ever assigned KEYS values, and from loop
 // variables of ipairs(KEYS) are fine.
 //
+// A key laid out in a family, and an ---@arg laid out in one (a key
+// prefix), carries the family's hash tag, and so does text appended to
+// either (prefix .. jobId, jobKey .. ':logs', through locals): such a key
+// shares the family's slot by construction and is accepted. What a
+// concatenation is appended to decides: the message of a reported one says
+// whether that was a reply, a key laid out in no family, ARGV, or a value
+// the analysis cannot trace (a table field such as a msgpack-decoded
+// argument, a function's result).
+//
+// The parameters of a local function (local function f, local f =
+// function, or a local declared bare and assigned a function once, as a
+// pair of recursive helpers is) take the worst of what its calls pass
+// there, so BullMQ's helpers that receive the queue's prefix are checked
+// against what each script passes. A function used other than by calling
+// it (passed on, stored) leaves its parameters unknown.
+//
+// The analysis follows aliases of redis.call and redis.pcall: a local
+// assigned once, where it is declared (local rcall = redis.call), stands
+// for it in every check (cluster keys, reply shapes, raised errors,
+// commands refused in scripts, writes under no-writes), in the script, in
+// functions that capture it, and in included helpers. A use it cannot
+// follow is a diagnostic rather than a silent gap: redis.call or an alias
+// passed on or stored (pcall(redis.call, ...)), an alias assigned again,
+// redis itself used other than as redis.<name>, and redis[computed].
+//
 // ---@unsafe-keys reason turns the lint off for one script, and so does
 // [Config.UnsafeKeys] for every script of a package (luagen generate
 // -unsafe-keys on its go:generate line): its keys are the callers'
@@ -275,10 +341,11 @@
 // flag, is cluster-safe; the flag is recorded in the generated files'
 // first line, and luagen check and diff take it too.
 //
-// The lint cannot see: values that pass through function parameters, table
-// fields, or the results of user-defined functions (all unknown, never
-// reported); a command name that is not a literal; redis.call reached
-// through an alias (local call = redis.call); keys named by patterns (SORT
+// The lint cannot see: table fields, the results of user-defined
+// functions, and parameters of functions that are not locals or are used
+// other than by calling them (all unknown: never reported alone, and a key
+// appended to one is reported as built in Lua); a command name that is not
+// a literal; keys named by patterns (SORT
 // BY/GET, which the server's key specs also leave open); or a numkeys that
 // is not a literal (only the first key after it is checked). Columns come
 // from matching the masked source line (gopher-lua gives lines only), so
