@@ -790,6 +790,10 @@ func multi(e ast.Expr) bool {
 
 func (l *linter) taintOf(e ast.Expr) taint {
 	switch e := e.(type) {
+	case *ast.NilExpr, *ast.FalseExpr:
+		// No key: a command given nil or false fails whatever the slot, so
+		// it adds no origin (removeJob(id, nil) passes no parent key).
+		return taint{origin: fromTagged}
 	case *ast.StringExpr:
 		return taint{origin: fromLiteral, why: fmt.Sprintf("is the literal %q", e.Value)}
 	case *ast.NumberExpr:
@@ -812,7 +816,7 @@ func (l *linter) taintOf(e ast.Expr) taint {
 		case base.origin == fromKeys:
 			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a key laid out in no ---@keys family, whose hash tag nothing guarantees"}
 		case base.origin == fromUnknown:
-			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value the analysis cannot trace to a key family (a table field, a function's result, or a parameter of a function used other than by calling it)"}
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value the analysis cannot trace to a key family (a table field such as a decoded argument's, a function's result, or a parameter of a function that is not a local only called directly)"}
 		}
 		return taint{origin: fromBuilt, why: "is built in Lua (string concatenation)"}
 	case *ast.AttrGetExpr:
