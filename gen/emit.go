@@ -128,8 +128,11 @@ func wrap(text string, width int) []string {
 // sentence joins a lead-in and a header description: "Stock is KEYS[1]" +
 // "the counter" → "Stock is KEYS[1]: the counter".
 func sentence(lead, desc string) string {
-	if desc == "" {
+	switch {
+	case desc == "":
 		return lead + "."
+	case strings.HasSuffix(lead, ":"): // a key prefix's layout, bull:{q}:
+		return lead + " — " + desc
 	}
 	return lead + ": " + desc
 }

@@ -74,7 +74,7 @@ var (
 // <prefix>:{queue} and a suffix. They share the hash tag {queue}, so on Redis
 // Cluster they hash to one slot.
 type QueueKeys struct {
-	// Prefix is <prefix>:{queue}:: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is <prefix>:{queue}: — the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
 	Prefix string
 	// Meta is <prefix>:{queue}:meta: hash of the queue's settings (paused, opts.maxLenEvents)
 	Meta string

@@ -32,7 +32,7 @@ type ForceUnlockKeys struct {
 	Queue string
 	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is KEYS[5], prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+	// Wake is KEYS[5], prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
 }
 

@@ -33,7 +33,7 @@ type ReleaseKeys struct {
 	Queue string
 	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is KEYS[5], prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+	// Wake is KEYS[5], prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
 	// Latch are KEYS[6] onward, prefix{name}:latch:<owner>.<seq:int64> ([LockKeys.Latch]): one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 	Latch []string

@@ -61,7 +61,7 @@ type LockKeys struct {
 	Queue string
 	// Waits is prefix{name}:waits: hash owner → "deadline grantLease" (ms)
 	Waits string
-	// Wake is prefix{name}:wake:: prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
+	// Wake is prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
 	tag  string // prefix{name}, for the keys with parts
 }
