@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -894,12 +895,23 @@ func (l *linter) paramTaint(b *binding) taint {
 	t := taint{origin: fromTagged}
 	for _, c := range calls {
 		n := len(c.Args)
+		var at taint
 		switch {
 		case n > 0 && b.index >= n-1 && multi(c.Args[n-1]):
-			t = join(t, l.elemTaint(c.Args[n-1]))
+			at = l.elemTaint(c.Args[n-1])
 		case b.index < n:
-			t = join(t, l.taintOf(c.Args[b.index]))
+			at = l.taintOf(c.Args[b.index])
+		default:
+			continue
 		}
+		if at.origin > t.origin && at.why != "" {
+			// Name the call that passes it: the helper's line alone does
+			// not say which of its callers to fix.
+			path, line := l.s.Position(c.Line())
+			at.why = fmt.Sprintf("%s, passed to %s by the call at %s:%d", at.String(), owner.name, filepath.Base(path), line)
+			at.via = b.name
+		}
+		t = join(t, at)
 	}
 	return t
 }
