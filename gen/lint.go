@@ -812,6 +812,8 @@ func (l *linter) taintOf(e ast.Expr) taint {
 		switch {
 		case base.origin == fromTagged:
 			return taint{origin: fromTagged} // appended to a family's prefix: the same hash tag
+		case base.origin == fromLiteral:
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) starting with a literal, which carries no family's hash tag"}
 		case base.why != "":
 			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value that " + base.String()}
 		case base.origin == fromKeys:
