@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/luagen/luagen/internal/lualines"
 )
 
 // FunctionExecutor is an [Executor] that also runs Redis Functions (Redis
@@ -201,7 +203,11 @@ func NewLibrary(spec LibrarySpec) *Library {
 		s.lib, s.fn, s.fnLine = l, fn, line
 		text := wrapFunction(fn, s.source)
 		b.WriteString(text)
-		line += strings.Count(text, "\n")
+		// Lua's count of line breaks, not the "\n"s: a lone "\r" (a
+		// .lua file saved with old Mac line endings) ends a line too, and
+		// "\r\n" is one break (issue 34).
+		n, _ := lualines.Breaks(text)
+		line += n
 		l.scripts = append(l.scripts, s)
 	}
 	l.code = b.String()
