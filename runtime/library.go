@@ -486,11 +486,13 @@ const functionLoads = 3
 // by the wrapping (see [Library]), and raised errors end with the script
 // suffix, so neither matches.
 func IsFunctionNotFound(err error) bool {
-	var re *ReplyError
-	if !errors.As(err, &re) {
+	if err == nil {
 		return false
 	}
-	return strings.TrimPrefix(re.Msg, "ERR ") == "Function not found"
+	// errors.AsType, not errors.As: no target escapes to the heap, so a
+	// call in function mode allocates nothing for this check (issue 34).
+	re, ok := errors.AsType[*ReplyError](err)
+	return ok && strings.TrimPrefix(re.Msg, "ERR ") == "Function not found"
 }
 
 // functionLine returns the .lua line of an error raised in the script's
