@@ -274,6 +274,9 @@ func checkCode(r *reporter, text string, lines []string) (broken bool) {
 		reportSyntax(r, err, string(parsed), lines, open)
 		return true
 	}
+	if !checkLua51(r, string(parsed), lines) {
+		return true
+	}
 	if n := len(chunk); n > 0 {
 		if ret, ok := chunk[n-1].(*ast.ReturnStmt); ok {
 			r.errorf(newLocator(code).find(ret.Line(), reReturn),

@@ -98,6 +98,9 @@ func parseSource(src Source, incs includeCache) (*Script, Diagnostics, *locator)
 		r.spans = spans
 	}
 	loc := lintLua(r, s, text, lines)
+	if loc != nil { // gopher-lua parsed it: does Redis' Lua 5.1?
+		checkLua51(r, text, lines)
+	}
 	return s, r.diags.Sort(), loc
 }
 
