@@ -16,8 +16,8 @@ import "github.com/dave/jennifer/jen"
 // running what older versions use, luagenimpl.MinVersion rises past
 // them, so their files fail at the guard rather than anywhere else. Each
 // version from MinVersion to MaxVersion has its testdata/version<N>,
-// written by the first generator of that version, that TestVersionGuard
-// builds against today's runtime.
+// written by the first generator of that version, which
+// TestVersionsTheRuntimeRuns builds against today's runtime.
 //
 // Version 1 (commit 1e71b95) set ScriptSpec.Coalesce, which was renamed
 // CoalesceLimit without raising the version, so version-1 files were of two
