@@ -35,7 +35,8 @@ type FunctionExecutor interface {
 	// LoadLibrary runs [Library.LoadOn] on every primary (Redis
 	// replicates functions to replicas and keeps them in RDB/AOF; an
 	// executor that cannot tell primaries from replicas may try both, and
-	// ignore the replicas' READONLY):
+	// ignore the replicas' READONLY and any failure of a replica, such as
+	// one that is down):
 	// FUNCTION LOAD where the node does not hold the library, then the
 	// package's older versions pruned (see [Library]). Every primary is
 	// tried and the errors joined.
