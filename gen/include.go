@@ -11,6 +11,8 @@ import (
 
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/luagen/luagen/internal/lualines"
 )
 
 // Shared Lua (---@include; the manual is the package doc, "Shared Lua"):
@@ -309,6 +311,9 @@ func checkCode(r *reporter, text string, lines []string) (broken bool) {
 		reportSyntax(r, err, string(parsed), lines, open)
 		return true
 	}
+	if !checkLua51(r, string(parsed), lines) {
+		return true
+	}
 	if n := len(chunk); n > 0 {
 		if ret, ok := chunk[n-1].(*ast.ReturnStmt); ok {
 			r.errorf(newLocator(code).find(ret.Line(), reReturn),
@@ -341,28 +346,9 @@ func (e *expander) write(p, file string, from int, chunk string) {
 		e.spans = append(e.spans, Span{Line: e.lines + 1, Path: p, File: file, FileLine: from})
 	}
 	e.b.WriteString(chunk)
-	n, open := countBreaks(chunk)
+	n, open := lualines.Breaks(chunk)
 	e.lines += n
 	e.open = open
-}
-
-// countBreaks counts the line breaks in s as Lua's lexer does ("\n", "\r",
-// "\r\n" and "\n\r" each one) and returns the last byte of s when it is a
-// break that a following "\n" or "\r" would pair with, else 0.
-func countBreaks(s string) (n int, open byte) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\n' && c != '\r' {
-			continue
-		}
-		n++
-		if i+1 < len(s) && (s[i+1] == '\n' || s[i+1] == '\r') && s[i+1] != c {
-			i++
-		} else if i == len(s)-1 {
-			open = c
-		}
-	}
-	return n, open
 }
 
 // Expand returns the text a script sends, its .lua file with the files its

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luagen/luagen/internal/lualines"
 )
 
 // mapRead reads included files from a map, as Load reads them from disk.
@@ -51,7 +53,7 @@ func TestIncludeLinesMapBack(t *testing.T) {
 				files[p] = text
 			}
 			body, _ := splitLines(s.Body)
-			n, _ := countBreaks(s.Body)
+			n, _ := lualines.Breaks(s.Body)
 			if !strings.HasSuffix(s.Body, "\n") && !strings.HasSuffix(s.Body, "\r") {
 				n++
 			}

@@ -97,7 +97,7 @@ func (l *linter) checkLimits() {
 			at := func() Pos { return l.loc.find(f.maxAt, reDecl) }
 			switch {
 			case n > luaMaxVars:
-				l.r.errorf(at(), "Redis cannot compile this script: %d local variables are in scope here (each for loop counts 3 hidden ones%s) and Lua 5.1 allows %d per function (LUAI_MAXVARS)", n, argNote, luaMaxVars)
+				l.r.errorf(at(), limitPrefix+"%d local variables are in scope here (each for loop counts 3 hidden ones%s) and Lua 5.1 allows %d per function (LUAI_MAXVARS)", n, argNote, luaMaxVars)
 			case s.Coalesce > 0 && n+2 > luaMaxVars:
 				l.r.errorf(at(), "---@coalesce cannot merge this script: %d local variables are in scope here (each for loop counts 3 hidden ones%s), and the companion makes the body a function of KEYS and ARGV, 2 more, beyond the %d Lua 5.1 allows per function (LUAI_MAXVARS): every merged call would fail to compile", n, argNote, luaMaxVars)
 			}
@@ -105,13 +105,13 @@ func (l *linter) checkLimits() {
 		}
 		at := func() Pos { return l.loc.find(f.line, l.wordRe("function")) }
 		if f.max > luaMaxVars {
-			l.r.errorf(l.loc.find(f.maxAt, reDecl), "Redis cannot compile this script: %d local variables are in scope here in one function (each for loop counts 3 hidden ones) and Lua 5.1 allows %d per function (LUAI_MAXVARS)", f.max, luaMaxVars)
+			l.r.errorf(l.loc.find(f.maxAt, reDecl), limitPrefix+"%d local variables are in scope here in one function (each for loop counts 3 hidden ones) and Lua 5.1 allows %d per function (LUAI_MAXVARS)", f.max, luaMaxVars)
 		}
 		up, kv := len(f.upvals), len(f.kv)
 		names := kvNames(f.kv)
 		switch {
 		case up > luaMaxUpvalues:
-			l.r.errorf(at(), "Redis cannot compile this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it) and Lua 5.1 allows %d per function (LUAI_MAXUPVALUES)", up, luaMaxUpvalues)
+			l.r.errorf(at(), limitPrefix+"this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it) and Lua 5.1 allows %d per function (LUAI_MAXUPVALUES)", up, luaMaxUpvalues)
 		case up+kv > luaMaxUpvalues && s.Coalesce > 0:
 			l.r.errorf(at(), "---@coalesce cannot merge this script: this function uses %d locals of enclosing functions (upvalues, counting those of the functions nested in it), and %s of the body's function in the companion, make %d, more than the %d Lua 5.1 allows per function (LUAI_MAXUPVALUES): every merged call would fail to compile", up, names, up+kv, luaMaxUpvalues)
 		case up+kv > luaMaxUpvalues:

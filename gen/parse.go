@@ -105,6 +105,9 @@ func parseSource(src Source, incs includeCache, unsafeKeys bool) (*Script, Diagn
 		r.spans = spans
 	}
 	loc := lintLua(r, s, text, lines)
+	if loc != nil { // gopher-lua parsed it: does Redis' Lua 5.1?
+		checkLua51(r, text, lines)
+	}
 	return s, r.diags.Sort(), loc
 }
 

@@ -4,8 +4,26 @@ import "github.com/dave/jennifer/jen"
 
 // GenVersion is the version of the code this generator writes, checked at
 // compile time against the runtime the user's module builds with (see
-// versionGuard). Raise it, and luagenimpl.MaxVersion with it, when
-// generated code starts to call something new in runtime or luagenimpl.
+// versionGuard).
+//
+// The rule: a version names one set of runtime and luagenimpl identifiers
+// (types, fields, functions, methods, constants) that generated code may
+// use, and its meaning. Any change to that set raises GenVersion, and
+// luagenimpl.MaxVersion with it: generated code that starts to use
+// something new, and equally a rename, removal or change of meaning of
+// anything generated code of an accepted version uses (a ScriptSpec field
+// renamed, a function's parameters changed). When the runtime stops
+// running what older versions use, luagenimpl.MinVersion rises past
+// them, so their files fail at the guard rather than anywhere else. Each
+// version from MinVersion to MaxVersion has its testdata/version<N>,
+// written by the first generator of that version, which
+// TestVersionsTheRuntimeRuns builds against today's runtime.
+//
+// Version 1 (commit 1e71b95) set ScriptSpec.Coalesce, which was renamed
+// CoalesceLimit without raising the version, so version-1 files were of two
+// incompatible kinds; version 2 recycles call buffers with
+// CallPool.Recycle and luagenimpl.ReleasesArgs. The runtime runs version 2
+// only (issue 34).
 const GenVersion = 2
 
 // versionGuard emits protobuf-go's compile-time version check: a constant

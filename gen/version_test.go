@@ -29,10 +29,7 @@ func TestGenVersionIsRuntimes(t *testing.T) {
 // module does after updating luagen without regenerating (or the
 // reverse): the build must fail at the file's own guard line, with Go's
 // overflow message, and nowhere else. The same copy left as it is builds,
-// so the failures come from the versions alone; and it builds what the
-// generator of version 1 wrote (testdata/version1, a script with a key and
-// an argument, whose method recycles its call buffer through
-// CallPool.Put), which luagenimpl's MinVersion promises to run.
+// so the failures come from the versions alone.
 func TestVersionGuard(t *testing.T) {
 	goBin, root := goCommand(t)
 
@@ -45,68 +42,19 @@ func TestVersionGuard(t *testing.T) {
 	minLine := lineOf(t, out[file], fmt.Sprintf("const _ = luagenimpl.EnforceVersion(%d - luagenimpl.MinVersion)", GenVersion))
 	maxLine := lineOf(t, out[file], fmt.Sprintf("const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - %d)", GenVersion))
 
-	// The packages of this module that luagenimpl needs, to copy.
-	list := exec.Command(goBin, "list", "-deps", "-f", `{{with .Module}}{{if eq .Path "github.com/luagen/luagen"}}{{$.Dir}}{{end}}{{end}}`, "./runtime/luagenimpl")
-	list.Dir = root
-	dirs, err := list.Output()
-	require.NoError(t, err)
-
 	for _, tc := range []struct {
 		name  string
 		set   string // the luagenimpl constant changed, "" for none
 		value int
-		line  int  // the guard line that must fail
-		v1    bool // build testdata/version1 rather than ping
+		line  int // the guard line that must fail
 	}{
-		{"same versions", "", 0, 0, false},
-		{"code generated for version 1", "", 0, 0, true},
-		{"runtime older than the generated code", "MaxVersion", GenVersion - 1, maxLine, false},
-		{"runtime newer than the generated code", "MinVersion", GenVersion + 1, minLine, false},
+		{"same versions", "", 0, 0},
+		{"runtime older than the generated code", "MaxVersion", GenVersion - 1, maxLine},
+		{"runtime newer than the generated code", "MinVersion", GenVersion + 1, minLine},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			mod := filepath.Join(dir, "luagen")
-			for _, d := range strings.Fields(string(dirs)) {
-				rel, err := filepath.Rel(root, d)
-				require.NoError(t, err)
-				copyGoFiles(t, d, filepath.Join(mod, rel))
-			}
-			for _, f := range []string{"go.mod", "go.sum"} {
-				copyFile(t, filepath.Join(root, f), filepath.Join(mod, f))
-			}
-			if tc.set != "" {
-				v := filepath.Join(mod, "runtime", "luagenimpl", "version.go")
-				src, err := os.ReadFile(v)
-				require.NoError(t, err)
-				re := regexp.MustCompile(`(?m)^(\t` + tc.set + ` = )\d+$`)
-				require.Len(t, re.FindAll(src, -1), 1, "%s in %s", tc.set, v)
-				src = re.ReplaceAll(src, []byte("${1}"+strconv.Itoa(tc.value)))
-				require.NoError(t, os.WriteFile(v, src, 0o644))
-			}
-
-			app := filepath.Join(dir, "app")
-			gomod := "module example.com/app\n\ngo 1.26.0\n\nrequire github.com/luagen/luagen v0.0.0\n\nreplace github.com/luagen/luagen => " + mod + "\n"
-			require.NoError(t, os.MkdirAll(filepath.Join(app, "ping"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(app, "go.mod"), []byte(gomod), 0o644))
-			copyFile(t, filepath.Join(root, "go.sum"), filepath.Join(app, "go.sum"))
-			files := out
-			if tc.v1 {
-				require.LessOrEqual(t, luagenimpl.MinVersion, 1, "MinVersion dropped version 1: remove this case and testdata/version1")
-				files = map[string][]byte{}
-				for _, name := range []string{"add.lua.go", "scripts.lua.go"} {
-					data, err := os.ReadFile(filepath.Join("testdata", "version1", name))
-					require.NoError(t, err)
-					files[name] = data
-				}
-			}
-			for name, data := range files {
-				require.NoError(t, os.WriteFile(filepath.Join(app, "ping", name), data, 0o644))
-			}
-
-			cmd := exec.Command(goBin, "build", "./...")
-			cmd.Dir = app
-			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOPROXY=off", "GOWORK=off")
-			got, err := cmd.CombinedOutput()
+			mod := copyModule(t, goBin, root, tc.set, tc.value)
+			got, err := buildApp(t, goBin, mod, map[string]map[string][]byte{"ping": out})
 			if tc.line == 0 {
 				require.NoError(t, err, "go build:\n%s", got)
 				return
@@ -128,6 +76,128 @@ func TestVersionGuard(t *testing.T) {
 			assert.Equal(t, 2, n, "one failing guard per generated file:\n%s", got)
 		})
 	}
+}
+
+// TestVersionsTheRuntimeRuns builds, against this module's runtime, what
+// the generator of every version wrote: testdata/version<N>/<archive>/ is
+// what the first generator of version N made of its golden archives (see
+// testdata/version<N>/SOURCE). Every version from luagenimpl.MinVersion to
+// MaxVersion must have its testdata, and all of it builds; a version below
+// MinVersion must fail in every file at the file's own guard line, before
+// any other error in the file (issue 34: code of the first version-1
+// generator was accepted and failed with "unknown field Coalesce in struct
+// literal of type runtime.ScriptSpec").
+func TestVersionsTheRuntimeRuns(t *testing.T) {
+	goBin, root := goCommand(t)
+	mod := copyModule(t, goBin, root, "", 0)
+	dirs, err := filepath.Glob(filepath.Join("testdata", "version*"))
+	require.NoError(t, err)
+	have := map[int]string{}
+	for _, d := range dirs {
+		v, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "version"))
+		require.NoError(t, err, "%s: testdata/version<N>", d)
+		have[v] = d
+	}
+	for v := luagenimpl.MinVersion; v <= luagenimpl.MaxVersion; v++ {
+		require.Contains(t, have, v, "the runtime runs version %d: add testdata/version%d, written by that version's generator", v, v)
+	}
+	for v, dir := range have {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			pkgs := map[string]map[string][]byte{}
+			guards := map[string]int{} // file → line of its MinVersion guard
+			archives, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, a := range archives {
+				if !a.IsDir() {
+					continue
+				}
+				files, err := filepath.Glob(filepath.Join(dir, a.Name(), "*.go"))
+				require.NoError(t, err)
+				pkg := map[string][]byte{}
+				for _, f := range files {
+					data, err := os.ReadFile(f)
+					require.NoError(t, err)
+					pkg[filepath.Base(f)] = data
+					guards[a.Name()+"/"+filepath.Base(f)] = lineOf(t, data, fmt.Sprintf("const _ = luagenimpl.EnforceVersion(%d - luagenimpl.MinVersion)", v))
+				}
+				pkgs[a.Name()] = pkg
+			}
+			require.NotEmpty(t, pkgs)
+			got, err := buildApp(t, goBin, mod, pkgs)
+			if v >= luagenimpl.MinVersion && v <= luagenimpl.MaxVersion {
+				require.NoError(t, err, "go build of version %d code:\n%s", v, got)
+				return
+			}
+			require.Error(t, err, "go build passed with version %d code", v)
+			// The first error of every file is its guard's.
+			errLine := regexp.MustCompile(`^(\S+\.go):(\d+):\d+: (.*)$`)
+			first := map[string]string{}
+			for _, l := range strings.Split(string(got), "\n") {
+				if m := errLine.FindStringSubmatch(l); m != nil {
+					if _, ok := first[m[1]]; !ok {
+						first[m[1]] = m[2] + ": " + m[3]
+					}
+				}
+			}
+			want := map[string]string{}
+			for f, line := range guards {
+				want[f] = strconv.Itoa(line) + ": constant -1 overflows luagenimpl.EnforceVersion"
+			}
+			assert.Equal(t, want, first, "go build:\n%s", got)
+		})
+	}
+}
+
+// copyModule copies the packages of this module (at root) that luagenimpl
+// needs into a temporary directory, with luagenimpl's constant set (when
+// not "") changed to value, and returns the copy's directory.
+func copyModule(t *testing.T, goBin, root, set string, value int) string {
+	t.Helper()
+	list := exec.Command(goBin, "list", "-deps", "-f", `{{with .Module}}{{if eq .Path "github.com/luagen/luagen"}}{{$.Dir}}{{end}}{{end}}`, "./runtime/luagenimpl")
+	list.Dir = root
+	dirs, err := list.Output()
+	require.NoError(t, err)
+	mod := filepath.Join(t.TempDir(), "luagen")
+	for _, d := range strings.Fields(string(dirs)) {
+		rel, err := filepath.Rel(root, d)
+		require.NoError(t, err)
+		copyGoFiles(t, d, filepath.Join(mod, rel))
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		copyFile(t, filepath.Join(root, f), filepath.Join(mod, f))
+	}
+	if set != "" {
+		v := filepath.Join(mod, "runtime", "luagenimpl", "version.go")
+		src, err := os.ReadFile(v)
+		require.NoError(t, err)
+		re := regexp.MustCompile(`(?m)^(\t` + set + ` = )\d+$`)
+		require.Len(t, re.FindAll(src, -1), 1, "%s in %s", set, v)
+		src = re.ReplaceAll(src, []byte("${1}"+strconv.Itoa(value)))
+		require.NoError(t, os.WriteFile(v, src, 0o644))
+	}
+	return mod
+}
+
+// buildApp writes pkgs (directory → file name → content) into a new
+// module that requires the luagen module at mod, runs go build ./... in it
+// and returns its output, with paths relative to the module's root.
+func buildApp(t *testing.T, goBin, mod string, pkgs map[string]map[string][]byte) ([]byte, error) {
+	t.Helper()
+	app := filepath.Join(t.TempDir(), "app")
+	gomod := "module example.com/app\n\ngo 1.26.0\n\nrequire github.com/luagen/luagen v0.0.0\n\nreplace github.com/luagen/luagen => " + mod + "\n"
+	require.NoError(t, os.MkdirAll(app, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(app, "go.mod"), []byte(gomod), 0o644))
+	copyFile(t, filepath.Join(mod, "go.sum"), filepath.Join(app, "go.sum"))
+	for dir, files := range pkgs {
+		require.NoError(t, os.MkdirAll(filepath.Join(app, dir), 0o755))
+		for name, data := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(app, dir, name), data, 0o644))
+		}
+	}
+	cmd := exec.Command(goBin, "build", "./...")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOPROXY=off", "GOWORK=off")
+	return cmd.CombinedOutput()
 }
 
 // lineOf returns the 1-based line of src that is exactly line.

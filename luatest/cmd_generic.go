@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/luagen/luagen/internal/lua51"
 	"github.com/luagen/luagen/luatest/resp"
 )
 
@@ -998,13 +999,13 @@ func (c *cmdCtx) lookupPattern(pattern, el string) (string, bool) {
 	return e.str, true
 }
 
-// sortScore is SORT's numeric weight: strtod(s, &eptr) refused when eptr
+// sortScore is SORT's numeric weight: lua51.Strtod(s, &eptr) refused when eptr
 // does not reach the end, on ERANGE or NaN (sortCommand). strtod skips
 // leading space, and when nothing converts it points eptr at the start:
 // the empty string weighs 0.
 func sortScore(s string) (float64, bool) {
 	t := strings.TrimLeft(s, " \t\n\r\v\f")
-	f, n := strtod(t)
+	f, n := lua51.Strtod(t)
 	switch {
 	case n == 0:
 		return 0, s == ""

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/luagen/luagen/internal/lua51"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 	lua "github.com/yuin/gopher-lua"
@@ -84,16 +85,15 @@ func (r *Redis) loadScript(body string) (*script, *resp.Reply) {
 }
 
 // compileErrorText is the text of a compile error: Lua 5.1's own for a
-// syntax error (lua51_syntax.go), else a gopher-lua error put in Lua 5.1's
+// syntax error (package internal/lua51), else a gopher-lua error put in Lua 5.1's
 // form ("user_script:1: unexpected symbol near '+'"), which happens only
 // for a chunk Lua 5.1 accepts and gopher-lua does not (see the README).
 func compileErrorText(err error) string { return compileErrorTextIn(err, chunkName) }
 
 // compileErrorTextIn is compileErrorText for the chunk named chunkName.
 func compileErrorTextIn(err error, chunkName string) string {
-	var se *syntaxError51
-	if errors.As(err, &se) {
-		return se.msg
+	if se, ok := errors.AsType[*lua51.SyntaxError](err); ok {
+		return se.Msg
 	}
 	var pe *parse.Error
 	if errors.As(err, &pe) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/luagen/luagen/internal/lua51"
 	"github.com/luagen/luagen/luatest/resp"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -534,7 +535,7 @@ func (j *jsonParser) invalidNumber() bool {
 
 // numberToken is json_next_number_token: strtod.
 func (j *jsonParser) numberToken(tok *jsonToken) {
-	f, n := strtod(j.s[j.p:])
+	f, n := lua51.Strtod(j.s[j.p:])
 	if n == 0 {
 		j.setError(tok, "invalid number")
 		return

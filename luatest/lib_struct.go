@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luagen/luagen/internal/lua51"
 )
 
 // newStruct is the struct library Redis 7.0 loads (deps/lua/src/lua_struct.c,
@@ -135,7 +137,7 @@ func checkNumber51(L *lua.LState, n int) float64 {
 	case lua.LNumber:
 		return float64(v)
 	case lua.LString:
-		if f, ok := str2d(string(v)); ok {
+		if f, ok := lua51.Str2d(string(v)); ok {
 			return f
 		}
 	}
@@ -284,7 +286,7 @@ func structUnpack(L *lua.LState) int {
 					case lua.LNumber:
 						ok = true
 					case lua.LString:
-						_, ok = str2d(string(v))
+						_, ok = lua51.Str2d(string(v))
 					}
 				}
 				if !ok {

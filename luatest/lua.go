@@ -8,6 +8,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/luagen/luagen/internal/lua51"
 )
 
 // luaVM is the one Lua interpreter of a fake server, set up as Redis 7.0
@@ -302,22 +304,22 @@ func compileScript(body string) (*lua.FunctionProto, *chunkInfo, error) {
 
 // compileChunk compiles body as lua_load would with the chunk name source
 // ("@user_script" for EVAL, "@user_function" for FUNCTION LOAD, the
-// loadstring argument): Lua 5.1's own parser (lua51_syntax.go) judges the
-// syntax first, so a syntax error is a *syntaxError51 worded as the server
+// loadstring argument): Lua 5.1's own parser (package internal/lua51) judges
+// the syntax first, so a syntax error is a *lua51.SyntaxError worded as the server
 // words it; nCcalls is the C call depth the parse starts at.
 func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkInfo, error) {
-	body, err := checkSyntax51(body, source, nCcalls)
+	body, err := lua51.Check(body, source, nCcalls)
 	if err != nil {
 		return nil, nil, err
 	}
-	name := chunkID(source)
+	name := lua51.ChunkID(source)
 	redisCalls := source == "@"+chunkName
 	compile := func() (*lua.FunctionProto, *chunkInfo, error) {
 		chunk, err := parse.Parse(strings.NewReader(body), name)
 		if err != nil {
 			return nil, nil, err
 		}
-		if strings.Contains(body, gotoName) {
+		if strings.Contains(body, lua51.GotoName) {
 			renameGoto(reflect.ValueOf(chunk))
 		}
 		info := rewriteChunk(chunk, redisCalls)
@@ -343,7 +345,7 @@ func compileChunk(body, source string, nCcalls int) (*lua.FunctionProto, *chunkI
 }
 
 // renameGoto gives the name goto back to every identifier, field, key
-// and parameter checkSyntax51 wrote as gotoName for gopher-lua's parser,
+// and parameter lua51.Check wrote as lua51.GotoName for gopher-lua's parser,
 // which reserves goto (a name in Lua 5.1).
 func renameGoto(v reflect.Value) {
 	switch v.Kind() {
@@ -362,7 +364,7 @@ func renameGoto(v reflect.Value) {
 			}
 		}
 	case reflect.String:
-		if v.String() == gotoName && v.CanSet() {
+		if v.String() == lua51.GotoName && v.CanSet() {
 			v.SetString("goto")
 		}
 	}

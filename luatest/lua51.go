@@ -10,6 +10,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/luagen/luagen/internal/lua51"
 )
 
 // Lua 5.1 semantics that gopher-lua's compiler and VM do not give, put
@@ -590,7 +592,7 @@ func arithNumber(v lua.LValue) (float64, bool) {
 	case lua.LNumber:
 		return float64(v), true
 	case lua.LString:
-		return str2d(string(v))
+		return lua51.Str2d(string(v))
 	}
 	return 0, false
 }
@@ -1128,7 +1130,7 @@ func coerceArgs(sig string, fn lua.LGFunction) lua.LGFunction {
 				}
 			case lua.LString:
 				if c == 'n' {
-					if f, ok := str2d(string(v)); ok {
+					if f, ok := lua51.Str2d(string(v)); ok {
 						L.Replace(i, lua.LNumber(f))
 					}
 				}
@@ -1204,43 +1206,6 @@ func stringDump(L *lua.LState) int {
 	return 1
 }
 
-// chunkID is luaO_chunkid with LUA_IDSIZE 60: how Lua 5.1 shows a chunk
-// name in runtime errors.
-func chunkID(source string) string { return chunkIDLen(source, 60) }
-
-// chunkIDLen is luaO_chunkid(out, source, bufflen): "=name" as is, "@file"
-// with its start cut to fit, a source string as [string "first line..."].
-// The lexer's messages use a bufflen of 80 (MAXSRC in llex.c).
-func chunkIDLen(source string, bufflen int) string {
-	if i := strings.IndexByte(source, 0); i >= 0 {
-		source = source[:i] // a C string
-	}
-	switch {
-	case strings.HasPrefix(source, "="):
-		if len(source)-1 > bufflen-1 {
-			return source[1:bufflen]
-		}
-		return source[1:]
-	case strings.HasPrefix(source, "@"):
-		s := source[1:]
-		if max := bufflen - len(" '...' ") - 1; len(s) > max {
-			return "..." + s[len(s)-max:]
-		}
-		return s
-	}
-	n := strings.IndexAny(source, "\n\r")
-	if n < 0 {
-		n = len(source)
-	}
-	if max := bufflen - len(` [string "..."] `) - 1; n > max {
-		n = max
-	}
-	if n < len(source) {
-		return `[string "` + source[:n] + `..."]`
-	}
-	return `[string "` + source + `"]`
-}
-
 // loadstring is Lua 5.1's loadstring(s [, chunkname]) under Redis: the
 // chunk is compiled like a script (the same Lua 5.1 rewrites) in the
 // global environment. A binary chunk is refused as text, as Redis' Lua
@@ -1261,7 +1226,7 @@ func (vm *luaVM) pushChunk(L *lua.LState, body, source string) int {
 	proto, info, err := compileChunk(body, source, cCallDepth(L))
 	if err != nil {
 		L.Push(lua.LNil)
-		L.Push(lua.LString(compileErrorTextIn(err, chunkID(source))))
+		L.Push(lua.LString(compileErrorTextIn(err, lua51.ChunkID(source))))
 		return 2
 	}
 	vm.registerChunk(proto, info)

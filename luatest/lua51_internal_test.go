@@ -1,23 +1,10 @@
 package luatest
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
-
-// TestChunkID pins luaO_chunkid's forms (LUA_IDSIZE 60), which loadstring
-// error positions use.
-func TestChunkID(t *testing.T) {
-	require.Equal(t, `[string "return 1"]`, chunkID("return 1"))
-	require.Equal(t, `[string "local t..."]`, chunkID("local t\nreturn t.x"))
-	require.Equal(t, `[string "`+strings.Repeat("x", 43)+`..."]`, chunkID(strings.Repeat("x", 100)))
-	require.Equal(t, `[string "`+strings.Repeat("x", 43)+`"]`, chunkID(strings.Repeat("x", 43)))
-	require.Equal(t, "mychunk", chunkID("=mychunk"))
-	require.Equal(t, "file.lua", chunkID("@file.lua"))
-	require.Equal(t, "[string \"\x1bLuaQ\"]", chunkID("\x1bLuaQ\x00\x01"))
-}
 
 // TestHelpersRefuseMisuse calls the rewrite's helpers the way a script
 // could, by name and with any arguments: they answer, never panic.

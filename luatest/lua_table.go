@@ -10,6 +10,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/luagen/luagen/internal/lua51"
 )
 
 // Lua 5.1's table iteration order. Redis' Lua walks a table's array part
@@ -795,7 +797,7 @@ func keyDesc(k ast.Expr) string {
 func constNumber(e ast.Expr) (float64, bool) {
 	switch e := e.(type) {
 	case *ast.NumberExpr:
-		return str2d(e.Value)
+		return lua51.Str2d(e.Value)
 	case *ast.UnaryMinusOpExpr:
 		n, ok := constNumber(e.Expr)
 		return -n, ok

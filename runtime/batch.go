@@ -233,7 +233,7 @@ func sendGroup(ctx context.Context, e Executor, calls []*batchCall) {
 	began := time.Now()
 	for _, c := range calls {
 		start.Script = c.Script
-		c.hookCtx = h.CallStart(ctx, start)
+		c.hookCtx = callStart(ctx, h, start)
 		c.trace = callTrace{mode: c.Script.firstMode(e)}
 		c.PipelineCall.trace = &c.trace
 	}

@@ -31,12 +31,24 @@ import (
 type Hook interface {
 	// CallStart is called before a call's first command is sent (before
 	// its hash-slot check too) and returns the context to run it under;
-	// return ctx itself to add nothing.
+	// return ctx itself to add nothing. A nil context returned counts as
+	// ctx itself: the call runs, and CallEnd gets, ctx.
 	CallStart(ctx context.Context, call CallStart) context.Context
 	// CallEnd is called once per CallStart, with the context CallStart
 	// returned, when the call's outcome is final: after every retry and
 	// fallback.
 	CallEnd(ctx context.Context, call CallEnd)
+}
+
+// callStart runs h's CallStart for a call under ctx and returns the
+// context the call runs under: what CallStart returned, or ctx when it
+// returned nil (a hook's bug must not become the caller's panic, and a
+// caller's own nil ctx is refused before any hook runs).
+func callStart(ctx context.Context, h Hook, start CallStart) context.Context {
+	if c := h.CallStart(ctx, start); c != nil {
+		return c
+	}
+	return ctx
 }
 
 // Hooked is implemented by an [Executor] that carries a [Hook]:

@@ -126,3 +126,58 @@ func benchExec(b *testing.B, e runtime.Executor) {
 		}
 	}
 }
+
+// constFuncExec is constExec that also runs functions: every FCALL
+// answers the integer 1.
+type constFuncExec struct{ constExec }
+
+func (constFuncExec) FCall(context.Context, *runtime.Script, []string, []string) (runtime.Value, error) {
+	return runtime.Value{Kind: runtime.KindInt, Int: 1}, nil
+}
+func (constFuncExec) LoadLibrary(context.Context, *runtime.Library) error            { return nil }
+func (constFuncExec) LoadLibraryFor(context.Context, *runtime.Library, string) error { return nil }
+
+// TestFunctionModeAllocations: a call in function mode (FCALL) allocates
+// nothing of its own, as one in EVAL mode does (issue 34: the check for
+// "Function not found" allocated twice per call), with no hook and with a
+// no-op one, for a plain script and an idempotent one; and on a real
+// redis-server through rueidis a function's call allocates no more than
+// the same script's EVALSHA (the least of several runs, as above).
+func TestFunctionModeAllocations(t *testing.T) {
+	ctx := context.Background()
+	keys, args := []string{"{a}k"}, []string{"v"}
+	plain := runtime.NewScript(runtime.ScriptSpec{Name: "fa.Plain", File: "lua/fa/plain.lua", Body: "return 1"})
+	idem := runtime.NewScript(runtime.ScriptSpec{Name: "fa.Idem", File: "lua/fa/idem.lua", Idempotent: true, Body: "return 1"})
+	runtime.NewLibrary(runtime.LibrarySpec{Name: "fa", Scripts: []*runtime.Script{plain, idem}})
+	for _, s := range []*runtime.Script{plain, idem} {
+		for _, e := range []*constFuncExec{{}, {constExec{noopHook{}}}} {
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := s.Exec(ctx, e, keys, args); err != nil {
+					panic(err)
+				}
+			})
+			assert.Zero(t, allocs, "%s, hook %T", s.Name(), e.hook)
+		}
+	}
+
+	srv := redistest.Start(t)
+	e := runtime.NewRueidisExecutor(srv.Client(t))
+	require.NoError(t, hookOK.Load(ctx, e))
+	exec := func(s *runtime.Script) func() {
+		return func() {
+			if _, err := s.Exec(ctx, e, keys, args); err != nil {
+				panic(err)
+			}
+		}
+	}
+	evalSha, fcall := exec(hookOK), exec(plain)
+	evalSha() // warm up; the first FCALL loads the library
+	fcall()
+	n, f := testing.AllocsPerRun(500, evalSha), testing.AllocsPerRun(500, fcall)
+	for range 7 {
+		n = min(n, testing.AllocsPerRun(500, evalSha))
+		f = min(f, testing.AllocsPerRun(500, fcall))
+	}
+	assert.LessOrEqual(t, f, n, "FCALL allocates more than EVALSHA")
+	t.Logf("allocations per call through rueidis: EVALSHA %v, FCALL %v", n, f)
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/luagen/luagen/internal/lualines"
 )
 
 // FunctionExecutor is an [Executor] that also runs Redis Functions (Redis
@@ -33,7 +35,8 @@ type FunctionExecutor interface {
 	// LoadLibrary runs [Library.LoadOn] on every primary (Redis
 	// replicates functions to replicas and keeps them in RDB/AOF; an
 	// executor that cannot tell primaries from replicas may try both, and
-	// ignore the replicas' READONLY):
+	// ignore the replicas' READONLY and any failure of a replica, such as
+	// one that is down):
 	// FUNCTION LOAD where the node does not hold the library, then the
 	// package's older versions pruned (see [Library]). Every primary is
 	// tried and the errors joined.
@@ -201,7 +204,11 @@ func NewLibrary(spec LibrarySpec) *Library {
 		s.lib, s.fn, s.fnLine = l, fn, line
 		text := wrapFunction(fn, s.source)
 		b.WriteString(text)
-		line += strings.Count(text, "\n")
+		// Lua's count of line breaks, not the "\n"s: a lone "\r" (a
+		// .lua file saved with old Mac line endings) ends a line too, and
+		// "\r\n" is one break (issue 34).
+		n, _ := lualines.Breaks(text)
+		line += n
 		l.scripts = append(l.scripts, s)
 	}
 	l.code = b.String()
@@ -480,11 +487,13 @@ const functionLoads = 3
 // by the wrapping (see [Library]), and raised errors end with the script
 // suffix, so neither matches.
 func IsFunctionNotFound(err error) bool {
-	var re *ReplyError
-	if !errors.As(err, &re) {
+	if err == nil {
 		return false
 	}
-	return strings.TrimPrefix(re.Msg, "ERR ") == "Function not found"
+	// errors.AsType, not errors.As: no target escapes to the heap, so a
+	// call in function mode allocates nothing for this check (issue 34).
+	re, ok := errors.AsType[*ReplyError](err)
+	return ok && strings.TrimPrefix(re.Msg, "ERR ") == "Function not found"
 }
 
 // functionLine returns the .lua line of an error raised in the script's

@@ -19,9 +19,12 @@ import (
 
 // A replica down at boot never holds Preload or a library load: on a 3+3
 // cluster with one replica stopped, both return long before their ctx
-// ends, report the down node, and every live node has the script and the
-// library. Before, rueidis retried SCRIPT LOAD on the dead replica until
-// ctx ended (forever with context.Background()). A closed client fails at
+// ends, and every live node has the script and the library. SCRIPT LOAD
+// reports the down node (a replica runs EVALSHA_RO from its own script
+// cache); a library load, and so a Functions-mode Preload, succeeds on both
+// executors, as replicas get libraries by replication (issue 34: rueidis
+// failed with "connection refused"). Before, rueidis retried SCRIPT LOAD
+// on the dead replica until ctx ended (forever with context.Background()). A closed client fails at
 // once too. No goroutine of ours is left behind.
 func TestPreloadWithNodeDown(t *testing.T) {
 	opt := goleak.IgnoreCurrent()
@@ -57,15 +60,22 @@ func TestPreloadWithNodeDown(t *testing.T) {
 			}
 		}
 		onlyDown(runtime.Preload(ctx, e, s))
-		onlyDown(b.lib.Load(ctx, e))
+		// A library goes to the primaries, and from them to the
+		// replicas by replication: a replica down fails no load.
+		require.NoError(t, b.lib.Load(ctx, e))
+		b2 := newBuild("pf"+k.Name, "B")
+		require.NoError(t, runtime.Preload(ctx, e, b2.which, b2.peek))
+		require.NoError(t, ctx.Err(), "returned before its ctx ended")
 		for _, n := range c.Nodes {
 			if n == down {
 				continue
 			}
 			assert.Equal(t, "[1]", n.Do(t, "SCRIPT", "EXISTS", s.SHA1()), "%s has the script", n.Addr)
-			assert.Eventually(t, func() bool {
-				return strings.Contains(n.Do(t, "FUNCTION", "LIST", "LIBRARYNAME", b.lib.Name()), b.lib.Name())
-			}, 20*time.Second, 20*time.Millisecond, "%s has the library", n.Addr)
+			for _, lib := range []*runtime.Library{b.lib, b2.lib} {
+				assert.Eventually(t, func() bool {
+					return strings.Contains(n.Do(t, "FUNCTION", "LIST", "LIBRARYNAME", lib.Name()), lib.Name())
+				}, 20*time.Second, 20*time.Millisecond, "%s has library %s", n.Addr, lib.Name())
+			}
 		}
 	})
 	t.Run("closed", func(t *testing.T) {

@@ -238,15 +238,24 @@ func (r *RueidisExecutor) Load(ctx context.Context, s *Script) error {
 // fails on its own instead, at once when it refuses the connection, and
 // at the latest when ctx ends when it is stalled; the others load.
 func (r *RueidisExecutor) onEveryNode(ctx context.Context, do func(ctx context.Context, addr string, n rueidis.Client) error) error {
-	nodes := r.c.Nodes()
+	_, _, errs := eachNode(ctx, r.c.Nodes(), do)
+	return errors.Join(errs...)
+}
+
+// eachNode is onEveryNode's loop: it runs do on every node of nodes at
+// once and returns their addresses in order, with each node's client and
+// error at the same index.
+func eachNode(ctx context.Context, nodes map[string]rueidis.Client, do func(ctx context.Context, addr string, n rueidis.Client) error) ([]string, []rueidis.Client, []error) {
 	addrs := slices.Sorted(maps.Keys(nodes))
+	clients := make([]rueidis.Client, len(addrs))
 	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
-		wg.Go(func() { errs[i] = do(ctx, addr, nodes[addr]) })
+		clients[i] = nodes[addr]
+		wg.Go(func() { errs[i] = do(ctx, addr, clients[i]) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return addrs, clients, errs
 }
 
 // FromRueidis converts a rueidis result to a [Value], turning error replies

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -52,17 +55,60 @@ func (r *RueidisExecutor) LoadLibraryFor(ctx context.Context, l *Library, key st
 // LoadLibrary implements [FunctionExecutor]: [Library.LoadOn] on every
 // node rueidis knows, at once (see [RueidisExecutor.Load]). Replicas answer
 // READONLY to FUNCTION LOAD, which is ignored: their primary replicates
-// the library to them. Every node is tried and the other errors are
-// joined.
+// the library to them. So, on a cluster, is any failure of a node the
+// cluster lists as a replica (CLUSTER SHARDS, asked of a node that
+// answered): one replica down does not fail a Preload, as it does not
+// through go-redis, which loads on primaries alone (issue 34). Every node
+// is tried and the other errors are joined.
 func (r *RueidisExecutor) LoadLibrary(ctx context.Context, l *Library) error {
-	return r.onEveryNode(ctx, func(ctx context.Context, addr string, n rueidis.Client) error {
+	addrs, clients, errs := eachNode(ctx, r.c.Nodes(), func(ctx context.Context, addr string, n rueidis.Client) error {
 		err := l.LoadOn(ctx, func(ctx context.Context, args ...string) (Value, error) {
 			return FromRueidis(n.Do(ctx, n.B().Arbitrary(args...).Build()))
 		})
-		var re *ReplyError
-		if err == nil || errors.As(err, &re) && strings.HasPrefix(re.Msg, "READONLY") {
+		if re, ok := errors.AsType[*ReplyError](err); err == nil || ok && strings.HasPrefix(re.Msg, "READONLY") {
 			return nil
 		}
 		return fmt.Errorf("on %s: %w", addr, err)
 	})
+	if r.cluster && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		if i := slices.Index(errs, nil); i >= 0 {
+			replicas := clusterReplicas(ctx, clients[i])
+			for i, addr := range addrs {
+				if replicas[addr] {
+					errs[i] = nil
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clusterReplicas returns the addresses of the nodes n's CLUSTER SHARDS
+// lists as replicas, failed ones included, by each address a client may
+// know a node by (endpoint or IP, with its port or TLS port); none when n
+// cannot tell (a server before Redis 7.0, an error).
+func clusterReplicas(ctx context.Context, n rueidis.Client) map[string]bool {
+	v, err := FromRueidis(n.Do(ctx, n.B().ClusterShards().Build()))
+	if err != nil {
+		return nil
+	}
+	replicas := map[string]bool{}
+	for _, shard := range v.Array {
+		for _, node := range field(shard, "nodes").Array {
+			if field(node, "role").Str != "replica" {
+				continue
+			}
+			for _, port := range []Value{field(node, "port"), field(node, "tls-port")} {
+				if port.Kind != KindInt {
+					continue
+				}
+				for _, host := range []string{field(node, "endpoint").Str, field(node, "ip").Str, field(node, "hostname").Str} {
+					if host != "" && host != "?" {
+						replicas[net.JoinHostPort(host, strconv.FormatInt(port.Int, 10))] = true
+					}
+				}
+			}
+		}
+	}
+	return replicas
 }

@@ -337,7 +337,7 @@ func (s *Script) exec(ctx context.Context, e Executor, keys, args []string, t *c
 func (s *Script) execHooked(ctx context.Context, e Executor, h Hook, keys, args []string) (Value, error) {
 	start := CallStart{Script: s, Server: serverOf(e)}
 	began := time.Now()
-	ctx = h.CallStart(ctx, start)
+	ctx = callStart(ctx, h, start)
 	t := callTrace{mode: s.firstMode(e)}
 	v, err := s.exec(ctx, e, keys, args, &t)
 	h.CallEnd(ctx, t.end(start, began, err))

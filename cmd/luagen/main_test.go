@@ -175,6 +175,27 @@ func TestCheckOK(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// TestCheckLua51Syntax: check refuses what Redis' Lua 5.1 cannot compile
+// though gopher-lua parses it (goto and labels, issue 34), with the
+// server's message, and exits 1.
+func TestCheckLua51Syntax(t *testing.T) {
+	project(t, map[string]string{"count.lua": `--- Count counts the non-empty items of a list.
+---@key k the list
+---@return int64 the count
+local n = 0
+for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if v == '' then goto continue end
+  n = n + 1
+  ::continue::
+end
+return n
+`})
+	r := luagen(t, nil, "check", "../lua/kv")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "../lua/kv/count.lua:6:24: Lua syntax error: '=' expected near 'continue' (Redis runs Lua 5.1, which has no goto)\n", r.stderr)
+	assert.Empty(t, r.stdout)
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	project(t, map[string]string{"get.lua": goodScript})
 	for _, args := range [][]string{

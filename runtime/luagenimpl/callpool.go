@@ -50,12 +50,6 @@ func (p *CallPool[T]) Recycle(releases bool, c *T, err error) {
 	p.p.Put(c)
 }
 
-// Put is [CallPool.Recycle] asking [ReleasesArgs](e) on every call: what
-// code generated for version 1 calls.
-func (p *CallPool[T]) Put(e runtime.Executor, c *T, err error) {
-	p.Recycle(ReleasesArgs(e), c, err)
-}
-
 // answered reports whether a call that ended with err left no command in
 // flight: the server answered it, or nothing was sent.
 func answered(err error) bool {

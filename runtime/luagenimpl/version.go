@@ -15,12 +15,17 @@ package luagenimpl
 // by the same go.mod), or to update github.com/luagen/luagen.
 type EnforceVersion uint
 
-// The range of generated-code versions this package runs.
+// The range of generated-code versions this package runs. A version names
+// the set of runtime and luagenimpl identifiers generated code may use;
+// any change to that set (an addition, a rename, a removal, a change of
+// meaning) raises the version: the rule is written out, with the history,
+// at gen.GenVersion.
 const (
 	// MinVersion is the oldest generated code this package still runs.
 	// It rises when this package drops or changes something that older
-	// generated code calls.
-	MinVersion = 1
+	// generated code uses. Version 1 is refused: code of its first
+	// generator sets ScriptSpec.Coalesce, since renamed CoalesceLimit.
+	MinVersion = 2
 	// MaxVersion is the newest generated code this package runs: the
 	// gen.GenVersion of the luagen in the same module version. It rises
 	// with GenVersion, when generated code starts to call something new

@@ -1,4 +1,4 @@
-package luatest
+package lua51
 
 import (
 	"bytes"
@@ -9,25 +9,34 @@ import (
 )
 
 // A syntax-only port of Lua 5.1.5's lexer (llex.c) and parser
-// (lparser.c), as Redis 7.0 bundles them in deps/lua/src. It runs before
-// gopher-lua's parser so that a script that does not compile fails with
-// the text and line Lua 5.1 gives ("user_script:1: unfinished string near
-// '<eof>'", "'end' expected (to close 'function' at line 3) near 'x'",
+// (lparser.c), as Redis 7.0 bundles them in deps/lua/src. luatest runs it
+// before gopher-lua's parser so that a script that does not compile fails
+// with the text and line Lua 5.1 gives ("user_script:1: unfinished string
+// near '<eof>'", "'end' expected (to close 'function' at line 3) near 'x'",
 // "chunk has too many syntax levels", "main function has more than 200
-// local variables"). It builds nothing: the code generator (lcode.c) is
-// left out except for what decides an error, and gopher-lua still parses
-// and compiles the chunk once this check accepts it.
+// local variables"), and the generator runs it so that `luagen check`
+// refuses what Redis would (goto and labels, which gopher-lua parses). It
+// builds nothing: the code generator (lcode.c) is left out except for what
+// decides an error, and gopher-lua still parses and compiles the chunk once
+// this check accepts it.
 //
 // The port keeps the C's shape, function by function, so it can be read
 // side by side with lparser.c; each function names the C one it ports.
-// luaD_throw becomes a panic of *syntaxError51, recovered by
-// checkSyntax51.
+// luaD_throw becomes a panic of *SyntaxError, recovered by Check.
 
-// syntaxError51 is a compile error worded exactly as Lua 5.1 words it,
+// SyntaxError is a compile error worded exactly as Lua 5.1 words it,
 // chunk name and line included.
-type syntaxError51 struct{ msg string }
+type SyntaxError struct {
+	// Msg is the whole message, e.g. "user_script:3: '=' expected near
+	// 'continue'".
+	Msg string
+	// Line is the line the lexer was on: the line Msg names (a few
+	// messages, such as "too many local variables", name none).
+	Line int
+}
 
-func (e *syntaxError51) Error() string { return e.msg }
+// Error returns Msg.
+func (e *SyntaxError) Error() string { return e.Msg }
 
 // Limits as Redis 7.0 compiles Lua (luaconf.h, llimits.h).
 const (
@@ -177,30 +186,29 @@ type sourceFix struct {
 	text       string
 }
 
-// gotoName stands for the name goto in the source gopher-lua parses;
-// compileChunk renames it back in the syntax tree.
-const gotoName = "__luatest_goto"
+// GotoName stands for the name goto in the source gopher-lua parses (Check
+// writes it so); luatest renames it back in the syntax tree.
+const GotoName = "__luatest_goto"
 
-// checkSyntax51 parses src as luaY_parser does and returns a
-// *syntaxError51 for the first error Lua 5.1 reports, nil when the chunk
-// is valid Lua 5.1. source is the chunk name as given to lua_load
-// ("@user_script"); nCcalls is the C call depth the parser starts at (0
-// when the server compiles a script, more for loadstring inside one).
-// For a valid chunk it returns the source for gopher-lua: src with every
-// hexadecimal numeral that has a binary exponent (which gopher-lua's
-// lexer stops reading at the "p") written in decimal, and the name goto
-// written as gotoName, on the same line.
-func checkSyntax51(src, source string, nCcalls int) (forGopher string, err error) {
+// Check parses src as luaY_parser does and returns a *[SyntaxError] for the
+// first error Lua 5.1 reports, nil when the chunk is valid Lua 5.1. source
+// is the chunk name as given to lua_load ("@user_script"); nCcalls is the C
+// call depth the parser starts at (0 when the server compiles a script,
+// more for loadstring inside one). For a valid chunk it returns the source
+// for gopher-lua: src with every hexadecimal numeral that has a binary
+// exponent (which gopher-lua's lexer stops reading at the "p") written in
+// decimal, and the name goto written as [GotoName], on the same line.
+func Check(src, source string, nCcalls int) (forGopher string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			se, ok := r.(*syntaxError51)
+			se, ok := r.(*SyntaxError)
 			if !ok {
 				panic(r)
 			}
 			err = se
 		}
 	}()
-	ls := &lexState51{src: src, source: chunkIDLen(source, maxSrc), nCcalls: nCcalls}
+	ls := &lexState51{src: src, source: ChunkIDLen(source, maxSrc), nCcalls: nCcalls}
 	luaYParser(ls)
 	if len(ls.fixes) == 0 {
 		return src, nil
@@ -277,7 +285,7 @@ func (ls *lexState51) lexError(msg string, token int) {
 	if token != 0 {
 		msg = fmt.Sprintf("%s near '%s'", msg, ls.txtToken(token))
 	}
-	panic(&syntaxError51{msg})
+	panic(&SyntaxError{Msg: msg, Line: ls.linenumber})
 }
 
 // syntaxError is luaX_syntaxerror.
@@ -330,7 +338,7 @@ func (ls *lexState51) readNumeral() {
 	for cIsAlnum(ls.current) || ls.current == '_' {
 		ls.saveAndNext()
 	}
-	v, ok := str2d(string(ls.buff))
+	v, ok := Str2d(string(ls.buff))
 	if !ok {
 		ls.lexError("malformed number", tkNumber) // trydecpoint: the locale's point is '.'
 	}
@@ -568,7 +576,7 @@ func (ls *lexState51) llex() token51 {
 					return token51{token: r}
 				}
 				if name == "goto" {
-					ls.fixes = append(ls.fixes, sourceFix{start: start, end: ls.offset(), text: gotoName})
+					ls.fixes = append(ls.fixes, sourceFix{start: start, end: ls.offset(), text: GotoName})
 				}
 				return token51{token: tkName, name: name}
 			default:
@@ -668,7 +676,7 @@ func (ls *lexState51) strCheckName() string {
 func (ls *lexState51) registerLocalVar() {
 	fs := ls.fs
 	if fs.nlocvars+1 > shrtMax {
-		panic(&syntaxError51{"too many local variables"})
+		panic(&SyntaxError{Msg: "too many local variables", Line: ls.linenumber})
 	}
 	fs.nlocvars++
 }
