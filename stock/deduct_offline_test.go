@@ -229,8 +229,9 @@ func TestDeductOfflineChecksValuesBeforeWriting(t *testing.T) {
 
 // Every stock script touches only its KEYS, so each passes luatest's KEYS
 // check (on by default). A copy of deduct.lua that builds a key inside the
-// script would work on one server and fail on a cluster; the check names
-// the key and the line.
+// script, other than by appending to a declared key's hash tag, would work
+// on one server and fail on a cluster (or share the slot only by the tag's
+// value); the check names the key and the line.
 func TestOfflineKeysCheck(t *testing.T) {
 	r, s := offline(t)
 	ctx := context.Background()
@@ -243,14 +244,14 @@ func TestOfflineKeysCheck(t *testing.T) {
 	_, err = s.Reconcile(ctx, k.Audit(), 10)
 	require.NoError(t, err)
 
-	body := strings.Replace(stock.DeductScript().Source(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', KEYS[1] .. ':buyers',", 1)
+	body := strings.Replace(stock.DeductScript().Source(), "redis.call('HINCRBY', KEYS[3],", "redis.call('HINCRBY', 'audit:' .. KEYS[3],", 1)
 	require.NotEqual(t, stock.DeductScript().Source(), body)
 	undeclared := runtime.NewScript(runtime.ScriptSpec{Name: "stock.DeductUndeclared", File: "lua/stock/deduct.lua", Body: body})
 	_, err = undeclared.Exec(ctx, r, []string{k.Stock, k.Orders, k.Buyers}, []string{"o2", "u1", "1", "0", "1"})
 	var se *runtime.ScriptError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, lineOf(t, "../lua/stock/deduct.lua", "redis.call('HINCRBY', KEYS[3]"), se.Line)
-	assert.Contains(t, se.Err.Msg, "script accessed key 'seckill:{8}:stock:buyers' not declared in KEYS (lua/stock/deduct.lua:")
+	assert.Contains(t, se.Err.Msg, "script accessed key 'audit:seckill:{8}:buyers' not declared in KEYS (lua/stock/deduct.lua:")
 }
 
 func TestDeductOfflineCrossSlotSendsNothing(t *testing.T) {
