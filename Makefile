@@ -29,7 +29,7 @@ redis:
 vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@test -z "$$(gofmt -l $$(git -c core.quotepath=off ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git -c core.quotepath=off ls-files '*.go'); exit 1; }
 
 ## generated: fail when a generated file is missing, stale, or left over
 ## from a deleted script. `luagen diff ./...` runs every go:generate line
