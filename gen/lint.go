@@ -119,7 +119,7 @@ type linter struct {
 	// calls and escaped record, per function held by a local, its direct
 	// calls and whether it is used otherwise (passed on, stored).
 	callOf  map[*ast.IdentExpr]*ast.FuncCallExpr
-	calls_  map[*binding][]*ast.FuncCallExpr
+	fnCalls  map[*binding][]*ast.FuncCallExpr
 	escaped map[*binding]bool
 	owner   map[*ast.FunctionExpr]*binding // the local a function is assigned to
 	// undefined are reads of globals Redis does not define; globalDefs the
@@ -190,7 +190,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, calls_: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -543,7 +543,7 @@ func (l *linter) expr(e ast.Expr) bool {
 			l.resolved[e] = b
 			l.ref(b)
 			if c := l.callOf[e]; c != nil {
-				l.calls_[b] = append(l.calls_[b], c)
+				l.fnCalls[b] = append(l.fnCalls[b], c)
 			} else {
 				l.escaped[b] = true
 			}
@@ -890,10 +890,10 @@ func localFunc(b *binding) *ast.FunctionExpr {
 func (l *linter) paramTaint(b *binding) taint {
 	unknown := taint{origin: fromUnknown, why: ""}
 	owner := l.owner[b.param]
-	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.calls_[owner]) == 0 {
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
 		return unknown
 	}
-	calls := l.calls_[owner]
+	calls := l.fnCalls[owner]
 	t := taint{origin: fromTagged}
 	for _, c := range calls {
 		n := len(c.Args)
