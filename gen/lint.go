@@ -119,7 +119,7 @@ type linter struct {
 	// calls and escaped record, per function held by a local, its direct
 	// calls and whether it is used otherwise (passed on, stored).
 	callOf  map[*ast.IdentExpr]*ast.FuncCallExpr
-	fnCalls  map[*binding][]*ast.FuncCallExpr
+	fnCalls map[*binding][]*ast.FuncCallExpr
 	escaped map[*binding]bool
 	owner   map[*ast.FunctionExpr]*binding // the local a function is assigned to
 	// undefined are reads of globals Redis does not define; globalDefs the
