@@ -62,6 +62,7 @@ var coalesceGlobals = map[string]string{
 	"getfenv":        "getfenv reaches the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
 	"setfenv":        "setfenv changes a function's globals for the rest of the run",
 	"loadstring":     "code from loadstring reads the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
+	"load":           "code from load reads the globals KEYS and ARGV, which in a merged run hold every call's keys and arguments",
 	"redis.setresp":  "redis.setresp changes the RESP version for the rest of the run, so later calls of a merged run would reply in it",
 	"redis.set_repl": "redis.set_repl changes replication for the rest of the run, so later calls of a merged run would inherit it",
 }

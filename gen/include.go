@@ -85,7 +85,7 @@ func parseInclude(r *reporter, line int, ws []word) *Include {
 // start); reIncludeLike matches any comment that reads as one.
 var (
 	reIncludeLine = regexp.MustCompile(`^---[ \t]*(@include)(?:[ \t]|$)`)
-	reIncludeLike = regexp.MustCompile(`^-+[ \t]*(@include)(?:[ \t]|$)`)
+	reIncludeLike = regexp.MustCompile(`(?i)^-+[ \t]*(@includes?)(?:[ \t]|$)`)
 )
 
 // scanIncludes finds the include lines in the code of a file (its lines
@@ -314,14 +314,42 @@ func checkCode(r *reporter, text string, lines []string) (broken bool) {
 	if !checkLua51(r, string(parsed), lines) {
 		return true
 	}
-	if n := len(chunk); n > 0 {
-		if ret, ok := chunk[n-1].(*ast.ReturnStmt); ok {
-			r.errorf(newLocator(code).find(ret.Line(), reReturn),
-				"an included file cannot return at its top level: its code runs inline, before the code of the script that includes it, which the return would end (Lua refuses it there)")
-			return true
-		}
+	if ret := topReturn(chunk); ret != nil {
+		r.errorf(newLocator(code).find(ret.Line(), reReturn),
+			"an included file cannot return at its top level: its code runs inline, before the code of the script that includes it, which the return would end (Lua refuses it there, and a return in a block there, do return end, ends the script silently)")
+		return true
 	}
 	return false
+}
+
+// topReturn finds a return of the chunk itself: at its top level or in
+// one of its blocks (do, if, loops), not in a function.
+func topReturn(ss []ast.Stmt) *ast.ReturnStmt {
+	for _, st := range ss {
+		var inner [][]ast.Stmt
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			return st
+		case *ast.DoBlockStmt:
+			inner = [][]ast.Stmt{st.Stmts}
+		case *ast.IfStmt:
+			inner = [][]ast.Stmt{st.Then, st.Else}
+		case *ast.WhileStmt:
+			inner = [][]ast.Stmt{st.Stmts}
+		case *ast.RepeatStmt:
+			inner = [][]ast.Stmt{st.Stmts}
+		case *ast.NumberForStmt:
+			inner = [][]ast.Stmt{st.Stmts}
+		case *ast.GenericForStmt:
+			inner = [][]ast.Stmt{st.Stmts}
+		}
+		for _, b := range inner {
+			if ret := topReturn(b); ret != nil {
+				return ret
+			}
+		}
+	}
+	return nil
 }
 
 // write appends chunk, lines of file p from line from on, to the body.

@@ -340,17 +340,50 @@ type famModel struct {
 // (flags=allow-cross-slot-keys) is not reported.
 func checkPlainKeys(s *Script, errorf func(s *Script, at Pos, format string, args ...any)) {
 	n := len(s.Keys)
-	if s.UnsafeKeys != "" || s.AllowCrossSlot || n < 2 {
+	var prefix *Param
+	for _, a := range s.Args {
+		if a.Template != nil && prefix == nil {
+			prefix = a
+		}
+	}
+	if s.UnsafeKeys != "" || s.AllowCrossSlot || n < 2 && (n == 0 || prefix == nil) {
 		return
 	}
 	for i, k := range s.Keys {
 		if k.Template != nil || k.Variadic {
 			continue
 		}
+		if n == 1 { // its only key, beside keys the script builds from a prefix
+			errorf(s, k.Pos, "key %s is not laid out in a ---@keys family, so nothing makes it share a hash slot with the keys the script builds from the prefix arg %s: on Redis Cluster a call fails with CROSSSLOT or a non-local key unless every caller gives them one {hash tag}; lay it out in %s's family (---@key %s {tag}:suffix), or opt out with ---@unsafe-keys reason",
+				k.Name, prefix.Name, prefix.Name, k.Name)
+			return
+		}
 		other := s.Keys[(i+1)%n]
 		errorf(s, k.Pos, "key %s is not laid out in a ---@keys family, so nothing makes it share a hash slot with key %s: on Redis Cluster a call fails with CROSSSLOT unless every caller gives them one {hash tag}; declare a family (---@keys Type Ctor prefix{tag}) and lay the keys out in it (---@key %s {tag}:suffix), or opt out with ---@unsafe-keys reason",
 			k.Name, other.Name, k.Name)
 		return
+	}
+}
+
+// checkPrefixes reports a key prefix (an ---@arg laid out in a family)
+// that the script's keys do not route: Redis Cluster sends a script to the
+// node of its KEYS' slot (any node when it has none), so the keys a script
+// builds from a prefix are local only when a key of the same family is
+// among its KEYS. first is the script's first key laid out in a family.
+func checkPrefixes(s *Script, prefixes []*Param, first *KeyTemplate, errorf func(s *Script, at Pos, format string, args ...any)) {
+	if s.UnsafeKeys != "" || s.AllowCrossSlot {
+		return
+	}
+	for _, a := range prefixes {
+		t := a.Template
+		switch {
+		case first == nil || first.family == nil:
+			errorf(s, t.Pos, "arg %s is a key prefix of %s, but none of the script's KEYS is laid out in %s: Redis Cluster routes a script by its KEYS (to any node when there are none), so the keys built from %s may live on another node; declare a key of the family that the script receives (---@key name {%s}:suffix)",
+				a.Name, t.family.Type, t.family.Type, a.Name, t.Tag)
+		case first.family != t.family:
+			errorf(s, t.Pos, "arg %s has the hash tag {%s} of %s, but key %s has {%s} of %s: keys built from the prefix share the keys' slot only by chance; lay the prefix out in %s, or pass a key of %s",
+				a.Name, t.Tag, t.family.Type, first.keyOf.Name, first.Tag, first.family.Type, first.family.Type, t.family.Type)
+		}
 	}
 }
 
@@ -432,9 +465,10 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 		return m
 	}
 	for _, s := range scripts {
+		var prefixes []*Param // args laid out in a family: key prefixes
 		for _, a := range s.Args {
-			if a.Template != nil {
-				member(s, a)
+			if a.Template != nil && member(s, a) != nil {
+				prefixes = append(prefixes, a)
 			}
 		}
 		var first *KeyTemplate // the first templated key, for the same-slot check
@@ -477,6 +511,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 				s.family = first.family
 			}
 		}
+		checkPrefixes(s, prefixes, first, errorf)
 		checkPlainKeys(s, errorf)
 	}
 	for _, m := range fs.list {

@@ -266,6 +266,11 @@ func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding
 	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn}
 	l.scope.vars[name] = b
 	l.addLocals(1, l.line)
+	if name == "KEYS" || name == "ARGV" {
+		// KEYS[n] through it would be whatever it holds, yet every check
+		// reads KEYS and ARGV as the caller's.
+		l.r.errorf(l.loc.find(l.line, l.wordRe(name)), "a local named %s hides the global %s, which every check reads as what the caller sent (KEYS[n] a declared key, ARGV[n] a declared arg); name it otherwise", name, name)
+	}
 	return b
 }
 
@@ -305,6 +310,12 @@ func (l *linter) stmt(st ast.Stmt) bool {
 			}
 		}
 		return false
+	case *ast.AssignStmt:
+		for _, lhs := range st.Lhs {
+			if a, ok := lhs.(*ast.AttrGetExpr); ok && (l.isGlobal(a.Object, "KEYS") || l.isGlobal(a.Object, "ARGV")) {
+				l.argWrite(a.Object.(*ast.IdentExpr))
+			}
+		}
 	case *ast.FuncDefStmt:
 		if id, ok := st.Name.Func.(*ast.IdentExpr); ok && l.scope.lookup(id.Value) == nil {
 			l.globalAssign(id, "defines")
@@ -371,9 +382,6 @@ func (l *linter) open(owner ast.PositionHolder) {
 		l.fn.expr, l.fn.outerLine = o, outer
 		l.line = o.Line()
 		l.push()
-		if o.ParList.HasVargs {
-			l.addLocals(1, o.Line()) // arg (LUA_COMPAT_VARARG)
-		}
 		if l.method == o {
 			l.declare("self", &taint{origin: fromUnknown, why: ""})
 		}
@@ -384,6 +392,12 @@ func (l *linter) open(owner ast.PositionHolder) {
 				b.param = nil // called as a field, which the analysis does not follow
 				b.fixed = &taint{origin: fromUnknown, why: ""}
 			}
+		}
+		if o.ParList.HasVargs {
+			// Lua 5.1 (LUA_COMPAT_VARARG) declares arg, a table of the
+			// varargs, after the parameters of a function(...).
+			l.addLocals(1, o.Line())
+			l.scope.vars["arg"] = &binding{name: "arg", fixed: &taint{origin: fromUnknown, why: ""}, fn: l.fn}
 		}
 	default:
 		l.push()
@@ -412,13 +426,21 @@ func (l *linter) localFunction(st *ast.LocalAssignStmt) bool {
 	return re.MatchString(l.loc.lines[st.Line()-1])
 }
 
+// argWrite reports a store into the global KEYS or ARGV (an element, or
+// table.insert, remove or sort of it): Redis allows it, but every check
+// reads KEYS[n] and ARGV[n] as the caller sent them, so a key written there
+// (KEYS[1] = ARGV[1]) would escape the cluster lint.
+func (l *linter) argWrite(id *ast.IdentExpr) {
+	l.r.errorf(l.loc.find(id.Line(), l.wordRe(id.Value)), "this changes %s, which every check reads as what the caller sent (KEYS[n] a declared key, ARGV[n] a declared arg), so what the script stores there escapes them; copy it into a local table and change that", id.Value)
+}
+
 // globalAssign reports an assignment to the global id (how says what
 // the statement does to it): Redis 7 makes a script's globals read-only.
 func (l *linter) globalAssign(id *ast.IdentExpr, how string) {
 	l.globalDefs[id.Value] = true
 	at := l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value)))
 	if id.Value == "KEYS" || id.Value == "ARGV" {
-		l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"), yet in a merged run (---@coalesce) or a function library (-functions) %s is a parameter and the assignment would succeed; copy it into a local instead", how, id.Value, id.Value)
+		l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"), yet in a merged run (---@coalesce) or a function library (-functions) %s is a parameter and the assignment would succeed; copy it into a local of another name instead", how, id.Value, id.Value)
 		return
 	}
 	l.r.errorf(at, "this %s the global %s, which fails at run time: Redis 7 makes a script's globals read-only (\"Attempt to modify a readonly table\"); declare it local", how, id.Value)
@@ -564,12 +586,19 @@ func (l *linter) expr(e ast.Expr) bool {
 			l.refGlobal(e.Value)
 		case "redis":
 			l.noteBareRedis(e)
-		case "error", "_G", "loadstring":
+		case "error", "_G", "loadstring", "load":
 			l.hiddenRaise(e)
 		}
 	case *ast.AttrGetExpr:
 		if k, ok := e.Key.(*ast.StringExpr); ok && k.Value != "error" && l.isGlobal(e.Object, "_G") {
-			return false // _G.redis and the like: a global by its own name
+			switch k.Value {
+			case "redis", "KEYS", "ARGV", "_G":
+				// Every check reads these by their own names.
+				l.r.errorf(l.loc.find(e.Line(), l.wordRe(`_G\s*\.\s*`+k.Value)), "_G.%s reaches %s by a name the analysis does not follow, so the keys, replies and commands it reaches escape every check; write %s", k.Value, k.Value, k.Value)
+			case "load", "loadstring":
+				l.r.errorf(l.loc.find(e.Line(), l.wordRe(`_G\s*\.\s*`+k.Value)), "_G.%s compiles code no check sees (its redis.call, its keys, its raised errors); drop it", k.Value)
+			}
+			return false // _G.tostring and the like: a global by its own name
 		}
 		for _, g := range []struct {
 			name string
@@ -618,6 +647,11 @@ func (l *linter) expr(e ast.Expr) bool {
 				c.args = l.loc.callArgs(l.loc.starts[p.Line-1]+p.Col-1+m[1], len(e.Args))
 			}
 			l.calls = append(l.calls, c)
+		}
+		if a, ok := e.Func.(*ast.AttrGetExpr); ok && l.isGlobal(a.Object, "table") && len(e.Args) > 0 && (l.isGlobal(e.Args[0], "KEYS") || l.isGlobal(e.Args[0], "ARGV")) {
+			if k, ok := a.Key.(*ast.StringExpr); ok && (k.Value == "insert" || k.Value == "remove" || k.Value == "sort") {
+				l.argWrite(e.Args[0].(*ast.IdentExpr))
+			}
 		}
 		raise := l.isGlobal(e.Func, "error")
 		if raise {
@@ -1111,8 +1145,8 @@ func (l *linter) hiddenRaise(id *ast.IdentExpr) {
 	switch id.Value {
 	case "_G":
 		what = "_G reaches globals by a name this check cannot follow (_G['error'] is error)"
-	case "loadstring":
-		what = "loadstring compiles code this check never sees"
+	case "loadstring", "load":
+		what = id.Value + " compiles code this check never sees"
 	}
 	l.r.errorf(at, "%s: a script could raise a text of its caller's choosing that way, and Redis sends a raised error's first word to clients unchecked (a MOVED makes a cluster client send the script again, a NOSCRIPT makes the runtime send it again); call error(...) directly, or return redis.error_reply(...)", what)
 }
