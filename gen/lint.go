@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -126,6 +125,7 @@ type linter struct {
 	// globals the script assigns (reported as such).
 	undefined  []undefinedRead
 	globalDefs map[string]bool
+	declaredAt map[string]int // the line of the first local of each name
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -190,7 +190,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -266,6 +266,9 @@ func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding
 	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn}
 	l.scope.vars[name] = b
 	l.addLocals(1, l.line)
+	if _, ok := l.declaredAt[name]; !ok {
+		l.declaredAt[name] = l.line
+	}
 	if name == "KEYS" || name == "ARGV" {
 		// KEYS[n] through it would be whatever it holds, yet every check
 		// reads KEYS and ARGV as the caller's.
@@ -543,6 +546,10 @@ func (l *linter) checkUndefined() {
 	for _, u := range l.undefined {
 		if l.globalDefs[u.id.Value] {
 			continue
+		}
+		if line, ok := l.declaredAt[u.id.Value]; ok && line >= u.id.Line() {
+			path, n := l.s.Position(line)
+			u.hint = fmt.Sprintf("a local %s is declared at %s:%d, after this use: move this use (or the include that holds it) below that line", u.id.Value, path, n)
 		}
 		l.r.errorf(l.loc.find(u.id.Line(), l.wordRe(regexp.QuoteMeta(u.id.Value))),
 			"%s is not defined here: no local in scope, no include before this line and no global of Redis' Lua has that name, so Redis fails the call (\"Script attempted to access nonexistent global variable '%s'\"); %s", u.id.Value, u.id.Value, u.hint)
@@ -924,8 +931,13 @@ func localFunc(b *binding) *ast.FunctionExpr {
 func (l *linter) paramTaint(b *binding) taint {
 	unknown := taint{origin: fromUnknown, why: ""}
 	owner := l.owner[b.param]
-	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] {
 		return unknown
+	}
+	if len(l.fnCalls[owner]) == 0 {
+		// Never called (a helper an include brings in for another one):
+		// its body never runs, so its parameters reach no command.
+		return taint{origin: fromTagged}
 	}
 	calls := l.fnCalls[owner]
 	t := taint{origin: fromTagged}
@@ -944,7 +956,7 @@ func (l *linter) paramTaint(b *binding) taint {
 			// Name the call that passes it: the helper's line alone does
 			// not say which of its callers to fix.
 			path, line := l.s.Position(c.Line())
-			at.why = fmt.Sprintf("%s, passed to %s by the call at %s:%d", at.String(), owner.name, filepath.Base(path), line)
+			at.why = fmt.Sprintf("%s, passed to %s by the call at %s:%d", at.String(), owner.name, path, line)
 			at.via = b.name
 		}
 		t = join(t, at)
@@ -1097,7 +1109,12 @@ func (l *linter) checkCall(c *callSite) {
 			continue
 		}
 		at := c.argPos(i)
-		l.r.errorf(at, "cluster-unsafe key: the %s key %s; Redis Cluster routes a script by its KEYS, so pass every key in KEYS (or opt out with ---@unsafe-keys reason)", cmd, t)
+		fix := "pass every key in KEYS"
+		if strings.HasPrefix(t.why, "is built in Lua (string concatenation)") || t.origin == fromArgv {
+			// The key a script builds from a prefix is the common case.
+			fix = "pass every key in KEYS, or build it by appending to a key or an arg laid out in a ---@keys family (---@key name {tag}:suffix, ---@arg prefix {tag}:), which carries the family's hash tag"
+		}
+		l.r.errorf(at, "cluster-unsafe key: the %s key %s; Redis Cluster routes a script by its KEYS, so %s (or opt out with ---@unsafe-keys reason)", cmd, t, fix)
 		if expands && i == last {
 			break
 		}

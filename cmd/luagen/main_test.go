@@ -158,7 +158,7 @@ func TestDiagnosticsExitOne(t *testing.T) {
 		assert.Equal(t, 1, r.code, cmd)
 		assert.Equal(t, `../lua/kv/bad.lua:1:4: unknown tag "@kye"; did you mean "@key"?
 ../lua/kv/bad.lua:2:11: unknown type "int"; did you mean "int64"?
-../lua/kv/bad.lua:3:26: cluster-unsafe key: the GET key is built in Lua (string concatenation) starting with a literal, which carries no family's hash tag; Redis Cluster routes a script by its KEYS, so pass every key in KEYS (or opt out with ---@unsafe-keys reason)
+../lua/kv/bad.lua:3:26: cluster-unsafe key: the GET key is built in Lua (string concatenation) starting with a literal, which carries no family's hash tag; Redis Cluster routes a script by its KEYS, so pass every key in KEYS, or build it by appending to a key or an arg laid out in a ---@keys family (---@key name {tag}:suffix, ---@arg prefix {tag}:), which carries the family's hash tag (or opt out with ---@unsafe-keys reason)
 `, r.stderr, cmd)
 		assert.Empty(t, r.stdout, cmd)
 	}
