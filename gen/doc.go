@@ -23,6 +23,7 @@
 //	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
 //	---@arg name {tag}suffix desc         ARGV[n], a string laid out in the family: a key prefix
+//	---@elem arg[N] name {tag}suffix desc element N of an arg the script decodes, laid out in the family
 //	---@unused name reason                a declared key or arg the script keeps for its callers unread
 //	---@return type [unit] desc           the reply; without one, runtime.Value
 //	---@return tuple Name desc            a positional array decoded into struct Name,
@@ -110,6 +111,15 @@
 // as BullMQ's scripts do. The cluster lint accepts such built keys (see
 // Cluster-safety lint), and luatest's default key check accepts a key that
 // begins with a declared key's text up to and including its hash tag.
+//
+// An arg the script decodes (local args = cmsgpack.unpack(ARGV[1]), or
+// cjson.decode) may carry a prefix inside it, as BullMQ's add*Job scripts
+// get theirs in element 1 of a msgpack array: ---@elem args[1] prefix
+// {queue}: says so. The element becomes a member of the family struct like
+// a prefix arg (the caller packs k.Prefix there), and the lint takes
+// args[1] of a local assigned once from that decode as carrying the
+// family's tag. luagen cannot check what the caller packs; luatest's key
+// check does, at run time.
 //
 // The constructor writes the template with the tag in braces and then each
 // key's suffix (prefix + ":{" + queue + "}" + ":wait"), so every key of a

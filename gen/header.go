@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 )
 
 // tags are the header tags luagen knows, in the order the manual lists them.
-var tags = []string{"@script", "@keys", "@key", "@arg", "@unused", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce", "@include"}
+var tags = []string{"@script", "@keys", "@key", "@arg", "@elem", "@unused", "@return", "@field", "@error", "@status", "@idempotent", "@unsafe-keys", "@coalesce", "@include"}
 
 // tagAliases suggests luagen's tag for tags other annotation dialects use.
 var tagAliases = map[string]string{
@@ -250,6 +251,8 @@ func (p *headerParser) tag(col int) {
 		p.s.IdempotentPos = p.pos(ws[0].col)
 	case "@coalesce":
 		p.coalesce(ws)
+	case "@elem":
+		p.elem(ws)
 	case "@unused":
 		if len(ws) < 3 {
 			p.r.errorf(p.pos(ws[0].col), "malformed ---@unused: want ---@unused name reason, naming a declared key or arg the script keeps for its callers without reading it, and why")
@@ -285,6 +288,54 @@ func (p *headerParser) tag(col int) {
 			}
 		}
 	}
+}
+
+// reElem matches the target of an ---@elem line: arg[N].
+var reElem = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\[([1-9][0-9]{0,5})\]$`)
+
+// elem parses "---@elem arg[N] name {tag}suffix desc": element N of a
+// declared arg the script decodes is laid out in a key family.
+func (p *headerParser) elem(ws []word) {
+	if len(ws) < 4 || !isTemplate(ws[3].s) {
+		p.r.errorf(p.pos(ws[0].col), "malformed ---@elem: want ---@elem arg[N] name {tag}suffix description, e.g. ---@elem args[1] prefix {queue}: for the key prefix in element 1 of args (local args = cmsgpack.unpack(ARGV[1]))")
+		return
+	}
+	m := reElem.FindStringSubmatch(ws[1].s)
+	if m == nil {
+		p.r.errorf(p.pos(ws[1].col), "malformed ---@elem: %q is not arg[N], an arg's name and an element's index from 1", ws[1].s)
+		return
+	}
+	idx, _ := strconv.Atoi(m[2])
+	var arg *Param
+	for _, a := range p.s.Args {
+		if a.Name == m[1] {
+			arg = a
+		}
+	}
+	if arg == nil {
+		p.r.errorf(p.pos(ws[1].col), "---@elem %s: no ---@arg %s is declared above it", ws[1].s, m[1])
+		return
+	}
+	if arg.Template != nil || arg.Type.Elem != String && arg.Type.Elem != Bytes {
+		p.r.errorf(p.pos(ws[1].col), "---@elem %s: arg %s is not a string or []byte the script decodes (cmsgpack.unpack or cjson.decode)", ws[1].s, m[1])
+		return
+	}
+	name, _, ok := p.paramName("@elem", ws[2], "its element")
+	if !ok {
+		return
+	}
+	goName, ok := p.goName("@elem", ws[2], name)
+	if !ok {
+		return
+	}
+	e := &Elem{Arg: m[1], Index: idx, Param: Param{Name: name, GoName: goName, Pos: p.pos(ws[2].col), Type: Type{Shape: ShapeScalar, Elem: String}, Desc: p.desc(ws, 4)}}
+	if !p.declare("elem", ws[1].s, p.pos(ws[1].col), "---@elem "+ws[1].s) {
+		return
+	}
+	if e.Template = p.keyTemplate(ws[3], &e.Param); e.Template == nil {
+		return
+	}
+	p.s.Elems = append(p.s.Elems, e)
 }
 
 // once reports a repeated single-use tag and returns false for it.

@@ -465,10 +465,15 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 		return m
 	}
 	for _, s := range scripts {
-		var prefixes []*Param // args laid out in a family: key prefixes
+		var prefixes []*Param // args (and decoded args' elements) laid out in a family: key prefixes
 		for _, a := range s.Args {
 			if a.Template != nil && member(s, a) != nil {
 				prefixes = append(prefixes, a)
+			}
+		}
+		for _, e := range s.Elems {
+			if member(s, &e.Param) != nil {
+				prefixes = append(prefixes, &e.Param)
 			}
 		}
 		var first *KeyTemplate // the first templated key, for the same-slot check

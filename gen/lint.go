@@ -68,6 +68,9 @@ type binding struct {
 	// bare is set for a local declared without a value (local f), which
 	// a later assignment gives one: a forward-declared function.
 	bare bool
+	// decoded is the arg whose decoded value the local holds (local args
+	// = cmsgpack.unpack(ARGV[1])): its elements are what ---@elem says.
+	decoded string
 }
 
 type scope struct {
@@ -306,9 +309,14 @@ func (l *linter) stmt(st ast.Stmt) bool {
 			case len(st.Exprs) > 0 && i >= len(st.Exprs)-1 && multi(st.Exprs[len(st.Exprs)-1]):
 				last := st.Exprs[len(st.Exprs)-1]
 				t := l.elemTaint(last)
-				l.declare(name, &t)
+				b := l.declare(name, &t)
+				if i == len(st.Exprs)-1 {
+					b.decoded = l.decodedArg(last)
+				}
 			default:
-				b := l.declare(name, &taint{origin: fromLiteral, why: "nil"})
+				// nil: no key, so it adds no origin (as a nil argument does);
+				// a later assignment gives the local its values.
+				b := l.declare(name, &taint{origin: fromTagged})
 				b.bare = len(st.Exprs) == 0
 			}
 		}
@@ -870,6 +878,13 @@ func (l *linter) taintOf(e ast.Expr) taint {
 			}
 			return taint{origin: fromKeys, why: ""}
 		}
+		if id, ok := e.Object.(*ast.IdentExpr); ok {
+			if b := l.resolved[id]; b != nil && b.decoded != "" && len(b.values) == 0 {
+				if n, ok := literalIndex(e.Key); ok && l.elemTagged(b.decoded, n) {
+					return taint{origin: fromTagged}
+				}
+			}
+		}
 		if l.isGlobal(e.Object, "ARGV") {
 			if n, ok := literalIndex(e.Key); ok && l.tagged(l.s.argSlots, n) {
 				return taint{origin: fromTagged}
@@ -962,6 +977,43 @@ func (l *linter) paramTaint(b *binding) taint {
 		t = join(t, at)
 	}
 	return t
+}
+
+// decodedArg returns the name of the declared arg that e decodes
+// (cmsgpack.unpack(ARGV[n]) or cjson.decode(ARGV[n]), n a literal), or "".
+func (l *linter) decodedArg(e ast.Expr) string {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok || len(c.Args) != 1 {
+		return ""
+	}
+	a, ok := c.Func.(*ast.AttrGetExpr)
+	if !ok {
+		return ""
+	}
+	k, ok := a.Key.(*ast.StringExpr)
+	if !ok || !(l.isGlobal(a.Object, "cmsgpack") && k.Value == "unpack" || l.isGlobal(a.Object, "cjson") && k.Value == "decode") {
+		return ""
+	}
+	arg, ok := c.Args[0].(*ast.AttrGetExpr)
+	if !ok || !l.isGlobal(arg.Object, "ARGV") {
+		return ""
+	}
+	n, ok := literalIndex(arg.Key)
+	if !ok || n < 1 || n > len(l.s.argSlots) {
+		return ""
+	}
+	return l.s.argSlots[n-1].Name
+}
+
+// elemTagged reports whether element n of the decoded arg is laid out in a
+// key family (---@elem arg[n] name {tag}suffix).
+func (l *linter) elemTagged(arg string, n int) bool {
+	for _, e := range l.s.Elems {
+		if e.Arg == arg && e.Index == n {
+			return true
+		}
+	}
+	return false
 }
 
 // tagged reports whether the n-th declared key or arg (KEYS[n], ARGV[n])

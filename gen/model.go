@@ -87,6 +87,9 @@ type Script struct {
 	// Unused are the ---@unused lines: declared keys and args the script
 	// keeps for its callers without reading them.
 	Unused []*Unused
+	// Elems are the ---@elem lines: elements of decoded args laid out in
+	// a key family.
+	Elems []*Elem
 
 	// Includes are the file's include lines, in order; Spans map
 	// the lines of Body to the files they come from, nil when Body is the
@@ -123,6 +126,15 @@ func (s *Script) Declared() (keys, args []*Param, ok bool) {
 	ok = s.tagged && !s.mayLack("@key") && !s.mayLack("@arg") &&
 		len(s.keySlots) == len(s.Keys) && len(s.argSlots) == len(s.Args)
 	return s.Keys, s.Args, ok
+}
+
+// Elem is an ---@elem line: an element of an arg the script decodes
+// (local args = cmsgpack.unpack(ARGV[1]), or cjson.decode) laid out in a
+// key family, as BullMQ passes its queue's prefix inside a msgpack array.
+type Elem struct {
+	Arg   string // the arg's name
+	Index int    // the element, 1-based: args[Index]
+	Param        // its name (a field of the family struct) and its Template
 }
 
 // Unused is an ---@unused line: a declared key or arg that the script does
