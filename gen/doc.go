@@ -326,7 +326,15 @@
 // pair of recursive helpers is) take the worst of what its calls pass
 // there, so BullMQ's helpers that receive the queue's prefix are checked
 // against what each script passes. A function used other than by calling
-// it (passed on, stored) leaves its parameters unknown.
+// it (passed on, stored) leaves its parameters unknown, and one never
+// called reaches no command. A branch every call switches off is dead: an
+// if whose condition is a parameter (or an and of one) that every live call
+// passes nil or false for, or nothing, directly or through a parameter that
+// is itself always so (removeParentDependencyKey(jobKey, false, nil, ...)
+// takes neither its parent's nor its hard branch); calls in it add nothing
+// to the cluster lint. This is not followed per call: a parameter's value
+// is the worst any live call passes, even one that switches the branch
+// using it off.
 //
 // The analysis follows aliases of redis.call and redis.pcall: a local
 // assigned once, where it is declared (local rcall = redis.call), stands

@@ -121,7 +121,7 @@ type linter struct {
 	// calls and escaped record, per function held by a local, its direct
 	// calls and whether it is used otherwise (passed on, stored).
 	callOf  map[*ast.IdentExpr]*ast.FuncCallExpr
-	fnCalls map[*binding][]*ast.FuncCallExpr
+	fnCalls map[*binding][]callRec
 	escaped map[*binding]bool
 	owner   map[*ast.FunctionExpr]*binding // the local a function is assigned to
 	// undefined are reads of globals Redis does not define; globalDefs the
@@ -129,6 +129,11 @@ type linter struct {
 	undefined  []undefinedRead
 	globalDefs map[string]bool
 	declaredAt map[string]int // the line of the first local of each name
+	// guards are the if conditions the walk is under; ifSeen the ifs whose
+	// then-block it has entered; falsy memoizes alwaysFalsy (deadcode.go).
+	guards []guard
+	ifSeen map[*ast.IfStmt]bool
+	falsy  map[*binding]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -153,6 +158,8 @@ type callSite struct {
 	fn   string // "redis.call" or "redis.pcall"
 	pos  Pos
 	args []Pos // position of each argument, when found
+	// guards are the if conditions it runs under (deadcode.go).
+	guards []guard
 }
 
 // argPos is the position of argument i (0 is the command), or of the call
@@ -193,7 +200,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]*ast.FuncCallExpr{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -206,6 +213,10 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 	l.checkUndefined()
 	if s.UnsafeKeys == "" {
 		for _, c := range l.calls {
+			if l.dead(c.guards) {
+				l.checkCommand(c) // a branch no caller takes: its keys never reach Redis
+				continue
+			}
 			l.checkCall(c)
 		}
 	} else {
@@ -366,6 +377,9 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 // names of a loop and the parameters of a function, and starts counting a
 // function's locals.
 func (l *linter) open(owner ast.PositionHolder) {
+	if st, ok := owner.(*ast.IfStmt); ok {
+		l.openIf(st)
+	}
 	switch o := owner.(type) {
 	case *ast.NumberForStmt:
 		l.push()
@@ -418,6 +432,9 @@ func (l *linter) open(owner ast.PositionHolder) {
 // close is the walk's hook where a block's scope ends.
 func (l *linter) close(owner ast.PositionHolder) {
 	l.pop()
+	if _, ok := owner.(*ast.IfStmt); ok {
+		l.closeIf()
+	}
 	if _, ok := owner.(*ast.FunctionExpr); ok {
 		l.line = l.fn.outerLine
 		l.fn = l.fn.parent
@@ -580,7 +597,7 @@ func (l *linter) expr(e ast.Expr) bool {
 			l.resolved[e] = b
 			l.ref(b)
 			if c := l.callOf[e]; c != nil {
-				l.fnCalls[b] = append(l.fnCalls[b], c)
+				l.fnCalls[b] = append(l.fnCalls[b], callRec{call: c, guards: l.guardsNow()})
 			} else {
 				l.escaped[b] = true
 			}
@@ -655,7 +672,7 @@ func (l *linter) expr(e ast.Expr) bool {
 		fn := l.redisCall(e)
 		if fn != "" {
 			p := l.loc.find(e.Line(), re)
-			c := &callSite{call: e, fn: fn, pos: p}
+			c := &callSite{call: e, fn: fn, pos: p, guards: l.guardsNow()}
 			if p.Line > len(l.loc.lines) {
 				// cannot happen: the AST and the locator see the same lines
 			} else if m := re.FindStringIndex(l.loc.lines[p.Line-1][p.Col-1:]); m != nil {
@@ -956,7 +973,11 @@ func (l *linter) paramTaint(b *binding) taint {
 	}
 	calls := l.fnCalls[owner]
 	t := taint{origin: fromTagged}
-	for _, c := range calls {
+	for _, rec := range calls {
+		if l.dead(rec.guards) {
+			continue // a branch no call takes
+		}
+		c := rec.call
 		n := len(c.Args)
 		var at taint
 		switch {

@@ -1,0 +1,103 @@
+package gen
+
+import "github.com/yuin/gopher-lua/ast"
+
+// Branches a helper's callers never take. BullMQ's helpers serve several
+// scripts, and a script passes constants that switch parts of a helper
+// off (removeParentDependencyKey(jobKey, false, nil, ...): no parent, not
+// hard); the keys those parts build would otherwise count against every
+// script that includes the helper. A branch is dead when its condition is
+// a parameter of a local function that every live call passes nil or
+// false (or nothing) for, directly or through a parameter that is itself
+// always so; calls and redis.call sites in dead branches add nothing to
+// the cluster lint.
+
+// guard is one condition a statement runs under: an if's condition, true
+// in its then-block, false in its else-block.
+type guard struct {
+	cond ast.Expr
+	then bool
+}
+
+// callRec is a direct call of a local function with the guards it runs
+// under.
+type callRec struct {
+	call   *ast.FuncCallExpr
+	guards []guard
+}
+
+// openIf and closeIf keep l.guards as the walk enters and leaves an if's
+// blocks (the walk opens the then-block first, then the else-block).
+func (l *linter) openIf(st *ast.IfStmt) {
+	then := !l.ifSeen[st]
+	l.ifSeen[st] = true
+	l.guards = append(l.guards, guard{cond: st.Condition, then: then})
+}
+
+func (l *linter) closeIf() { l.guards = l.guards[:len(l.guards)-1] }
+
+// guardsNow is a copy of the guards the walk is under.
+func (l *linter) guardsNow() []guard {
+	if len(l.guards) == 0 {
+		return nil
+	}
+	return append([]guard(nil), l.guards...)
+}
+
+// dead reports whether code under guards never runs.
+func (l *linter) dead(guards []guard) bool {
+	for _, g := range guards {
+		if g.then && l.alwaysFalsy(g.cond) {
+			return true
+		}
+	}
+	return false
+}
+
+// alwaysFalsy reports whether e is nil or false whenever it is evaluated:
+// a nil or false literal, a and-expression with such an operand, or a
+// parameter, never assigned, of a local function whose every live call
+// passes such a value there (or no value).
+func (l *linter) alwaysFalsy(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.NilExpr, *ast.FalseExpr:
+		return true
+	case *ast.LogicalOpExpr:
+		return e.Operator == "and" && (l.alwaysFalsy(e.Lhs) || l.alwaysFalsy(e.Rhs))
+	case *ast.IdentExpr:
+		b := l.resolved[e]
+		if b == nil || b.param == nil || len(b.values) > 0 {
+			return false
+		}
+		if v, ok := l.falsy[b]; ok {
+			return v
+		}
+		l.falsy[b] = true // a call of the function from itself passes what it got
+		v := l.paramFalsy(b)
+		l.falsy[b] = v
+		return v
+	}
+	return false
+}
+
+// paramFalsy is alwaysFalsy for parameter b: every live call of its
+// function passes nil, false or nothing there.
+func (l *linter) paramFalsy(b *binding) bool {
+	owner := l.owner[b.param]
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
+		return false
+	}
+	for _, c := range l.fnCalls[owner] {
+		if l.dead(c.guards) {
+			continue
+		}
+		n := len(c.call.Args)
+		switch {
+		case n > 0 && b.index >= n-1 && multi(c.call.Args[n-1]):
+			return false // a call's values: unknown
+		case b.index < n && !l.alwaysFalsy(c.call.Args[b.index]):
+			return false
+		}
+	}
+	return true
+}
