@@ -243,6 +243,14 @@ func acknowledgedHold(t *testing.T, env *failoverEnv, client func(*testing.T) *l
 			t.Fatalf("B's Lock: %v", err)
 		}
 	}
+	// A's lease ended on A's own clock before the server let its key go
+	// (A counts from before it sent Lock), so B's hold comes after it; A's
+	// timer goroutine may still be waiting for a CPU on a busy machine
+	// when B's Lock returns, hence the bounded wait for its cancel.
+	select {
+	case <-aHeld.Done():
+	case <-time.After(5 * time.Second):
+	}
 	assert.ErrorIs(t, context.Cause(aHeld), lock.ErrLeaseExpired, "B holds only after A's lease ended")
 	assert.NoError(t, bHeld.Err())
 	require.NoError(t, b.Unlock(ctx))
