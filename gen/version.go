@@ -6,7 +6,7 @@ import "github.com/dave/jennifer/jen"
 // compile time against the runtime the user's module builds with (see
 // versionGuard). Raise it, and luagenimpl.MaxVersion with it, when
 // generated code starts to call something new in runtime or luagenimpl.
-const GenVersion = 2
+const GenVersion = 3
 
 // versionGuard emits protobuf-go's compile-time version check: a constant
 // conversion to the unsigned luagenimpl.EnforceVersion fails to compile
