@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -363,6 +364,22 @@ func (e *scriptEmitter) args() {
 			}
 		}
 	})
+}
+
+// boundLit writes a bound of a's check: an untyped constant, or the
+// type's own limit for an open side ([1,] of an int64 is 1..math.MaxInt64).
+func boundLit(a *Param, v float64) jen.Code {
+	switch {
+	case a.Type.Elem == Float64 && math.Abs(v) == math.MaxFloat64:
+		return jen.Op(map[bool]string{true: "-", false: ""}[v < 0]).Qual("math", "MaxFloat64")
+	case a.Type.Elem == Float64:
+		return jen.Op(strconv.FormatFloat(v, 'g', -1, 64))
+	case v >= math.MaxInt64:
+		return jen.Qual("math", "MaxInt64")
+	case v <= math.MinInt64:
+		return jen.Qual("math", "MinInt64")
+	}
+	return jen.Op(strconv.FormatFloat(v, 'f', -1, 64))
 }
 
 // checkDoc says what the method checks of a, e.g. "Within
@@ -933,7 +950,7 @@ func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
 		x := jen.Id("args").Dot(a.GoName)
 		head := []jen.Code{jen.Lit(e.specName()), jen.Lit(a.Name)}
 		ints := func() []jen.Code {
-			return []jen.Code{jen.Op(strconv.FormatFloat(r.lo, 'f', -1, 64)), jen.Op(strconv.FormatFloat(r.hi, 'f', -1, 64)), jen.Lit(r.String())}
+			return []jen.Code{boundLit(a, r.lo), boundLit(a, r.hi), jen.Lit(r.String())}
 		}
 		var call jen.Code
 		switch {

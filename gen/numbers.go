@@ -62,7 +62,7 @@ type argBound struct {
 // typeBound returns what the declared type of p bounds, with def the bound
 // for an int64 without a range.
 func typeBound(p *Param, def float64) argBound {
-	if r := p.Range; r != nil && r.numeric {
+	if r := p.Range; r != nil && r.numeric && p.Type.Elem != String && p.Type.Elem != Bytes {
 		return argBound{lo: r.lo, hi: r.hi, bounded: true, fraction: p.Type.Elem == Float64}
 	}
 	unitMax := func(u time.Duration) float64 {
@@ -118,9 +118,7 @@ func (sh *shaper) argNumber(n int, line int) lval {
 		if b.fraction {
 			v.kind, v.fbits = vMaybeFrac, 53
 		}
-		if b.adaptive || args[i].Range != nil {
-			v.args |= 1 << min(i, 63)
-		}
+		v.args |= 1 << min(i, 63)
 	}
 	return v
 }
@@ -430,12 +428,16 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 	return one(lval{kind: vNum, what: what, line: line})
 }
 
-// pow2 writes a power of two as 2^k.
+// boundText writes a bound for a message: a power of two as 2^k (and
+// its digits), a large number with an exponent.
 func boundText(f float64) string {
 	if f > 0 && f == math.Trunc(f) && f < 1<<63 {
 		if u := uint64(f); u&(u-1) == 0 {
 			return fmt.Sprintf("2^%d (%d)", bits.TrailingZeros64(u), u)
 		}
+	}
+	if f >= 1e17 {
+		return strconv.FormatFloat(f, 'g', 4, 64)
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
@@ -445,6 +447,8 @@ func (r *ArgRange) String() string {
 	switch {
 	case r == nil:
 		return ""
+	case r.Text != "":
+		return r.Text
 	case r.oneOf != nil:
 		return "{" + strings.Join(r.oneOf, "|") + "}"
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -545,8 +546,14 @@ func reach(v lval) string {
 // reported number is computed from: a range on the first such ---@arg
 // (or, for a string one, a number type with a range); "" when none does.
 func (c *replyChecker) headerFix(args uint64) string {
+	var fix string
+	var others []string
 	for i, p := range c.s.Args {
-		if i > 63 || args&(1<<i) == 0 || p.Name == "" {
+		if i > 63 || args&(1<<i) == 0 || p.Name == "" || p.Type.Elem == Bool {
+			continue
+		}
+		if fix != "" {
+			others = append(others, p.Name)
 			continue
 		}
 		desc := p.Desc
@@ -557,17 +564,23 @@ func (c *replyChecker) headerFix(args uint64) string {
 		if p.Variadic {
 			name = "..." + name
 		}
-		switch p.Type.Elem {
-		case String, Bytes:
-			return fmt.Sprintf("declare %s a number with the range it takes: ---@arg %s int64 [0,1000000] %s", p.Name, name, desc)
-		case Int64, Float64:
-			if p.Range != nil {
-				return fmt.Sprintf("narrow the range of %s on its ---@arg line (now %s), e.g. ---@arg %s %s [0,1000000] %s", p.Name, p.Range.Text, name, p.Type.Elem, desc)
-			}
-			return fmt.Sprintf("give %s the range it takes: ---@arg %s %s [0,1000000] %s", p.Name, name, p.Type.Elem, desc)
+		typ := typeString(&Return{Type: p.Type})
+		if p.Type.Elem.needsUnit() {
+			typ += " " + map[bool]string{true: "s", false: "ms"}[p.Type.Unit == time.Second]
+		}
+		switch {
+		case p.Type.Elem == String || p.Type.Elem == Bytes:
+			fix = fmt.Sprintf("declare %s a number with the range it takes: ---@arg %s int64 [0,1000000] %s", p.Name, name, desc)
+		case p.Range != nil:
+			fix = fmt.Sprintf("narrow the range of %s on its ---@arg line (now %s), e.g. ---@arg %s %s [0,1000000] %s", p.Name, p.Range.Text, name, typ, desc)
+		default:
+			fix = fmt.Sprintf("give %s the range it takes: ---@arg %s %s [0,1000000] %s", p.Name, name, typ, desc)
 		}
 	}
-	return ""
+	if len(others) > 0 {
+		fix += " (or bound " + listingAnd(others) + " likewise)"
+	}
+	return fix
 }
 
 // textArg reports whether args include a string ---@arg: the caller's

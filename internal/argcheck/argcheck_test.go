@@ -85,6 +85,43 @@ func checkBounds(t *testing.T, s *argcheck.Scripts, st store) {
 	assert.Empty(t, st.lrange(t, "refused"))
 }
 
+// checkRanges calls Take, whose ---@arg lines declare qty [1,1000], size
+// {S|M|L} and note [1,64] (its length): each value outside is refused with
+// ErrBadArg naming the arg, the value and the bound as the header writes
+// it, and nothing is sent (the stock is unchanged, no record written).
+func checkRanges(t *testing.T, s *argcheck.Scripts, st store, set func(t *testing.T, key, value string)) {
+	ctx := context.Background()
+	k := argcheck.KeysFor("item", "7").Take()
+	set(t, k.Stock, "5000")
+	left, err := s.Take(ctx, k, argcheck.TakeArgs{Qty: 1000, Size: "M", Note: "gift"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(4000), left)
+	v, _ := st.get(t, k.Last)
+	assert.Equal(t, "M:gift", v)
+
+	for _, c := range []struct {
+		args       argcheck.TakeArgs
+		arg, bound string
+		value      any
+	}{
+		{argcheck.TakeArgs{Qty: 0, Size: "S", Note: "x"}, "qty", "[1,1000]", int64(0)},
+		{argcheck.TakeArgs{Qty: 1001, Size: "S", Note: "x"}, "qty", "[1,1000]", int64(1001)},
+		{argcheck.TakeArgs{Qty: 1, Size: "XL", Note: "x"}, "size", "{S|M|L}", "XL"},
+		{argcheck.TakeArgs{Qty: 1, Size: "S", Note: ""}, "note", "[1,64]", ""},
+		{argcheck.TakeArgs{Qty: 1, Size: "S", Note: string(make([]byte, 65))}, "note", "[1,64]", string(make([]byte, 65))},
+	} {
+		_, err := s.Take(ctx, k, c.args)
+		var be *runtime.BadArgError
+		require.ErrorAs(t, err, &be)
+		assert.ErrorIs(t, err, runtime.ErrBadArg)
+		assert.Equal(t, runtime.BadArgError{Script: "argcheck.Take", Arg: c.arg, Value: c.value, Bound: c.bound}, *be)
+	}
+	v, _ = st.get(t, k.Stock)
+	assert.Equal(t, "4000", v)
+	v, _ = st.get(t, k.Last)
+	assert.Equal(t, "M:gift", v)
+}
+
 func TestBoundsLuatest(t *testing.T) {
 	r := luatest.Start(t)
 	checkBounds(t, argcheck.New(r), store{
@@ -98,6 +135,13 @@ func TestBoundsLuatest(t *testing.T) {
 		cmds = append(cmds, c.Command)
 	}
 	assert.Equal(t, []string{"RPUSH", "SET", "SET"}, cmds)
+}
+
+func TestRangesLuatest(t *testing.T) {
+	r := luatest.Start(t)
+	st := store{get: func(t *testing.T, key string) (string, bool) { return r.Get(key) }}
+	checkRanges(t, argcheck.New(r), st, func(t *testing.T, key, value string) { r.Set(key, value) })
+	assert.Len(t, r.Calls(), 3, "only the first Take ran: GET, SET, DECRBY")
 }
 
 func TestBoundsRedis(t *testing.T) {
@@ -123,5 +167,21 @@ func TestBoundsRedis(t *testing.T) {
 		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 		require.NoError(t, err)
 		assert.Regexp(t, `cmdstat_evalsha:calls=3,`, info)
+	})
+}
+
+func TestRangesRedis(t *testing.T) {
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		c := srv.Client(t)
+		ctx := context.Background()
+		st := store{get: func(t *testing.T, key string) (string, bool) {
+			v, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+			return v, err == nil
+		}}
+		checkRanges(t, argcheck.New(k.Single(t, srv)), st, func(t *testing.T, key, value string) { srv.Do(t, "SET", key, value) })
+		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
+		require.NoError(t, err)
+		assert.Regexp(t, `cmdstat_evalsha:calls=1,`, info)
 	})
 }

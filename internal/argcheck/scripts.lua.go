@@ -38,11 +38,39 @@ func New(e runtime.Executor) *Scripts {
 
 // All returns this package's scripts in file order, in a new slice.
 func All() []*runtime.Script {
-	return []*runtime.Script{creditScript, scaleScript}
+	return []*runtime.Script{creditScript, scaleScript, takeScript}
 }
 
 // Preload adds every script of this package to the script cache of every node
 // (SCRIPT LOAD). It is optional: calls fall back to EVAL on NOSCRIPT.
 func (s *Scripts) Preload(ctx context.Context) error {
 	return runtime.Preload(ctx, s.exec, All()...)
+}
+
+// ItemKeys are the keys of a ---@keys family (internal/argcheck/take.lua): one
+// item's keys. Build them with [KeysFor]: each is laid out as item{sku} and a
+// suffix. They share the hash tag {sku}, so on Redis Cluster they hash to one
+// slot.
+type ItemKeys struct {
+	// Stock is item{sku}:stock: string counter of units left
+	Stock string
+	// Last is item{sku}:last: string: the last take, size:note
+	Last string
+}
+
+// KeysFor returns the ItemKeys of sku under item: item{sku}:stock and
+// item{sku}:last. They share the hash tag {sku}, so on Redis Cluster they hash
+// to one slot. An empty sku gives "{}", which is no hash tag: the keys then
+// hash to different slots and calls fail with [runtime.ErrCrossSlot].
+func KeysFor(item, sku string) ItemKeys {
+	tag := item + "{" + sku + "}"
+	return ItemKeys{
+		Stock: tag + ":stock",
+		Last:  tag + ":last",
+	}
+}
+
+// Take returns the keys of [Scripts.Take].
+func (k ItemKeys) Take() TakeKeys {
+	return TakeKeys{Stock: k.Stock, Last: k.Last}
 }
