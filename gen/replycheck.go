@@ -320,19 +320,22 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 	case vFrac, vMaybeFrac:
 		if v.inexact && isIntType(e) {
 			c.trouble |= v.args
-			return []string{c.inexactMsg(v)}
+			return []string{c.inexactMsg(v, name)}
 		}
-		hint := "return a string instead"
+		what := fmt.Sprintf("%s may not be an integer, and Redis truncates a Lua number to an integer reply (2.5 * 1.5 → 3)", v.what)
+		if v.kind == vFrac {
+			what = fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3)", v.what)
+		}
 		switch {
 		case e == Float64:
-			hint = "return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"
+			return []string{what + ": return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"}
+		case e == Duration || e == Time:
+			return []string{"round it yourself (math.floor): " + what}
 		case isIntType(e):
-			hint = "round it yourself (math.floor), or return string.format('%.17g', x) and declare float64"
+			// The header fix first (issue 33), then the Lua one.
+			return []string{fmt.Sprintf("declare %s as float64 and return string.format('%%.17g', x), or round it yourself (math.floor): %s", name, what)}
 		}
-		if v.kind == vFrac {
-			return []string{fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3): %s", v.what, hint)}
-		}
-		return []string{fmt.Sprintf("%s may not be an integer, and Redis truncates a Lua number to an integer reply (2.5 * 1.5 → 3): %s", v.what, hint)}
+		return []string{what + ": return a string instead"}
 	case vInt, vNum:
 		switch {
 		case isIntType(e) || e == Float64:
@@ -522,12 +525,12 @@ func paren(what, word string) string {
 // inexactMsg is the message for a number that may not reach the caller as
 // the integer it is; it leads with the header line that fixes it, when
 // one does.
-func (c *replyChecker) inexactMsg(v lval) string {
+func (c *replyChecker) inexactMsg(v lval, name string) string {
 	why := "a Lua number holds integers exactly only up to 2^53 (9007199254740992), and Redis sends one beyond int64, or NaN, as -9223372036854775808, and truncates a fraction"
 	if fix := c.headerFix(v.args); fix != "" {
 		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is%s: %s", fix, v.what, reach(v), why)
 	}
-	return fmt.Sprintf("%s may not reach the caller as the integer it is%s: %s: keep it within ±2^53, e.g. compute it from numbers the server returns (INCRBY's reply), or return it as text (string.format('%%d', x)) under ---@return string", v.what, reach(v), why)
+	return fmt.Sprintf("declare %s as string and return string.format('%%d', x), or keep it within ±2^53 (e.g. compute it from numbers the server returns, as INCRBY's reply): %s may not reach the caller as the integer it is%s: %s", name, v.what, reach(v), why)
 }
 
 // reach says how far a bounded number may go.
