@@ -948,6 +948,10 @@ func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
 			continue
 		}
 		x := jen.Id("args").Dot(a.GoName)
+		loop := a.Variadic && a.Type.Elem != Int64 // int64 has CheckInts
+		if loop {
+			x = jen.Id("x")
+		}
 		head := []jen.Code{jen.Lit(e.specName()), jen.Lit(a.Name)}
 		ints := func() []jen.Code {
 			return []jen.Code{boundLit(a, r.lo), boundLit(a, r.hi), jen.Lit(r.String())}
@@ -977,7 +981,11 @@ func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
 		default:
 			continue
 		}
-		out = append(out, jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(fail(jen.Err())))
+		check := jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(fail(jen.Err()))
+		if loop {
+			check = jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("args").Dot(a.GoName)).Block(check)
+		}
+		out = append(out, check)
 	}
 	return out
 }
