@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +48,8 @@ func TestArgChecks(t *testing.T) {
 			map[string]string{"n": ""}},
 		{"compared", "---@key k k\n---@arg n int64 n\n---@return int64 n\nif redis.call('INCR', KEYS[1]) > tonumber(ARGV[1]) then return 1 end\nreturn 0\n",
 			map[string]string{"n": "[-9007199254740992,9007199254740992]"}},
+		{"ranged", "---@arg q int64 [1,1000] q\n---@arg s string {a|b} s\n---@arg id string [1,] id\n---@return int64 n\nreturn tonumber(ARGV[1]) * 1000000000000 + #ARGV[2] + #ARGV[3]\n",
+			map[string]string{"q": "[1,1000]", "s": "{a|b}", "id": "[1,]"}},
 		{"time", "---@arg at time.Time s t\n---@arg d time.Duration ms d\n---@return int64 n\nreturn tonumber(ARGV[1]) + tonumber(ARGV[2])\n",
 			map[string]string{"at": "[-9223372036,9223372036]", "d": ""}},
 	} {
@@ -58,6 +59,15 @@ func TestArgChecks(t *testing.T) {
 			assert.Equal(t, c.want, got)
 		})
 	}
+}
+
+// TestArgCheckTooSmall: a script that would need a bound below 2^31 is
+// reported with the range to declare, and checked at 2^31 meanwhile.
+func TestArgCheckTooSmall(t *testing.T) {
+	got, ds := checks(t, "---@arg n int64 n\n---@return int64 n\nlocal n = tonumber(ARGV[1])\nreturn n * n\n")
+	assert.Equal(t, map[string]string{"n": "[-2147483648,2147483648]"}, got)
+	require.Len(t, ds, 1)
+	assert.Contains(t, ds[0].Msg, "give n the range it takes: ---@arg n int64 [0,1000000] n: a product (*) may not reach the caller as the integer it is (it may reach 2^62 (4611686018427387904))")
 }
 
 // TestRatelimitWithoutTrick runs the analysis on examples/ratelimit's
@@ -90,5 +100,4 @@ return {0, 0, tonumber(oldest[2]) + span - now}
 	got, ds := checks(t, src)
 	assert.Empty(t, ds)
 	assert.Equal(t, map[string]string{"now": "[-9223372036854,9223372036854]", "span": "", "limit": "[-4503599627370496,4503599627370496]", "id": ""}, got)
-	_ = strings.TrimSpace
 }

@@ -80,9 +80,6 @@ func (l *linter) chooseBound(w *replyWalk, chunk []ast.Stmt) float64 {
 	}
 	for b := float64(maxExact); ; b /= 2 {
 		c := l.runReplies(w, l.newShaper(b), &reporter{path: l.r.path}, chunk)
-		if debugNumbers {
-			println("bound", b, "trouble", c.trouble, "adaptive", adaptive)
-		}
 		if c.trouble&adaptive == 0 || b <= minDefaultBound {
 			return b
 		}
@@ -625,5 +622,3 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 		return
 	}
 }
-
-var debugNumbers = false
