@@ -530,7 +530,9 @@
 // caller under an integer type, or where it is written as text (see the
 // list above), with the header line that fixes it first; a power ^ of
 // non-literals; the caller's text made a number without a declared number
-// type. What it does not follow is silent, as listed above: a helper used
+// type; a local function that returns the caller's number and is also
+// used other than by calling it (pcall(num, 1)), since what is done with
+// the number there is not followed. What it does not follow is silent, as listed above: a helper used
 // as a value, a table field, tonumber of stored data, a script's own
 // guard (if n > 1000 then ... end narrows nothing, except that a local
 // compared with number literals on both sides is taken as exact).

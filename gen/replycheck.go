@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,34 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 	bound := l.chooseBound(w, chunk)
 	sh := l.newShaper(bound)
 	l.runReplies(w, sh, l.r, chunk)
+	l.checkEscapedHelpers(sh)
 	l.setChecks(sh, bound)
+}
+
+// reFunctionKw finds the function keyword of a helper's definition (a
+// pattern of its own, so that the locator's count of it is this check's).
+var reFunctionKw = regexp.MustCompile(`(\bfunction)\b`)
+
+// checkEscapedHelpers reports a local function that returns the caller's
+// number (tonumber(ARGV[i])) but is also used other than by calling it
+// (passed on, stored): the analysis follows a helper's result only through
+// direct calls, so what is done with that number elsewhere would go
+// unchecked.
+func (l *linter) checkEscapedHelpers(sh *shaper) {
+	for _, f := range l.fns {
+		fe := f.expr
+		b := l.owner[fe]
+		if fe == nil || b == nil || localFunc(b) != fe || !l.escaped[b] {
+			continue
+		}
+		for _, v := range sh.fnResult(fe, fe.Line()) {
+			if v.args == 0 || v.kind != vInt && v.kind != vNum && v.kind != vFrac && v.kind != vMaybeFrac {
+				continue
+			}
+			l.r.errorf(l.loc.find(fe.Line(), reFunctionKw), "%s returns the caller's number (ARGV), but the script also uses %s other than by calling it (passes it on or stores it), so the analysis cannot follow what is done with that number there: call %s only directly, or convert ARGV where the number is used", b.name, b.name, b.name)
+			break
+		}
+	}
 }
 
 func (l *linter) newShaper(bound float64) *shaper {
