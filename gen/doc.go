@@ -22,6 +22,7 @@
 //	---@key name desc                     KEYS[n], in order; ---@key ...name for the rest
 //	---@key name {tag}suffix desc         KEYS[n], laid out in the family with that {tag}
 //	---@arg name type [unit] desc         ARGV[n], in order; ---@arg ...name type for the rest
+//	---@arg name type [unit] [lo,hi] desc ARGV[n] with a range (or {a|b|c} for a string), checked before sending
 //	---@arg name {tag}suffix desc         ARGV[n], a string laid out in the family: a key prefix
 //	---@elem arg[N] name {tag}suffix desc element N of an arg the script decodes, laid out in the family
 //	---@unused name reason                a declared key or arg the script keeps for its callers unread
@@ -38,6 +39,17 @@
 //
 // Arg types are string, []byte, int64, float64, bool, time.Duration and
 // time.Time; the two time types need a unit, ms or s, right after the type.
+// After the type (and unit) an arg may state its domain: [lo,hi] for an
+// int64, a float64, a time.Duration or a time.Time (in the wire unit: Unix
+// ms or s for a time), or for the length in bytes of a string or []byte
+// ([1,64], [1,] for non-empty: a side left out is the type's own limit);
+// {a|b|c} for a string one of those values. Integer bounds are within
+// ±2^53. The generated method (and its Queue form) checks the value before
+// anything is sent: outside, the call fails with a *runtime.BadArgError
+// that matches runtime.ErrBadArg and names the script, the arg, the value
+// and the range; a Queue method returns a future holding it and queues
+// nothing. The reply-shape analysis takes the range as the arg's bound
+// (see Numbers).
 // Reply types are those scalars, T? (a nil reply is a nil *T), []T,
 // map[string]string (a flat field, value, ... array), status (a status
 // reply such as OK: the method returns only error), none and tuple.
@@ -403,13 +415,21 @@
 //     SMEMBERS, TIME, ZRANGE ... WITHSCORES, ...) under an integer, time or
 //     bool type, integers (SMISMEMBER) under string types;
 //   - under an integer or time type, a number that may not arrive as the
-//     integer it is: a Lua number is a double, exact only below 2^53, and
-//     Redis sends one beyond int64, or NaN, as -9223372036854775808 (a
-//     literal from 2^53 on, folded arithmetic that overflows or is NaN,
-//     any power ^, and tonumber(ARGV[n]), the caller's number, through
-//     any arithmetic); numbers read from the server or stored by the
-//     script are trusted. Messages suggest string.format('%.17g', x) for
-//     a float (tostring keeps 14 digits);
+//     integer it is (see Numbers): a Lua number is a double, exact only up
+//     to 2^53, and Redis sends one beyond int64, or NaN, as
+//     -9223372036854775808: a literal from 2^53 on, folded arithmetic that
+//     overflows or is NaN, a power ^ of anything but literals, the
+//     caller's text (a string ---@arg) through tonumber, and bounded
+//     arithmetic whose bound passes 2^53. The message leads with the
+//     header line that fixes it: a range on the arg the number comes from
+//     (---@arg burst int64 [0,1000000] ...), or a return type that can
+//     carry it;
+//   - a number written as text (.., tostring, string.format's %s,
+//     cjson.encode) that may reach 1e14 or carry a fraction, anywhere in
+//     the script: Lua 5.1 writes numbers with %.14g, so 1e15 becomes
+//     "1e+15" and 1/3 "0.33333333333333", which the next reader takes for
+//     another number; write string.format('%d', x). (redis.call's own
+//     arguments are written with %.17g and are exact.)
 //   - a string under an integer or time type; an integer literal that
 //     neither the return type nor an ---@error covers (under status, []T,
 //     a tuple, string, or a bool other than 0 and 1; under int64 every
@@ -446,9 +466,14 @@
 //
 // It follows literals, arithmetic (folding literal operands: 1.5 * 2 is
 // 3), #x, .., comparisons, not, and/or (with Lua's truthiness), tonumber
-// (taken to succeed), tostring, math.floor/ceil, string.* builders,
+// (taken to succeed), tostring, math.floor/ceil/min/max/abs, string.* builders,
 // redis.error_reply/status_reply, table constructors, KEYS[n] and ARGV[n],
-// locals through every value assigned to them, and redis.call/pcall of
+// locals through every value assigned to them, local functions the
+// script only calls (a call's value is what the function's returns give;
+// its parameters take what the calls pass, so local function num(i)
+// return tonumber(ARGV[i]) end called as num(1) and num(2) reads ARGV[1]
+// and ARGV[2]; recursion adds nothing), ARGV[i] for an i whose values are
+// literals, and redis.call/pcall (directly or through an alias) of
 // common commands (replyshape.go's commandReplies: INCR, DEL, HINCRBY, ...
 // give integers, GET and HGET a string or false, MSET and SET without
 // options a status; pcall adds an error). For array replies it knows the
@@ -461,9 +486,9 @@
 // variable) stands where WITHSCORES or WITHVALUES may be, the reply is
 // unknown.
 //
-// It cannot see, and stays silent about: function parameters, globals,
-// table fields, results of user functions and of commands not in the table
-// (all unknown); a false or nil reply or element that comes from data
+// It cannot see, and stays silent about: parameters and results of
+// functions used other than by calling them (passed on, stored), globals,
+// table fields, results of commands not in the table (all unknown); a false or nil reply or element that comes from data
 // (GET, HGET, MGET, HMGET of a missing key under string or []string:
 // whether the key exists is not in the code, and read-only getters rely on
 // other scripts having written it; the caller gets a *runtime.DecodeError
@@ -472,9 +497,63 @@
 // a local (they may be changed before the return); values of a local
 // assigned more than once (the analysis ignores statement order, so an
 // earlier value may be overwritten: such values count for "can produce"
-// but are never reported); error messages that are not literal (a code
-// read from ARGV); returns inside functions; and scripts that call
-// redis.setresp (RESP3 replies follow other rules: false is a boolean).
+// but are never reported, except a number that may be inexact, which is
+// one on some path whatever the order); error messages that are not
+// literal (a code read from ARGV); and scripts that call redis.setresp
+// (RESP3 replies follow other rules: false is a boolean).
+//
+// # Numbers
+//
+// What the analysis bounds. A Lua 5.1 number is a double: exact for every
+// integer up to 2^53, and for a value carrying a fraction of denominator
+// 2^k (x * 1.5: k = 1) exactly enough for floor, ceil and Redis'
+// truncation up to 2^53/2^k. The analysis gives a number an interval and
+// the fraction bits it may carry, from
+//
+//   - literals;
+//   - the declared type of an ---@arg the script turns into a number
+//     (tonumber(ARGV[n]) through locals, reassignments and helpers, ARGV[n]
+//     in arithmetic or math.*, which Lua coerces, and a numeric
+//     string.format specifier): its ---@arg range; else a time.Duration by
+//     its unit (±2^63 ns: ±9223372036854 ms, ±9223372036 s), a time.Time
+//     the same (its method checks it), a bool 0 or 1, and an int64 by the
+//     bound its method checks (below);
+//   - + - * / %, unary minus, math.floor, ceil, min, max and abs of
+//     bounded numbers (a quotient of integers floors exactly while the
+//     dividend is within 2^53; a quotient multiplied again does not: divide
+//     last).
+//
+// Numbers the server computes (INCR, LLEN, ZCARD, ... replies, #x,
+// tonumber of a stored value) are exact integers with no bound of their
+// own: in arithmetic with a bounded number they add nothing to its bound,
+// so INCRBY's reply - 1 is exact. The caller's text (a string ---@arg)
+// made a number has no bound and may carry a fraction.
+//
+// The caller's numbers are checked. An int64 ---@arg the script turns
+// into a number, without a range, is checked by its generated method
+// against ±B, where B is the largest power of two from 2^53 down to 2^31
+// under which no reply and no text of the script goes wrong: 2^53 when the
+// script only compares or returns it, 2^52 for limit - n - 1, 2^43 for
+// n * 1000, 2^46 for 'n:' .. n. A script that needs less than 2^31 is
+// reported, with the range to declare. A time.Time the script converts is
+// checked against ±9223372036854 ms (or ±9223372036 s), an arg with a
+// range against its range. Outside, the method returns a
+// *runtime.BadArgError (errors.Is runtime.ErrBadArg) naming the arg, the
+// value and the bound, and sends nothing; a Queue method returns a future
+// holding it and queues nothing. The Args struct's field documents the
+// bound. An arg the script passes on as text (INCRBY's increment) is not
+// converted and not checked.
+//
+// What it refuses: a number that may be inexact where it reaches the
+// caller under an integer type, or where it is written as text (see the
+// list above), with the header line that fixes it first; a power ^ of
+// non-literals; the caller's text made a number without a declared number
+// type; a local function that returns the caller's number and is also
+// used other than by calling it (pcall(num, 1)), since what is done with
+// the number there is not followed. What it does not follow is silent, as listed above: a helper used
+// as a value, a table field, tonumber of stored data, a script's own
+// guard (if n > 1000 then ... end narrows nothing, except that a local
+// compared with number literals on both sides is taken as exact).
 //
 // # Output
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -354,7 +355,11 @@ func (e *scriptEmitter) args() {
 				}
 				lead += ", " + how
 			}
-			g.Add(docComment(sentence(lead, a.Desc)))
+			doc := sentence(lead, a.Desc)
+			if r := a.Check; r != nil {
+				doc = strings.TrimRight(doc, ". ") + ". " + checkDoc(a)
+			}
+			g.Add(docComment(wrap(doc, 72)...))
 			if a.Variadic {
 				g.Id(a.GoName).Index().Add(scalarType(a.Type.Elem))
 			} else {
@@ -362,6 +367,50 @@ func (e *scriptEmitter) args() {
 			}
 		}
 	})
+}
+
+// boundLit writes a bound of a's check: an untyped constant, or the
+// type's own limit for an open side ([1,] of an int64 is 1..math.MaxInt64).
+func boundLit(a *Param, v float64) jen.Code {
+	switch {
+	case a.Type.Elem == Float64 && math.Abs(v) == math.MaxFloat64:
+		return jen.Op(map[bool]string{true: "-", false: ""}[v < 0]).Qual("math", "MaxFloat64")
+	case a.Type.Elem == Float64:
+		return jen.Op(strconv.FormatFloat(v, 'g', -1, 64))
+	case v >= math.MaxInt64:
+		return jen.Qual("math", "MaxInt64")
+	case v <= math.MinInt64:
+		return jen.Qual("math", "MinInt64")
+	}
+	return jen.Op(strconv.FormatFloat(v, 'f', -1, 64))
+}
+
+// checkDoc says what the method checks of a, e.g. "Within
+// [-4503599627370496,4503599627370496], the bound that keeps the script's
+// arithmetic exact; beyond, the call fails with [runtime.ErrBadArg] and
+// sends nothing."
+func checkDoc(a *Param) string {
+	r := a.Check
+	what := "Within " + r.String()
+	switch {
+	case r.oneOf != nil:
+		what = "One of " + strings.Join(r.oneOf, ", ")
+	case a.Type.Elem == String || a.Type.Elem == Bytes:
+		what = "Its length in bytes within " + r.String()
+	case a.Type.Elem == Time || a.Type.Elem == Duration:
+		what = "In " + unitWord(a.Type.Unit) + ", within " + r.String()
+	}
+	if r.Text == "" {
+		what += ", the bound that keeps the script's arithmetic exact"
+	}
+	return what + "; otherwise the call fails with [runtime.ErrBadArg] and sends nothing."
+}
+
+func unitWord(u time.Duration) string {
+	if u == time.Second {
+		return "seconds"
+	}
+	return "milliseconds"
 }
 
 // resultType declares the tuple struct or the <Script>Reply type.
@@ -845,8 +894,17 @@ func (e *scriptEmitter) method() {
 	}
 	var results []jen.Code
 	var body []jen.Code
-	body = append(body, pre...)
 	retType, zeroV := e.resultGoType()
+	body = append(body, e.checks(func(err jen.Code) jen.Code {
+		switch r.Shape {
+		case ShapeNone:
+			return jen.Return(rt("Value").Values(), err)
+		case ShapeDiscard, ShapeStatus:
+			return jen.Return(err)
+		}
+		return jen.Return(zeroV, err)
+	})...)
+	body = append(body, pre...)
 	switch {
 	case r.Shape == ShapeNone && !pooled:
 		results = []jen.Code{rt("Value"), jen.Error()}
@@ -882,6 +940,59 @@ func (e *scriptEmitter) method() {
 	e.queueMethod()
 }
 
+// checks returns the statements that check the args with a bound (see
+// Param.Check) before anything is sent; fail builds the return of an
+// error.
+func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, a := range e.s.Args {
+		r := a.Check
+		if r == nil {
+			continue
+		}
+		x := jen.Id("args").Dot(a.GoName)
+		loop := a.Variadic && a.Type.Elem != Int64 // int64 has CheckInts
+		if loop {
+			x = jen.Id("x")
+		}
+		head := []jen.Code{jen.Lit(e.specName()), jen.Lit(a.Name)}
+		ints := func() []jen.Code {
+			return []jen.Code{boundLit(a, r.lo), boundLit(a, r.hi), jen.Lit(r.String())}
+		}
+		var call jen.Code
+		switch {
+		case r.oneOf != nil:
+			vals := []jen.Code{jen.Lit(r.String())}
+			for _, v := range r.oneOf {
+				vals = append(vals, jen.Lit(v))
+			}
+			call = impl("CheckOneOf").Call(append(append(head, x), vals...)...)
+		case a.Type.Elem == Int64 && a.Variadic:
+			call = impl("CheckInts").Call(append(append(head, x), ints()...)...)
+		case a.Type.Elem == Int64:
+			call = impl("CheckInt").Call(append(append(head, x), ints()...)...)
+		case a.Type.Elem == Float64:
+			call = impl("CheckFloat").Call(append(append(head, x), ints()...)...)
+		case a.Type.Elem == Duration:
+			call = impl("CheckDuration").Call(append(append(head, x, unitExpr(a.Type.Unit)), ints()...)...)
+		case a.Type.Elem == Time:
+			call = impl("CheckTime").Call(append(append(head, x, unitExpr(a.Type.Unit)), ints()...)...)
+		case a.Type.Elem == String:
+			call = impl("CheckLen").Call(append(append(head, x), ints()...)...)
+		case a.Type.Elem == Bytes:
+			call = impl("CheckLen").Call(append(append(head, jen.String().Call(x)), ints()...)...)
+		default:
+			continue
+		}
+		check := jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(fail(jen.Err()))
+		if loop {
+			check = jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("args").Dot(a.GoName)).Block(check)
+		}
+		out = append(out, check)
+	}
+	return out
+}
+
 // queueMethod declares QueueName: the method's call, put on a batch.
 func (e *scriptEmitter) queueMethod() {
 	s := e.s
@@ -902,7 +1013,10 @@ func (e *scriptEmitter) queueMethod() {
 	}
 	doc := fmt.Sprintf("%s queues on b the call %s makes; after b.Send, the future's %s. See [runtime.Batch].", e.n.Queue, e.ref, result)
 	e.f.Add(docComment(wrap(doc, 76)...))
-	body := append([]jen.Code{}, pre...)
+	body := e.checks(func(err jen.Code) jen.Code {
+		return jen.Return(rt("NewFailedFuture").Types(elem).Call(err))
+	})
+	body = append(body, pre...)
 	body = append(body, jen.Return(rt("Queue").Call(jen.Id("b"), jen.Id("s").Dot("exec"), jen.Id(e.n.Var), keysX, argv, decode)))
 	e.f.Func().Params(jen.Id("s").Op("*").Id(scriptsType)).Id(e.n.Queue).Params(params...).
 		Op("*").Add(rt("Future")).Types(elem).Block(body...)
@@ -954,6 +1068,12 @@ func (e *scriptEmitter) methodDoc() []string {
 	}
 	if (len(s.Keys) > 1 || len(s.Keys) == 1 && s.Keys[0].Variadic) && !s.AllowCrossSlot {
 		p = append(p, "Keys that hash to different slots fail with [runtime.ErrCrossSlot] before anything is sent.")
+	}
+	for _, a := range s.Args {
+		if a.Check != nil {
+			p = append(p, "An argument outside its bound (see "+e.n.Args+") fails with [runtime.ErrBadArg] before anything is sent.")
+			break
+		}
 	}
 	p = append(p, "An error raised inside the script is a *[runtime.ScriptError] naming the line.")
 	if s.Idempotent != "" {

@@ -3,6 +3,7 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -466,6 +467,13 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 			return
 		}
 		prm.Type, next = t, n
+		if next < len(ws) && (strings.HasPrefix(ws[next].s, "[") || strings.HasPrefix(ws[next].s, "{")) {
+			r, n, ok := p.argRange(ws, next, prm)
+			if !ok {
+				return
+			}
+			prm.Range, next = r, n
+		}
 	}
 	prm.Desc = p.desc(ws, next)
 	if n := len(*list); n > 0 && (*list)[n-1].Variadic {
@@ -479,6 +487,94 @@ func (p *headerParser) param(ws []word, list *[]*Param, kind string) {
 	}
 	*list = append(*list, prm)
 	slot = prm
+}
+
+// argRange reads the constraint of an ---@arg line at ws[i], after the
+// type: [lo,hi] (either side may be empty: the type's own limit) for
+// int64, float64, time.Duration and time.Time (in the wire unit) and for
+// the length in bytes of a string or []byte, or {a|b|c} for a string. It
+// returns the index of the first word after it.
+func (p *headerParser) argRange(ws []word, i int, prm *Param) (*ArgRange, int, bool) {
+	open, close := ws[i].s[:1], "]"
+	if open == "{" {
+		close = "}"
+	}
+	j := i
+	for j < len(ws) && !strings.HasSuffix(ws[j].s, close) {
+		j++
+	}
+	at := p.pos(ws[i].col)
+	if j == len(ws) {
+		p.r.errorf(at, "---@arg %s: the range %s is not closed with %s: write [lo,hi] (either may be left out) or, for a string, {a|b|c}", prm.Name, ws[i].s, close)
+		return nil, 0, false
+	}
+	text := strings.TrimSpace(p.line[ws[i].col-1 : ws[j].col-1+len(ws[j].s)])
+	r := &ArgRange{Text: text, Pos: at}
+	inner := strings.TrimSpace(text[1 : len(text)-1])
+	e := prm.Type.Elem
+	switch {
+	case prm.Variadic && e != Int64:
+		p.r.errorf(at, "---@arg ...%s: a range on a variadic arg is for int64 only (each element is checked)", prm.Name)
+		return nil, 0, false
+	case open == "{":
+		if e != String {
+			p.r.errorf(at, "---@arg %s: a set of values {a|b} is for a string arg; for %s write a range [lo,hi]", prm.Name, e)
+			return nil, 0, false
+		}
+		r.oneOf = strings.Split(inner, "|")
+		for k := range r.oneOf {
+			r.oneOf[k] = strings.TrimSpace(r.oneOf[k])
+		}
+		return r, j + 1, true
+	case e == Bool:
+		p.r.errorf(at, "---@arg %s: a bool is 1 or 0; it takes no range", prm.Name)
+		return nil, 0, false
+	}
+	lo, hi, ok := strings.Cut(inner, ",")
+	if !ok {
+		p.r.errorf(at, "---@arg %s: malformed range %s: want [lo,hi], e.g. [1,1000] (either may be left out: [1,])", prm.Name, text)
+		return nil, 0, false
+	}
+	r.numeric = true
+	limit := map[Scalar]float64{Int64: math.MaxInt64, Float64: math.MaxFloat64, Duration: maxDurationMS, Time: maxDurationMS, String: math.MaxInt32, Bytes: math.MaxInt32}[e]
+	if prm.Type.Unit == time.Second {
+		limit = maxDurationS
+	}
+	r.lo, r.hi = -limit, limit
+	if e == String || e == Bytes {
+		r.lo = 0
+	}
+	for k, side := range []string{strings.TrimSpace(lo), strings.TrimSpace(hi)} {
+		if side == "" {
+			continue
+		}
+		var v float64
+		var err error
+		if e == Float64 {
+			v, err = strconv.ParseFloat(side, 64)
+		} else {
+			var n int64
+			n, err = strconv.ParseInt(side, 0, 64)
+			v = float64(n)
+			if err == nil && (n > maxExact || n < -maxExact) {
+				err = errors.New("beyond 2^53")
+			}
+		}
+		if err != nil || v < -limit || v > limit || (e == String || e == Bytes) && v < 0 {
+			p.r.errorf(at, "---@arg %s: %q in %s is not a bound of %s: want an integer (a number for float64) within what the type holds and, for an int64, within ±2^53", prm.Name, side, text, e)
+			return nil, 0, false
+		}
+		if k == 0 {
+			r.lo = v
+		} else {
+			r.hi = v
+		}
+	}
+	if r.lo > r.hi {
+		p.r.errorf(at, "---@arg %s: the range %s is empty: its low end is above its high end", prm.Name, text)
+		return nil, 0, false
+	}
+	return r, j + 1, true
 }
 
 func elemName(t Type) string {

@@ -1037,6 +1037,33 @@ func (l *linter) elemTagged(arg string, n int) bool {
 	return false
 }
 
+// paramArgs is what the calls of parameter b's function pass there (a
+// nil literal where a call passes fewer), for the reply analysis; ok is
+// false when the function is not a local the script only calls, or when
+// a call's last argument expands to values the analysis cannot count.
+func (l *linter) paramArgs(b *binding) (args []ast.Expr, ok bool) {
+	owner := l.owner[b.param]
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
+		return nil, false
+	}
+	for _, rec := range l.fnCalls[owner] {
+		if l.dead(rec.guards) {
+			continue // a branch no call takes
+		}
+		c := rec.call
+		n := len(c.Args)
+		switch {
+		case n > 0 && b.index > n-1 && multi(c.Args[n-1]):
+			return nil, false
+		case b.index < n:
+			args = append(args, c.Args[b.index])
+		default:
+			args = append(args, &ast.NilExpr{})
+		}
+	}
+	return args, true
+}
+
 // tagged reports whether the n-th declared key or arg (KEYS[n], ARGV[n])
 // is laid out in a key family, so that it carries the family's hash tag.
 func (l *linter) tagged(slots []*Param, n int) bool {

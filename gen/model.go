@@ -172,7 +172,27 @@ type Param struct {
 	Desc     string
 	Pos      Pos          // the name's position
 	Template *KeyTemplate // a key's layout in its family; nil when the header gives none
-	used     bool
+	// Range is the constraint an ---@arg line gives after its type
+	// ([1,1000], {a|b}); nil when it gives none.
+	Range *ArgRange
+	// Check is what the generated method checks before sending: Range,
+	// or for a number the script turns into a Lua number the bound the
+	// reply-shape analysis assumed (see numbers.go); nil for none.
+	Check *ArgRange
+	used  bool
+}
+
+// ArgRange is a constraint on an ---@arg's value, checked by the
+// generated method before anything is sent: for int64 and float64 a
+// closed interval of the value, for time.Time one of its Unix time in
+// the wire unit, for string and []byte an interval of the length in
+// bytes, or a set of allowed values.
+type ArgRange struct {
+	Text    string // as written in the header, e.g. "[1,1000]"; empty for a bound of the analysis
+	Pos     Pos
+	numeric bool     // lo..hi holds the value (or, for a string, its length)
+	lo, hi  float64  // inclusive
+	oneOf   []string // the allowed strings, for {a|b|c}
 }
 
 // Return is the ---@return declaration.

@@ -2,8 +2,11 @@ package gen
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -42,12 +45,101 @@ func checkReplyHeader(r *reporter, s *Script) {
 }
 
 // checkReplies runs the reply-shape analysis on the script's main chunk
-// (see replyshape.go) and reports what does not fit the header.
+// (see replyshape.go) and reports what does not fit the header. It first
+// picks the bound of the int64 args the script turns into numbers without
+// an ---@arg range (chooseBound), then records on each ---@arg what the
+// generated method checks before sending (setChecks).
 func (l *linter) checkReplies(chunk []ast.Stmt) {
-	sh := &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps}
-	w := &replyWalk{l: l, sh: sh}
+	w := &replyWalk{l: l, sh: l.newShaper(maxExact)}
 	w.walk(chunk)
-	c := &replyChecker{r: l.r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}}
+	bound := l.chooseBound(w, chunk)
+	sh := l.newShaper(bound)
+	l.runReplies(w, sh, l.r, chunk)
+	l.checkEscapedHelpers(sh)
+	l.setChecks(sh, bound)
+}
+
+// reFunctionKw finds the function keyword of a helper's definition (a
+// pattern of its own, so that the locator's count of it is this check's).
+var reFunctionKw = regexp.MustCompile(`(\bfunction)\b`)
+
+// checkEscapedHelpers reports a local function that returns the caller's
+// number (tonumber(ARGV[i])) but is also used other than by calling it
+// (passed on, stored): the analysis follows a helper's result only through
+// direct calls, so what is done with that number elsewhere would go
+// unchecked.
+func (l *linter) checkEscapedHelpers(sh *shaper) {
+	for _, f := range l.fns {
+		fe := f.expr
+		b := l.owner[fe]
+		if fe == nil || b == nil || localFunc(b) != fe || !l.escaped[b] {
+			continue
+		}
+		for _, v := range sh.fnResult(fe, fe.Line()) {
+			if v.args == 0 || v.kind != vInt && v.kind != vNum && v.kind != vFrac && v.kind != vMaybeFrac {
+				continue
+			}
+			l.r.errorf(l.loc.find(fe.Line(), reFunctionKw), "%s returns the caller's number (ARGV), but the script also uses %s other than by calling it (passes it on or stores it), so the analysis cannot follow what is done with that number there: call %s only directly, or convert ARGV where the number is used", b.name, b.name, b.name)
+			break
+		}
+	}
+}
+
+func (l *linter) newShaper(bound float64) *shaper {
+	return &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps,
+		converted: map[int]bool{}, defBound: bound, fnMemo: map[*ast.FunctionExpr]lset{}, fnBusy: map[*ast.FunctionExpr]bool{}}
+}
+
+// chooseBound returns the bound the generated method checks for an int64
+// arg without an ---@arg range that the script turns into a number: the
+// largest power of two from 2^53 down to 2^31 under which no number the
+// script replies or writes as text goes wrong, so that an ordinary script
+// needs nothing (limit - count - 1 takes 2^52, 'x' .. n 2^46). When even
+// 2^31 does not do, the analysis reports at 2^31, asking for a range.
+func (l *linter) chooseBound(w *replyWalk, chunk []ast.Stmt) float64 {
+	var adaptive uint64
+	for i, a := range l.s.Args {
+		if a.Type.Elem == Int64 && a.Range == nil && a.Template == nil {
+			adaptive |= 1 << min(i, 63)
+		}
+	}
+	if adaptive == 0 {
+		return maxExact
+	}
+	for b := float64(maxExact); ; b /= 2 {
+		c := l.runReplies(w, l.newShaper(b), &reporter{path: l.r.path}, chunk)
+		if c.trouble&adaptive == 0 || b <= minDefaultBound {
+			return b
+		}
+	}
+}
+
+// setChecks records on each ---@arg the bound the generated method checks
+// before sending: the ---@arg range, else, for a number the script turns
+// into a Lua number, what the analysis assumed (bound for an int64, the
+// range of a Duration for a time.Time).
+func (l *linter) setChecks(sh *shaper, bound float64) {
+	for i, a := range l.s.Args {
+		if a.Range != nil {
+			a.Check = a.Range
+			continue
+		}
+		if !sh.converted[i] {
+			continue
+		}
+		b := typeBound(a, bound)
+		switch a.Type.Elem {
+		case Int64, Time:
+			a.Check = &ArgRange{numeric: true, lo: b.lo, hi: b.hi}
+		}
+	}
+}
+
+// runReplies checks every reply site and every number written as text
+// against the header with the shaper sh, reporting to r, and returns the
+// checker (whose trouble says which args the number problems involve).
+func (l *linter) runReplies(w *replyWalk, sh *shaper, r *reporter, chunk []ast.Stmt) *replyChecker {
+	c := &replyChecker{r: r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}}
 	for _, e := range l.s.Errors {
 		switch {
 		case e.Value == "nil":
@@ -56,6 +148,15 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 			c.errCodes[e.Value] = true
 		default:
 			c.errInts[e.Value] = true
+		}
+	}
+	for _, ns := range w.numSites {
+		vals := sh.eval(ns.expr)
+		if ns.coerce {
+			vals = sh.coerce(vals, ns.expr.Line())
+		}
+		if ns.text {
+			c.checkText(ns, vals)
 		}
 	}
 	var all lset
@@ -68,7 +169,7 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 		// After redis.setresp(3) a RESP3 caller gets false as a boolean
 		// and redis.call returns nil rather than false (checked with
 		// redis-cli -3): leave the replies alone.
-		return
+		return c
 	}
 	for _, site := range w.sites {
 		if site.ret == nil {
@@ -80,7 +181,7 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 		}
 		all = append(all, vals...)
 		if len(site.ret.Exprs) > 0 && isFalse(site.ret.Exprs[0]) && l.s.Return != nil && l.s.Return.Shape == ShapeScalar && l.s.Return.Elem == Bool {
-			l.r.errorf(site.pos, "return false reaches the caller as a nil reply, not a bool (Redis converts Lua false to nil): return 0 for false and 1 for true")
+			c.r.errorf(site.pos, "return false reaches the caller as a nil reply, not a bool (Redis converts Lua false to nil): return 0 for false and 1 for true")
 			continue
 		}
 		for _, v := range vals {
@@ -91,12 +192,16 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 		all = append(all, lval{kind: vNil})
 	}
 	c.checkProduced(all, w.raises)
+	return c
 }
 
 // replyChecker compares values with the header of one script.
 type replyChecker struct {
-	r        *reporter
-	s        *Script
+	r *reporter
+	s *Script
+	// trouble are the ---@arg positions (bit i for ARGV[i+1]) that the
+	// numbers reported involve (see chooseBound).
+	trouble  uint64
 	errNil   bool
 	errInts  map[string]bool
 	errCodes map[string]bool
@@ -140,7 +245,11 @@ func (c *replyChecker) at(p Pos, v lval) string {
 func (c *replyChecker) checkTop(p Pos, v lval) {
 	ret := c.s.Return
 	switch {
-	case v.kind == vUnknown, v.reassigned:
+	case v.kind == vUnknown, v.reassigned && !v.inexact:
+		// A value of a local assigned more than once may be overwritten
+		// before the return, but a number that may be inexact is one on
+		// some path whatever the order: the union of what a local holds
+		// bounds every value it has.
 		return
 	case ret != nil && ret.Shape == ShapeDiscard:
 		// ---@return none: the caller gets only the error of an error
@@ -234,22 +343,24 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 	e := t.Elem
 	switch v.kind {
 	case vFrac, vMaybeFrac:
-		hint := "return a string instead"
+		if v.inexact && isIntType(e) {
+			c.trouble |= v.args
+			return []string{c.inexactMsg(v, name)}
+		}
+		what := fmt.Sprintf("%s may not be an integer, and Redis truncates a Lua number to an integer reply (2.5 * 1.5 → 3)", v.what)
+		if v.kind == vFrac {
+			what = fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3)", v.what)
+		}
 		switch {
 		case e == Float64:
-			hint = "return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"
-		case isIntType(e) && v.inexact:
-			hint = "keep it within ±2^53: check the caller's number against literals on both sides first (local n = tonumber(ARGV[1]); if n < 0 or n > 1000000 then return redis.error_reply('BAD_ARG') end, with ---@error BAD_ARG declared), or return a count the server computed (INCRBY's reply)"
+			return []string{what + ": return it as a string, string.format('%.17g', x): float64 decodes from a string reply, and tostring keeps only 14 digits"}
+		case e == Duration || e == Time:
+			return []string{"round it yourself (math.floor): " + what}
 		case isIntType(e):
-			hint = "round it yourself (math.floor), or return string.format('%.17g', x) and declare float64"
+			// The header fix first (issue 33), then the Lua one.
+			return []string{fmt.Sprintf("declare %s as float64 and return string.format('%%.17g', x), or round it yourself (math.floor): %s", name, what)}
 		}
-		if v.inexact && isIntType(e) {
-			return []string{fmt.Sprintf("%s may not reach the caller as the integer it is: a Lua number holds integers exactly only up to 2^53 (9007199254740992), and Redis sends one beyond int64, or NaN, as -9223372036854775808, and truncates a fraction: %s", v.what, hint)}
-		}
-		if v.kind == vFrac {
-			return []string{fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3): %s", v.what, hint)}
-		}
-		return []string{fmt.Sprintf("%s may not be an integer, and Redis truncates a Lua number to an integer reply (2.5 * 1.5 → 3): %s", v.what, hint)}
+		return []string{what + ": return a string instead"}
 	case vInt, vNum:
 		switch {
 		case isIntType(e) || e == Float64:
@@ -372,7 +483,7 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 			continue
 		}
 		for _, x := range ev {
-			if x.reassigned {
+			if x.reassigned && !x.inexact {
 				continue
 			}
 			switch x.kind {
@@ -434,4 +545,108 @@ func paren(what, word string) string {
 		return ""
 	}
 	return " (" + what + ")"
+}
+
+// inexactMsg is the message for a number that may not reach the caller as
+// the integer it is; it leads with the header line that fixes it, when
+// one does.
+func (c *replyChecker) inexactMsg(v lval, name string) string {
+	why := "a Lua number holds integers exactly only up to 2^53 (9007199254740992), and Redis sends one beyond int64, or NaN, as -9223372036854775808, and truncates a fraction"
+	if fix := c.headerFix(v.args); fix != "" {
+		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is%s: %s", fix, v.what, reach(v), why)
+	}
+	return fmt.Sprintf("declare %s as string and return string.format('%%d', x), or keep it within ±2^53 (e.g. compute it from numbers the server returns, as INCRBY's reply): %s may not reach the caller as the integer it is%s: %s", name, v.what, reach(v), why)
+}
+
+// reach says how far a bounded number may go.
+func reach(v lval) string {
+	if !v.ranged || v.fbits >= 53 {
+		return ""
+	}
+	m := max(-v.lo, v.hi)
+	if v.fbits > 0 {
+		return fmt.Sprintf(" (it may reach %s and carry a fraction, exact only below %s)", boundText(m), boundText(math.Ldexp(maxExact, -v.fbits)))
+	}
+	return fmt.Sprintf(" (it may reach %s)", boundText(m))
+}
+
+// headerFix is the one header line that bounds the caller's numbers a
+// reported number is computed from: a range on the first such ---@arg
+// (or, for a string one, a number type with a range); "" when none does.
+func (c *replyChecker) headerFix(args uint64) string {
+	var fix string
+	var others []string
+	for i, p := range c.s.Args {
+		if i > 63 || args&(1<<i) == 0 || p.Name == "" || p.Type.Elem == Bool {
+			continue
+		}
+		if fix != "" {
+			others = append(others, p.Name)
+			continue
+		}
+		desc := p.Desc
+		if desc == "" {
+			desc = "description"
+		}
+		name := p.Name
+		if p.Variadic {
+			name = "..." + name
+		}
+		typ := typeString(&Return{Type: p.Type})
+		if p.Type.Elem.needsUnit() {
+			typ += " " + map[bool]string{true: "s", false: "ms"}[p.Type.Unit == time.Second]
+		}
+		switch {
+		case p.Type.Elem == String || p.Type.Elem == Bytes:
+			fix = fmt.Sprintf("declare %s a number with the range it takes: ---@arg %s int64 [0,1000000] %s", p.Name, name, desc)
+		case p.Range != nil:
+			fix = fmt.Sprintf("narrow the range of %s on its ---@arg line (now %s), e.g. ---@arg %s %s [0,1000000] %s", p.Name, p.Range.Text, name, typ, desc)
+		default:
+			fix = fmt.Sprintf("give %s the range it takes: ---@arg %s %s [0,1000000] %s", p.Name, name, typ, desc)
+		}
+	}
+	if len(others) > 0 {
+		fix += " (or bound " + listingAnd(others) + " likewise)"
+	}
+	return fix
+}
+
+// textArg reports whether args include a string ---@arg: the caller's
+// text, which a declared number type would bound.
+func (c *replyChecker) textArg(args uint64) bool {
+	for i, p := range c.s.Args {
+		if i < 64 && args&(1<<i) != 0 && (p.Type.Elem == String || p.Type.Elem == Bytes) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkText reports a number written as text that Lua 5.1 writes with an
+// exponent or rounded: its tostring and .. use %.14g, so 1e15 becomes
+// "1e+15" and 1/3 "0.33333333333333", which the next reader of the text
+// (the script's next call, another service) takes for another number.
+func (c *replyChecker) checkText(ns numSite, vals lset) {
+	for _, v := range vals {
+		var what string
+		switch {
+		case v.kind != vInt && v.kind != vNum && v.kind != vFrac && v.kind != vMaybeFrac:
+			continue
+		case v.inexact && !v.ranged && c.textArg(v.args):
+			what = "may be any number the caller sends, 1e15 or 0.5"
+		case v.ranged && max(-v.lo, v.hi) >= textExact:
+			what = "may reach " + boundText(max(-v.lo, v.hi))
+		case v.kind == vFrac || v.kind == vMaybeFrac && (!v.ranged || v.fbits > 0 || v.quotient):
+			what, v.args = "may carry a fraction", 0 // no range rules a fraction out
+		default:
+			continue
+		}
+		c.trouble |= v.args
+		msg := fmt.Sprintf("%s %s, and %s writes a number with %%.14g (1e15 becomes \"1e+15\", 1/3 \"0.33333333333333\"), which the next reader takes for another number: write string.format('%%d', x) for an integer, string.format('%%.17g', x) for a fraction", v.what, what, ns.how)
+		if fix := c.headerFix(v.args); fix != "" {
+			msg = fix + ": " + msg
+		}
+		c.r.errorf(ns.pos, "%s", msg)
+		return
+	}
 }

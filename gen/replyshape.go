@@ -84,6 +84,21 @@ type lval struct {
 	// -9223372036854775808), or the caller's number through tonumber.
 	inexact bool
 
+	// Numbers (see numbers.go): a bounded number lies in lo..hi and may
+	// carry fbits bits of fraction; args are the ---@arg positions (bit
+	// i for ARGV[i+1]) whose caller's numbers it is computed from; text is
+	// set when one of them is the caller's text (a string ---@arg), and
+	// quotient for the result of a division.
+	ranged   bool
+	lo, hi   float64
+	fbits    int
+	args     uint64
+	text     bool
+	quotient bool
+	// argv is n for the string ARGV[n] (0: not an ARGV element; -1: one
+	// whose index the analysis does not know).
+	argv int
+
 	// vArray: elems are its positional elements when the constructor is
 	// in sight; more is set when a last element expands to values the
 	// analysis cannot count; each is the shape of every element of a
@@ -195,12 +210,19 @@ var (
 // shaper evaluates the shapes of one script's values; it reads the
 // bindings the linter resolved while walking.
 type shaper struct {
-	l      *linter
-	memo   map[*binding]lset
-	busy   map[*binding]bool
-	depth  int  // bindings being evaluated
-	cycled bool // a binding was reached again while being evaluated
-	steps  int  // evaluation steps left; at 0 every value is unknown
+	l *linter
+	// converted are the ---@arg positions (0-based) the script turns
+	// into numbers; defBound is the bound assumed for an int64 without an
+	// ---@arg range (see argBound).
+	converted map[int]bool
+	defBound  float64
+	fnMemo    map[*ast.FunctionExpr]lset
+	fnBusy    map[*ast.FunctionExpr]bool
+	memo      map[*binding]lset
+	busy      map[*binding]bool
+	depth     int  // bindings being evaluated
+	cycled    bool // a binding was reached again while being evaluated
+	steps     int  // evaluation steps left; at 0 every value is unknown
 }
 
 // shaperSteps bounds the work on one script: locals that feed each other
@@ -284,8 +306,26 @@ func (sh *shaper) eval(e ast.Expr) lset {
 		return out
 	case *ast.AttrGetExpr:
 		if (sh.global(e.Object, "KEYS") || sh.global(e.Object, "ARGV")) && e.Key != nil {
+			argv := sh.global(e.Object, "ARGV")
 			if n, ok := literalIndex(e.Key); ok {
-				return one(lval{kind: vStr, what: fmt.Sprintf("%s[%d]", e.Object.(*ast.IdentExpr).Value, n), line: line})
+				v := lval{kind: vStr, what: fmt.Sprintf("%s[%d]", e.Object.(*ast.IdentExpr).Value, n), line: line}
+				if argv {
+					v.argv = n
+				}
+				return one(v)
+			}
+			if argv {
+				// ARGV[i]: the elements i can be, when the analysis knows
+				// them (a helper's parameter that its calls pass literals).
+				var out lset
+				for _, k := range sh.eval(e.Key) {
+					n, err := strconv.Atoi(k.lit)
+					if k.kind != vInt || !k.known || err != nil {
+						return one(lval{kind: vStr, what: "ARGV[...]", argv: -1, line: line})
+					}
+					out = append(out, lval{kind: vStr, what: fmt.Sprintf("ARGV[%d]", n), argv: n, line: line})
+				}
+				return out
 			}
 		}
 	case *ast.TableExpr:
@@ -313,10 +353,10 @@ func number(text string, line int) lval {
 	case math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= maxExact:
 		return lval{kind: vMaybeFrac, inexact: true, what: text, line: line}
 	case f != math.Trunc(f):
-		return lval{kind: vFrac, lit: text, known: true, what: text, line: line}
+		return lval{kind: vFrac, lit: text, known: true, what: text, line: line, ranged: true, lo: f, hi: f, fbits: fracBits(f, text)}
 	}
 	n := strconv.FormatInt(int64(f), 10)
-	return lval{kind: vInt, lit: n, known: true, what: n, line: line}
+	return lval{kind: vInt, lit: n, known: true, what: n, line: line, ranged: true, lo: f, hi: f}
 }
 
 // arith is the value of an arithmetic operation. Lua arithmetic yields a
@@ -353,6 +393,12 @@ func (sh *shaper) arith(op string, a, b lset, line int) lset {
 		}
 		return one(v)
 	}
+	a, b = sh.coerce(a, line), sh.coerce(b, line)
+	sa, sb := sh.numbers(a, line), sh.numbers(b, line)
+	if v, ok := rangedArith(op, sa, sb, what, line); ok {
+		return one(v)
+	}
+	args, text := sa.args|sb.args, sa.text || sb.text
 	allInt, frac, inexact := true, false, op == "^"
 	for _, v := range append(slices.Clone(a), b...) {
 		switch v.kind {
@@ -366,13 +412,26 @@ func (sh *shaper) arith(op string, a, b lset, line int) lset {
 	}
 	switch {
 	case inexact:
-		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line})
+		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: args, text: text})
 	case op == "/" || frac:
 		return one(lval{kind: vMaybeFrac, what: what, line: line})
 	case allInt && op != "^":
 		return one(lval{kind: vInt, what: what, line: line})
 	}
 	return one(lval{kind: vNum, what: what, line: line})
+}
+
+// coerce turns the caller's strings among vs into the numbers Lua's
+// arithmetic makes of them ("10" + 1 is 11).
+func (sh *shaper) coerce(vs lset, line int) lset {
+	out := make(lset, 0, len(vs))
+	for _, v := range vs {
+		if v.kind == vStr && v.argv != 0 {
+			v = sh.argNumber(v.argv, line)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func isNumLit(v lval) bool { return (v.kind == vInt || v.kind == vFrac) && v.known }
@@ -414,6 +473,14 @@ func (sh *shaper) binding(b *binding) lset {
 	if b.fixed != nil {
 		return unknown(0)
 	}
+	values := b.values
+	if b.param != nil {
+		passed, ok := sh.l.paramArgs(b)
+		if !ok {
+			return unknown(0)
+		}
+		values = append(passed, values...)
+	}
 	if sh.busy[b] {
 		sh.cycled = true
 		return nil // a cycle adds nothing new
@@ -423,13 +490,13 @@ func (sh *shaper) binding(b *binding) lset {
 	outer := sh.cycled
 	sh.cycled = false
 	var out lset
-	for _, e := range b.values {
+	for _, e := range values {
 		for _, v := range sh.eval(e) {
-			v.reassigned = v.reassigned || len(b.values) > 1
+			v.reassigned = v.reassigned || len(values) > 1
 			out = append(out, v)
 		}
 	}
-	if len(b.values) == 0 {
+	if len(values) == 0 {
 		out = unknown(0)
 	}
 	sh.depth--
@@ -567,8 +634,8 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 			return one(sh.message(vErr, e.Args[0], line))
 		case sh.global(a.Object, "redis") && k.Value == "status_reply" && len(e.Args) == 1:
 			return one(sh.message(vStatus, e.Args[0], line))
-		case sh.global(a.Object, "math") && (k.Value == "floor" || k.Value == "ceil"):
-			return one(lval{kind: vInt, what: "math." + k.Value, line: line})
+		case sh.global(a.Object, "math") && slices.Contains([]string{"floor", "ceil", "min", "max", "abs"}, k.Value):
+			return sh.mathCall(k.Value, e.Args, line)
 		case sh.global(a.Object, "string") && slices.Contains([]string{"format", "rep", "sub", "upper", "lower", "reverse", "char"}, k.Value),
 			sh.global(a.Object, "table") && k.Value == "concat",
 			sh.global(a.Object, "cjson") && k.Value == "encode",
@@ -581,26 +648,99 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 	case sh.global(e.Func, "tonumber"):
 		// nil when the text is not a number; assumed checked, since
 		// scripts convert what they validated or stored themselves. The
-		// caller's own text, ARGV[n] converted and sent back, can be any
-		// number: 1.5, or an int64 beyond what a Lua number holds.
+		// caller's own text, ARGV[n], is the number its ---@arg type
+		// bounds (see argNumber).
 		if len(e.Args) == 1 {
-			switch a := e.Args[0].(type) {
-			case *ast.AttrGetExpr:
-				if sh.global(a.Object, "ARGV") {
-					return one(lval{kind: vMaybeFrac, inexact: true, what: "tonumber(ARGV[...]), the caller's number,", line: line})
-				}
-			case *ast.StringExpr:
+			if a, ok := e.Args[0].(*ast.StringExpr); ok {
 				if v := number(strings.TrimSpace(a.Value), line); v.kind != vNum {
 					v.what = "tonumber('" + a.Value + "')"
 					return one(v)
 				}
+				return one(lval{kind: vNum, what: "tonumber(...)", line: line})
 			}
+			var out lset
+			for _, v := range sh.eval(e.Args[0]) {
+				switch v.kind {
+				case vStr:
+					if v.argv != 0 {
+						v = sh.argNumber(v.argv, line)
+					} else {
+						v = lval{kind: vNum, what: "tonumber(...)", line: line}
+					}
+				case vInt, vFrac, vMaybeFrac, vNum:
+				default:
+					v = lval{kind: vNum, what: "tonumber(...)", line: line}
+				}
+				out = append(out, v)
+			}
+			return out
 		}
 		return one(lval{kind: vNum, what: "tonumber(...)", line: line})
 	case sh.global(e.Func, "tostring"):
 		return one(lval{kind: vStr, what: "tostring(...)", line: line})
 	}
+	if id, ok := e.Func.(*ast.IdentExpr); ok {
+		if b := sh.l.resolved[id]; b != nil && !sh.l.escaped[b] {
+			if fe := localFunc(b); fe != nil {
+				return sh.fnResult(fe, line)
+			}
+		}
+	}
 	return unknown(line)
+}
+
+// fnResult is every first value a local function's returns can give:
+// the analysis follows helpers the script only calls (their parameters
+// take what the calls pass; see paramArgs), whatever the call.
+func (sh *shaper) fnResult(fe *ast.FunctionExpr, line int) lset {
+	if v, ok := sh.fnMemo[fe]; ok {
+		return v
+	}
+	if sh.fnBusy[fe] {
+		return nil // a recursion adds nothing new
+	}
+	sh.fnBusy[fe] = true
+	var out lset
+	var visit func(ss []ast.Stmt) bool
+	visit = func(ss []ast.Stmt) bool { // reports whether the block ends in a return
+		for _, st := range ss {
+			switch st := st.(type) {
+			case *ast.ReturnStmt:
+				if len(st.Exprs) == 0 {
+					out = append(out, lval{kind: vNil, what: "an empty return (nil)", line: st.Line()})
+				} else {
+					out = append(out, sh.eval(st.Exprs[0])...)
+				}
+			case *ast.IfStmt:
+				visit(st.Then)
+				visit(st.Else)
+			case *ast.DoBlockStmt:
+				visit(st.Stmts)
+			case *ast.WhileStmt:
+				visit(st.Stmts)
+			case *ast.RepeatStmt:
+				visit(st.Stmts)
+			case *ast.NumberForStmt:
+				visit(st.Stmts)
+			case *ast.GenericForStmt:
+				visit(st.Stmts)
+			}
+		}
+		return len(ss) > 0 && isReturn(ss[len(ss)-1])
+	}
+	if !visit(fe.Stmts) {
+		// Counted, never reported: the analysis does not tell a block
+		// that always returns (if ... else return) from one that may end.
+		out = append(out, lval{kind: vNil, what: "a function's end (nil)", line: line, reassigned: true})
+	}
+	sh.fnBusy[fe] = false
+	sh.fnMemo[fe] = out
+	return out
+}
+
+func isReturn(st ast.Stmt) bool {
+	_, ok := st.(*ast.ReturnStmt)
+	return ok
 }
 
 // callReply is what redis.call or redis.pcall returns to Lua for a
@@ -730,16 +870,100 @@ type replySite struct {
 	kind vkind
 }
 
+// numSite is an expression the number checks evaluate: one that turns the
+// caller's text into a number (tonumber, arithmetic, math.*, a numeric
+// string.format specifier), so that the conversion is recorded, or, with
+// text set, a value written as text (how names the conversion).
+type numSite struct {
+	expr   ast.Expr
+	pos    Pos
+	text   bool
+	coerce bool // the value is converted as string.format('%d') does
+	how    string
+}
+
+var (
+	reConcat   = regexp.MustCompile(`\.\.`)
+	reToString = regexp.MustCompile(`\btostring\b`)
+	reFormat   = regexp.MustCompile(`\bformat\b`)
+	reEncode   = regexp.MustCompile(`\bencode\b`)
+	// reSpec matches a string.format specifier, capturing its conversion.
+	reSpec = regexp.MustCompile(`%[-+ #0]*[0-9]*(?:\.[0-9]*)?([a-zA-Z%])`)
+)
+
+// numberSites records the number sites of e (see numSite).
+func (w *replyWalk) numberSites(e ast.Expr) {
+	sh := w.sh
+	switch e := e.(type) {
+	case *ast.ArithmeticOpExpr, *ast.UnaryMinusOpExpr:
+		w.numSites = append(w.numSites, numSite{expr: e})
+	case *ast.StringConcatOpExpr:
+		p := w.l.loc.find(e.Line(), reConcat)
+		for _, x := range []ast.Expr{e.Lhs, e.Rhs} {
+			if _, ok := x.(*ast.StringConcatOpExpr); !ok {
+				w.numSites = append(w.numSites, numSite{expr: x, pos: p, text: true, how: "Lua's .."})
+			}
+		}
+	case *ast.FuncCallExpr:
+		switch a, _ := e.Func.(*ast.AttrGetExpr); {
+		case sh.global(e.Func, "tonumber"):
+			w.numSites = append(w.numSites, numSite{expr: e})
+		case sh.global(e.Func, "tostring") && len(e.Args) == 1:
+			w.numSites = append(w.numSites, numSite{expr: e.Args[0], pos: w.l.loc.find(e.Line(), reToString), text: true, how: "tostring"})
+		case a != nil && sh.global(a.Object, "math"):
+			w.numSites = append(w.numSites, numSite{expr: e})
+		case a != nil && sh.global(a.Object, "string") && isWord(a.Key, "format") && len(e.Args) > 0:
+			p := w.l.loc.find(e.Line(), reFormat)
+			f, ok := e.Args[0].(*ast.StringExpr)
+			if !ok {
+				return
+			}
+			i := 1
+			for _, m := range reSpec.FindAllStringSubmatch(f.Value, -1) {
+				if m[1] == "%" {
+					continue
+				}
+				if i >= len(e.Args) {
+					break
+				}
+				switch m[1] {
+				case "s":
+					w.numSites = append(w.numSites, numSite{expr: e.Args[i], pos: p, text: true, how: "string.format's %s"})
+				case "q":
+				default:
+					w.numSites = append(w.numSites, numSite{expr: e.Args[i], coerce: true})
+				}
+				i++
+			}
+		case a != nil && sh.global(a.Object, "cjson") && isWord(a.Key, "encode") && len(e.Args) == 1:
+			p := w.l.loc.find(e.Line(), reEncode)
+			xs := []ast.Expr{e.Args[0]}
+			if t, ok := e.Args[0].(*ast.TableExpr); ok {
+				xs = xs[:0]
+				for _, f := range t.Fields {
+					xs = append(xs, f.Value)
+				}
+			}
+			for _, x := range xs {
+				w.numSites = append(w.numSites, numSite{expr: x, pos: p, text: true, how: "cjson.encode"})
+			}
+		}
+	}
+}
+
 // replyWalk holds the hooks of the walk (luaWalk) that finds the reply
 // sites; the walk meets constructs in source order, and so looks each up
 // in the locator in that order (see locator).
 type replyWalk struct {
-	l      *linter
-	sh     *shaper
-	depth  int // functions the walk is in: 0 in the main chunk
-	sites  []replySite
-	raises bool // error(...), assert or redis.call appear: errors of any code may be raised
-	resp3  bool // redis.setresp appears: replies follow RESP3 rules the analysis does not model
+	l     *linter
+	sh    *shaper
+	depth int // functions the walk is in: 0 in the main chunk
+	sites []replySite
+	// numSites are the places that turn a value into a number (for the
+	// generated method's checks) or a number into text (checkText).
+	numSites []numSite
+	raises   bool // error(...), assert or redis.call appear: errors of any code may be raised
+	resp3    bool // redis.setresp appears: replies follow RESP3 rules the analysis does not model
 }
 
 // walk finds the reply sites of chunk, the main chunk.
@@ -772,6 +996,7 @@ func (w *replyWalk) close(owner ast.PositionHolder) {
 
 func (w *replyWalk) expr(e ast.Expr) bool {
 	sh := w.sh
+	w.numberSites(e)
 	c, ok := e.(*ast.FuncCallExpr)
 	if !ok {
 		return true

@@ -22,9 +22,10 @@ import "github.com/dave/jennifer/jen"
 // Version 1 (commit 1e71b95) set ScriptSpec.Coalesce, which was renamed
 // CoalesceLimit without raising the version, so version-1 files were of two
 // incompatible kinds; version 2 recycles call buffers with
-// CallPool.Recycle and luagenimpl.ReleasesArgs. The runtime runs version 2
-// only (issue 34).
-const GenVersion = 2
+// CallPool.Recycle and luagenimpl.ReleasesArgs; version 3 checks the
+// caller's arguments before sending (luagenimpl.Check*, runtime.BadArgError,
+// runtime.NewFailedFuture). The runtime runs versions 2 and 3.
+const GenVersion = 3
 
 // versionGuard emits protobuf-go's compile-time version check: a constant
 // conversion to the unsigned luagenimpl.EnforceVersion fails to compile

@@ -131,6 +131,14 @@ func Queue[T any](b *Batch, e Executor, s *Script, keys, args []string, decode f
 	return f
 }
 
+// NewFailedFuture returns a Future that holds err and is on no batch: what
+// a Queue method returns for a call it refuses before queueing it (an
+// argument outside its bound, a [*BadArgError]). Its Result returns err at
+// once, before and after any Send, and no Send runs the call.
+func NewFailedFuture[T any](err error) *Future[T] {
+	return &Future[T]{call: batchCall{done: true, PipelineCall: PipelineCall{Err: err}}}
+}
+
 // Result returns what the generated method would have returned for the
 // call: the decoded reply, or the call's error (a declared *[CodeError],
 // *[ScriptError], *[CrossSlotError], a connection error, ...). Before the

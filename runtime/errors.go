@@ -242,3 +242,30 @@ func (e *DecodeError) Error() string {
 
 // Is reports whether target is [ErrUnexpectedReply].
 func (e *DecodeError) Is(target error) bool { return target == ErrUnexpectedReply }
+
+// ErrBadArg matches every [*BadArgError] with errors.Is.
+var ErrBadArg = errors.New("argument out of its bound")
+
+// BadArgError reports an argument a generated method refused before
+// sending anything: a value outside the bound its ---@arg line declares
+// ([1,1000], {a|b}), or outside what keeps the script's arithmetic exact
+// for a number the script turns into a Lua number (a double, exact only
+// up to 2^53; the bound is the one luagen's analysis assumed, e.g.
+// [-4503599627370496,4503599627370496] for an int64 in limit - n - 1).
+// Nothing was sent: no script ran, nothing was queued.
+type BadArgError struct {
+	Script string // Go name, e.g. "stock.Deduct"
+	Arg    string // the argument's name in the header, e.g. "qty"
+	Value  any    // the value given: an int64, a float64, a string or a time.Time
+	// Bound is the bound as the header writes it: "[1,1000]" (for a
+	// time.Time, of its Unix time in the wire unit; for a string, of its
+	// length in bytes) or "{a|b|c}".
+	Bound string
+}
+
+func (e *BadArgError) Error() string {
+	return fmt.Sprintf("%s: arg %s = %v is outside its bound %s; nothing was sent", e.Script, e.Arg, e.Value, e.Bound)
+}
+
+// Is reports whether target is [ErrBadArg].
+func (e *BadArgError) Is(target error) bool { return target == ErrBadArg }

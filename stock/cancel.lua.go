@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // CancelKeys are the KEYS of [Scripts.Cancel], in KEYS order. [SKUKeys.Cancel]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -34,7 +34,8 @@ type CancelKeys struct {
 type CancelArgs struct {
 	// Order is ARGV[1]: order id to cancel
 	Order string
-	// At is ARGV[2], sent as Unix milliseconds: cancellation time, recorded for an order never seen
+	// At is ARGV[2], sent as Unix milliseconds: cancellation time, recorded
+	// for an order never seen
 	At time.Time
 }
 

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // DeductKeys are the KEYS of [Scripts.Deduct], in KEYS order. [SKUKeys.Deduct]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -36,9 +36,15 @@ type DeductArgs struct {
 	Order string
 	// Buyer is ARGV[2]: buyer id, recorded and counted against limit
 	Buyer string
-	// Qty is ARGV[3]: units to take; an integer >= 1
+	// Qty is ARGV[3]: units to take; an integer >= 1. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Qty int64
-	// Limit is ARGV[4]: most units one buyer may hold; 0 for no limit
+	// Limit is ARGV[4]: most units one buyer may hold; 0 for no limit. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Limit int64
 	// At is ARGV[5], sent as Unix milliseconds: purchase time, recorded
 	At time.Time
@@ -108,14 +114,21 @@ var deductCalls luagenimpl.CallPool[deductCall]
 // [ErrOutOfStock], [ErrNoSuchSKU], [ErrLimitExceeded], [ErrCancelled],
 // [ErrBadArgument], [ErrOrderConflict], [ErrCorruptRecord]. Keys that hash to
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
-// It is idempotent (an order id's first outcome is recorded with the decrement
-// and answered again), so a connection error or a transient error reply is
-// retried with backoff, within ctx; see [runtime.Script.Exec]. On a
-// [runtime.Coalescer], concurrent calls on one hash slot run merged, up to 64
-// in one server-side run, each with the reply it would get alone
-// (---@coalesce).
+// argument outside its bound (see DeductArgs) fails with [runtime.ErrBadArg]
+// before anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line. It is idempotent (an order id's
+// first outcome is recorded with the decrement and answered again), so a
+// connection error or a transient error reply is retried with backoff, within
+// ctx; see [runtime.Script.Exec]. On a [runtime.Coalescer], concurrent calls
+// on one hash slot run merged, up to 64 in one server-side run, each with the
+// reply it would get alone (---@coalesce).
 func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) (int64, error) {
+	if err := luagenimpl.CheckInt("stock.Deduct", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return 0, err
+	}
+	if err := luagenimpl.CheckInt("stock.Deduct", "limit", args.Limit, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return 0, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := deductCalls.Get()
@@ -142,6 +155,12 @@ func (s *Scripts) Deduct(ctx context.Context, keys DeductKeys, args DeductArgs) 
 // future's Result returns what Deduct would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueDeduct(b *runtime.Batch, keys DeductKeys, args DeductArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckInt("stock.Deduct", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
+	if err := luagenimpl.CheckInt("stock.Deduct", "limit", args.Limit, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(deductCall)
 	digits := call.digits[:0]

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // TakeKeys are the KEYS of [Scripts.Take], in KEYS order.
 type TakeKeys struct {
@@ -27,9 +27,13 @@ type TakeKeys struct {
 
 // TakeArgs are the ARGV of [Scripts.Take], in ARGV order.
 type TakeArgs struct {
-	// Qty is ARGV[1]: units to take, >= 1
+	// Qty is ARGV[1]: units to take, >= 1. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Qty int64
-	// TTL is ARGV[2], sent as whole seconds (truncated): how long the counter lives after this take
+	// TTL is ARGV[2], sent as whole seconds (truncated): how long the counter
+	// lives after this take
 	TTL time.Duration
 }
 
@@ -69,9 +73,13 @@ var takeCalls luagenimpl.CallPool[takeCall]
 // through its generated wrapper.
 //
 // It returns the units left after the take. Declared failures: [ErrNotEnough].
-// An error raised inside the script is a *[runtime.ScriptError] naming the
-// line.
+// An argument outside its bound (see TakeArgs) fails with [runtime.ErrBadArg]
+// before anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64, error) {
+	if err := luagenimpl.CheckInt("plain.Take", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return 0, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := takeCalls.Get()
@@ -93,6 +101,9 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (int64
 // future's Result returns what Take would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckInt("plain.Take", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(takeCall)
 	digits := call.digits[:0]

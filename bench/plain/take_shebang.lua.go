@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // TakeShebangKeys are the KEYS of [Scripts.TakeShebang], in KEYS order.
 type TakeShebangKeys struct {
@@ -27,9 +27,13 @@ type TakeShebangKeys struct {
 
 // TakeShebangArgs are the ARGV of [Scripts.TakeShebang], in ARGV order.
 type TakeShebangArgs struct {
-	// Qty is ARGV[1]: units to take, >= 1
+	// Qty is ARGV[1]: units to take, >= 1. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Qty int64
-	// TTL is ARGV[2], sent as whole seconds (truncated): how long the counter lives after this take
+	// TTL is ARGV[2], sent as whole seconds (truncated): how long the counter
+	// lives after this take
 	TTL time.Duration
 }
 
@@ -68,9 +72,13 @@ var takeShebangCalls luagenimpl.CallPool[takeShebangCall]
 // other variant of the plain script that bench/plain measures.
 //
 // It returns the units left after the take. Declared failures: [ErrNotEnough].
-// An error raised inside the script is a *[runtime.ScriptError] naming the
-// line.
+// An argument outside its bound (see TakeShebangArgs) fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args TakeShebangArgs) (int64, error) {
+	if err := luagenimpl.CheckInt("plain.TakeShebang", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return 0, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := takeShebangCalls.Get()
@@ -92,6 +100,9 @@ func (s *Scripts) TakeShebang(ctx context.Context, keys TakeShebangKeys, args Ta
 // b.Send, the future's Result returns what TakeShebang would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueTakeShebang(b *runtime.Batch, keys TakeShebangKeys, args TakeShebangArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckInt("plain.TakeShebang", "qty", args.Qty, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(takeShebangCall)
 	digits := call.digits[:0]

@@ -19,18 +19,20 @@
 ---@field retryAfter time.Duration ms  when refused: how long until the oldest request leaves the window; 0 when allowed
 ---@error BAD_ARG InvalidWindow        now, span or limit is not a positive integer, or id is empty
 
-local now, span, limit, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- tonumber would accept "1.5", "0x10" and " 1"; 15 digits keep a Lua
--- double exact.
+local id = ARGV[4]
+-- tonumber would accept "1.5", "0x10" and " 1": the integers must be
+-- written plainly and be at least 1. (How large they may be is the
+-- generated method's check: it keeps limit within what the arithmetic
+-- below holds exactly, and now and span are bounded by their types.)
 for i, name in ipairs({'now', 'span', 'limit'}) do
-  if not string.match(ARGV[i], '^[1-9][0-9]*$') or #ARGV[i] > 15 then
+  if not string.match(ARGV[i], '^[1-9][0-9]*$') then
     return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. ARGV[i] .. '"')
   end
 end
 if id == '' then
   return redis.error_reply('BAD_ARG id must not be empty')
 end
-now, span, limit = tonumber(now), tonumber(span), tonumber(limit)
+local now, span, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 
 -- Scores <= now - span have left the window (its start is exclusive).
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - span))

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AllowKeys are the KEYS of [Scripts.Allow], in KEYS order.
 type AllowKeys struct {
@@ -27,11 +27,19 @@ type AllowKeys struct {
 
 // AllowArgs are the ARGV of [Scripts.Allow], in ARGV order.
 type AllowArgs struct {
-	// Now is ARGV[1], sent as Unix milliseconds: the caller's clock; every caller of one key should share a clock
+	// Now is ARGV[1], sent as Unix milliseconds: the caller's clock; every
+	// caller of one key should share a clock. In milliseconds, within
+	// [-9223372036854,9223372036854], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Now time.Time
-	// Span is ARGV[2], sent as whole milliseconds (truncated): the window's length, whole ms >= 1
+	// Span is ARGV[2], sent as whole milliseconds (truncated): the window's
+	// length, whole ms >= 1
 	Span time.Duration
-	// Limit is ARGV[3]: most requests admitted per window, >= 1
+	// Limit is ARGV[3]: most requests admitted per window, >= 1. Within
+	// [-4503599627370496,4503599627370496], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Limit int64
 	// ID is ARGV[4]: the request's id, unique per request: retries reuse it
 	ID string
@@ -111,12 +119,19 @@ var allowCalls luagenimpl.CallPool[allowCall]
 // request records nothing.
 //
 // It returns [AllowResult]: the decision. Declared failures:
-// [ErrInvalidWindow]. An error raised inside the script is a
-// *[runtime.ScriptError] naming the line. It is idempotent (a request id
-// already in the window is answered again without being counted twice), so a
-// connection error or a transient error reply is retried with backoff, within
-// ctx; see [runtime.Script.Exec].
+// [ErrInvalidWindow]. An argument outside its bound (see AllowArgs) fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line. It is idempotent (a
+// request id already in the window is answered again without being counted
+// twice), so a connection error or a transient error reply is retried with
+// backoff, within ctx; see [runtime.Script.Exec].
 func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (AllowResult, error) {
+	if err := luagenimpl.CheckTime("ratelimit.Allow", "now", args.Now, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return AllowResult{}, err
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Allow", "limit", args.Limit, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
+		return AllowResult{}, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := allowCalls.Get()
@@ -140,6 +155,12 @@ func (s *Scripts) Allow(ctx context.Context, keys AllowKeys, args AllowArgs) (Al
 // future's Result returns what Allow would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAllow(b *runtime.Batch, keys AllowKeys, args AllowArgs) *runtime.Future[AllowResult] {
+	if err := luagenimpl.CheckTime("ratelimit.Allow", "now", args.Now, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return runtime.NewFailedFuture[AllowResult](err)
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Allow", "limit", args.Limit, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
+		return runtime.NewFailedFuture[AllowResult](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(allowCall)
 	digits := call.digits[:0]
@@ -175,18 +196,20 @@ const allowBody = `--- Allow admits a request when the subject made fewer than l
 ---@field retryAfter time.Duration ms  when refused: how long until the oldest request leaves the window; 0 when allowed
 ---@error BAD_ARG InvalidWindow        now, span or limit is not a positive integer, or id is empty
 
-local now, span, limit, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- tonumber would accept "1.5", "0x10" and " 1"; 15 digits keep a Lua
--- double exact.
+local id = ARGV[4]
+-- tonumber would accept "1.5", "0x10" and " 1": the integers must be
+-- written plainly and be at least 1. (How large they may be is the
+-- generated method's check: it keeps limit within what the arithmetic
+-- below holds exactly, and now and span are bounded by their types.)
 for i, name in ipairs({'now', 'span', 'limit'}) do
-  if not string.match(ARGV[i], '^[1-9][0-9]*$') or #ARGV[i] > 15 then
+  if not string.match(ARGV[i], '^[1-9][0-9]*$') then
     return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. ARGV[i] .. '"')
   end
 end
 if id == '' then
   return redis.error_reply('BAD_ARG id must not be empty')
 end
-now, span, limit = tonumber(now), tonumber(span), tonumber(limit)
+local now, span, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 
 -- Scores <= now - span have left the window (its start is exclusive).
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - span))

@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/luagen/luagen/runtime"
@@ -73,7 +75,7 @@ func NewSlidingWindow(e runtime.Executor, limit int64, window time.Duration, opt
 func (w *SlidingWindow) Allow(ctx context.Context, subject, id string) (Decision, error) {
 	r, err := w.scripts.Allow(ctx, AllowKeys{Window: w.cfg.prefix + "window:" + subject},
 		AllowArgs{Now: w.cfg.now(), Span: w.window, Limit: w.limit, ID: id})
-	return Decision(r), err
+	return Decision(r), invalid(err, ErrInvalidWindow)
 }
 
 // TokenBucket lets each subject make bursts of up to burst requests, with
@@ -89,7 +91,8 @@ type TokenBucket struct {
 // NewTokenBucket returns a limiter whose buckets hold burst tokens and gain
 // one every interval, running on e: runtime.NewRueidisExecutor(client) in production, a
 // luatest.Redis in tests. Interval is sent in whole milliseconds. A burst
-// below 1, an interval below 1 ms, or interval × burst above 10^15 ms is
+// below 1 or above 10^8, an interval below 1 ms or above a day, or
+// interval × burst above 10^15 ms is
 // refused by every Take with [ErrInvalidBucket].
 func NewTokenBucket(e runtime.Executor, burst int64, interval time.Duration, opts ...Option) *TokenBucket {
 	return &TokenBucket{scripts: New(e), burst: burst, interval: interval, cfg: newConfig(opts)}
@@ -108,5 +111,16 @@ func (b *TokenBucket) Allow(ctx context.Context, subject string) (Decision, erro
 func (b *TokenBucket) Take(ctx context.Context, subject string, n int64) (Decision, error) {
 	r, err := b.scripts.Take(ctx, TakeKeys{Bucket: b.cfg.prefix + "bucket:" + subject},
 		TakeArgs{Now: b.cfg.now(), Interval: b.interval, Burst: b.burst, Cost: n})
-	return Decision(r), err
+	return Decision(r), invalid(err, ErrInvalidBucket)
+}
+
+// invalid makes an argument the generated method refused before sending
+// (a *runtime.BadArgError: outside an ---@arg range, or beyond what the
+// script's arithmetic holds exactly) match the limiter's own sentinel too,
+// so that callers test one error whichever side refused it.
+func invalid(err, sentinel error) error {
+	if errors.Is(err, runtime.ErrBadArg) {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
 }

@@ -8,10 +8,10 @@
 --- A refusal takes nothing. Taking is not idempotent: a retry after a lost
 --- reply may take twice, so it is never retried blindly.
 ---@key bucket  string: when the bucket is full again, Unix ms; absent when full
----@arg now       time.Time ms       the caller's clock; every caller of one key should share a clock
----@arg interval  time.Duration ms   time to gain one token, whole ms >= 1
----@arg burst     int64              most tokens the bucket holds, >= 1
----@arg cost      int64              tokens to take, 1..burst
+---@arg now       time.Time ms                    the caller's clock; every caller of one key should share a clock
+---@arg interval  time.Duration ms [1,86400000]   time to gain one token, whole ms, at most a day
+---@arg burst     int64 [1,100000000]             most tokens the bucket holds
+---@arg cost      int64 [1,100000000]             tokens to take, 1..burst
 ---@return tuple TakeResult        the decision
 ---@field allowed    bool              true when cost tokens were taken
 ---@field remaining  int64             whole tokens left after the call
@@ -19,13 +19,15 @@
 ---@error BAD_ARG InvalidBucket        now, interval, burst or cost is not a positive integer, or cost > burst
 ---@error BAD_STATE CorruptBucket      the key holds something else than a time in ms; nothing changed
 
-local now, interval, burst, cost = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- tonumber would accept "1.5", "0x10" and " 1": the integers must be
+-- written plainly and be at least 1. (How large they may be is the
+-- ---@arg ranges, which the generated method checks.)
 for i, name in ipairs({'now', 'interval', 'burst', 'cost'}) do
-  if not string.match(ARGV[i], '^[1-9][0-9]*$') or #ARGV[i] > 15 then
+  if not string.match(ARGV[i], '^[1-9][0-9]*$') then
     return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. ARGV[i] .. '"')
   end
 end
-now, interval, burst, cost = tonumber(now), tonumber(interval), tonumber(burst), tonumber(cost)
+local now, interval, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if cost > burst then
   return redis.error_reply('BAD_ARG cost ' .. cost .. ' is more than burst ' .. burst .. ': it would never be allowed')
 end

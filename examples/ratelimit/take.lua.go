@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // TakeKeys are the KEYS of [Scripts.Take], in KEYS order.
 type TakeKeys struct {
@@ -27,13 +27,22 @@ type TakeKeys struct {
 
 // TakeArgs are the ARGV of [Scripts.Take], in ARGV order.
 type TakeArgs struct {
-	// Now is ARGV[1], sent as Unix milliseconds: the caller's clock; every caller of one key should share a clock
+	// Now is ARGV[1], sent as Unix milliseconds: the caller's clock; every
+	// caller of one key should share a clock. In milliseconds, within
+	// [-9223372036854,9223372036854], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Now time.Time
-	// Interval is ARGV[2], sent as whole milliseconds (truncated): time to gain one token, whole ms >= 1
+	// Interval is ARGV[2], sent as whole milliseconds (truncated): time to
+	// gain one token, whole ms, at most a day. In milliseconds, within
+	// [1,86400000]; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Interval time.Duration
-	// Burst is ARGV[3]: most tokens the bucket holds, >= 1
+	// Burst is ARGV[3]: most tokens the bucket holds. Within [1,100000000];
+	// otherwise the call fails with [runtime.ErrBadArg] and sends nothing.
 	Burst int64
-	// Cost is ARGV[4]: tokens to take, 1..burst
+	// Cost is ARGV[4]: tokens to take, 1..burst. Within [1,100000000];
+	// otherwise the call fails with [runtime.ErrBadArg] and sends nothing.
 	Cost int64
 }
 
@@ -112,9 +121,22 @@ var takeCalls luagenimpl.CallPool[takeCall]
 // reply may take twice, so it is never retried blindly.
 //
 // It returns [TakeResult]: the decision. Declared failures:
-// [ErrInvalidBucket], [ErrCorruptBucket]. An error raised inside the script is
-// a *[runtime.ScriptError] naming the line.
+// [ErrInvalidBucket], [ErrCorruptBucket]. An argument outside its bound (see
+// TakeArgs) fails with [runtime.ErrBadArg] before anything is sent. An error
+// raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeResult, error) {
+	if err := luagenimpl.CheckTime("ratelimit.Take", "now", args.Now, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return TakeResult{}, err
+	}
+	if err := luagenimpl.CheckDuration("ratelimit.Take", "interval", args.Interval, time.Millisecond, 1, 86400000, "[1,86400000]"); err != nil {
+		return TakeResult{}, err
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Take", "burst", args.Burst, 1, 100000000, "[1,100000000]"); err != nil {
+		return TakeResult{}, err
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Take", "cost", args.Cost, 1, 100000000, "[1,100000000]"); err != nil {
+		return TakeResult{}, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := takeCalls.Get()
@@ -138,6 +160,18 @@ func (s *Scripts) Take(ctx context.Context, keys TakeKeys, args TakeArgs) (TakeR
 // future's Result returns what Take would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueTake(b *runtime.Batch, keys TakeKeys, args TakeArgs) *runtime.Future[TakeResult] {
+	if err := luagenimpl.CheckTime("ratelimit.Take", "now", args.Now, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return runtime.NewFailedFuture[TakeResult](err)
+	}
+	if err := luagenimpl.CheckDuration("ratelimit.Take", "interval", args.Interval, time.Millisecond, 1, 86400000, "[1,86400000]"); err != nil {
+		return runtime.NewFailedFuture[TakeResult](err)
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Take", "burst", args.Burst, 1, 100000000, "[1,100000000]"); err != nil {
+		return runtime.NewFailedFuture[TakeResult](err)
+	}
+	if err := luagenimpl.CheckInt("ratelimit.Take", "cost", args.Cost, 1, 100000000, "[1,100000000]"); err != nil {
+		return runtime.NewFailedFuture[TakeResult](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(takeCall)
 	digits := call.digits[:0]
@@ -162,10 +196,10 @@ const takeBody = `--- Take takes cost tokens from the subject's token bucket, wh
 --- A refusal takes nothing. Taking is not idempotent: a retry after a lost
 --- reply may take twice, so it is never retried blindly.
 ---@key bucket  string: when the bucket is full again, Unix ms; absent when full
----@arg now       time.Time ms       the caller's clock; every caller of one key should share a clock
----@arg interval  time.Duration ms   time to gain one token, whole ms >= 1
----@arg burst     int64              most tokens the bucket holds, >= 1
----@arg cost      int64              tokens to take, 1..burst
+---@arg now       time.Time ms                    the caller's clock; every caller of one key should share a clock
+---@arg interval  time.Duration ms [1,86400000]   time to gain one token, whole ms, at most a day
+---@arg burst     int64 [1,100000000]             most tokens the bucket holds
+---@arg cost      int64 [1,100000000]             tokens to take, 1..burst
 ---@return tuple TakeResult        the decision
 ---@field allowed    bool              true when cost tokens were taken
 ---@field remaining  int64             whole tokens left after the call
@@ -173,13 +207,15 @@ const takeBody = `--- Take takes cost tokens from the subject's token bucket, wh
 ---@error BAD_ARG InvalidBucket        now, interval, burst or cost is not a positive integer, or cost > burst
 ---@error BAD_STATE CorruptBucket      the key holds something else than a time in ms; nothing changed
 
-local now, interval, burst, cost = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- tonumber would accept "1.5", "0x10" and " 1": the integers must be
+-- written plainly and be at least 1. (How large they may be is the
+-- ---@arg ranges, which the generated method checks.)
 for i, name in ipairs({'now', 'interval', 'burst', 'cost'}) do
-  if not string.match(ARGV[i], '^[1-9][0-9]*$') or #ARGV[i] > 15 then
+  if not string.match(ARGV[i], '^[1-9][0-9]*$') then
     return redis.error_reply('BAD_ARG ' .. name .. ' must be an integer >= 1, got "' .. ARGV[i] .. '"')
   end
 end
-now, interval, burst, cost = tonumber(now), tonumber(interval), tonumber(burst), tonumber(cost)
+local now, interval, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if cost > burst then
   return redis.error_reply('BAD_ARG cost ' .. cost .. ' is more than burst ' .. burst .. ': it would never be allowed')
 end

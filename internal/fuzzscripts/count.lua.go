@@ -15,8 +15,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // CountKeys are the KEYS of [Scripts.Count], in KEYS order. All keys must hash
 // to one slot: give them one {hash tag}.

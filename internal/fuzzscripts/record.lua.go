@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // RecordKeys are the KEYS of [Scripts.Record], in KEYS order. All keys must
 // hash to one slot: give them one {hash tag}.
@@ -42,7 +42,8 @@ type RecordArgs struct {
 	F float64
 	// On is ARGV[6], sent as 1 or 0: echoed
 	On bool
-	// Wait is ARGV[7], sent as whole milliseconds (truncated): echoed in milliseconds
+	// Wait is ARGV[7], sent as whole milliseconds (truncated): echoed in
+	// milliseconds
 	Wait time.Duration
 	// At is ARGV[8], sent as Unix seconds (truncated): echoed in Unix seconds
 	At time.Time

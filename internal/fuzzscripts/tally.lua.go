@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // TallyKeys are the KEYS of [Scripts.Tally], in KEYS order.
 type TallyKeys struct {
@@ -29,7 +29,8 @@ type TallyKeys struct {
 type TallyArgs struct {
 	// N is ARGV[1]: added with INCRBY
 	N int64
-	// At is ARGV[2], sent as Unix milliseconds: when the counter expires (PEXPIREAT)
+	// At is ARGV[2], sent as Unix milliseconds: when the counter expires
+	// (PEXPIREAT)
 	At time.Time
 }
 

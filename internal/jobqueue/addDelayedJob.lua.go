@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AddDelayedJobKeys are the KEYS of [Scripts.AddDelayedJob], in KEYS order.
 // [QueueKeys.AddDelayedJob] builds them from one {queue} hash tag, so they
@@ -36,19 +36,26 @@ type AddDelayedJobKeys struct {
 
 // AddDelayedJobArgs are the ARGV of [Scripts.AddDelayedJob], in ARGV order.
 type AddDelayedJobArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
-	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id counter
+	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id
+	// counter
 	JobID string
 	// Name is ARGV[3]: the job's name
 	Name string
 	// Data is ARGV[4]: the job's data
 	Data string
-	// Timestamp is ARGV[5], sent as Unix milliseconds: when the job is added
+	// Timestamp is ARGV[5], sent as Unix milliseconds: when the job is added.
+	// In milliseconds, within [-9223372036854,9223372036854], the bound that
+	// keeps the script's arithmetic exact; otherwise the call fails with
+	// [runtime.ErrBadArg] and sends nothing.
 	Timestamp time.Time
-	// Delay is ARGV[6], sent as whole milliseconds (truncated): how long after timestamp the job becomes ready, > 0
+	// Delay is ARGV[6], sent as whole milliseconds (truncated): how long after
+	// timestamp the job becomes ready, > 0
 	Delay time.Duration
-	// Priority is ARGV[7]: 0 for none, or 1 (first) to 2097152 once it is ready
+	// Priority is ARGV[7]: 0 for none, or 1 (first) to 2097152 once it is
+	// ready
 	Priority int64
 }
 
@@ -95,9 +102,13 @@ var addDelayedJobCalls luagenimpl.CallPool[addDelayedJobCall]
 //
 // It returns the job's id. Declared failures: [ErrDuplicate]. Keys that hash
 // to different slots fail with [runtime.ErrCrossSlot] before anything is sent.
-// An error raised inside the script is a *[runtime.ScriptError] naming the
-// line.
+// An argument outside its bound (see AddDelayedJobArgs) fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, args AddDelayedJobArgs) (string, error) {
+	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return "", err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := addDelayedJobCalls.Get()
@@ -127,6 +138,9 @@ func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, arg
 // b.Send, the future's Result returns what AddDelayedJob would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddDelayedJob(b *runtime.Batch, keys AddDelayedJobKeys, args AddDelayedJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(addDelayedJobCall)
 	digits := call.digits[:0]

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AddPrioritizedJobKeys are the KEYS of [Scripts.AddPrioritizedJob], in KEYS
 // order. [QueueKeys.AddPrioritizedJob] builds them from one {queue} hash tag,
@@ -38,9 +38,11 @@ type AddPrioritizedJobKeys struct {
 
 // AddPrioritizedJobArgs are the ARGV of [Scripts.AddPrioritizedJob], in ARGV order.
 type AddPrioritizedJobArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
-	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id counter
+	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id
+	// counter
 	JobID string
 	// Name is ARGV[3]: the job's name
 	Name string
@@ -48,7 +50,10 @@ type AddPrioritizedJobArgs struct {
 	Data string
 	// Timestamp is ARGV[5], sent as Unix milliseconds: when the job is added
 	Timestamp time.Time
-	// Priority is ARGV[6]: 1 (first) to 2097152
+	// Priority is ARGV[6]: 1 (first) to 2097152. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Priority int64
 }
 
@@ -98,9 +103,13 @@ var addPrioritizedJobCalls luagenimpl.CallPool[addPrioritizedJobCall]
 //
 // It returns the job's id. Declared failures: [ErrDuplicate]. Keys that hash
 // to different slots fail with [runtime.ErrCrossSlot] before anything is sent.
-// An error raised inside the script is a *[runtime.ScriptError] naming the
-// line.
+// An argument outside its bound (see AddPrioritizedJobArgs) fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) (string, error) {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return "", err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := addPrioritizedJobCalls.Get()
@@ -130,6 +139,9 @@ func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobK
 // makes; after b.Send, the future's Result returns what AddPrioritizedJob
 // would have: the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddPrioritizedJob(b *runtime.Batch, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(addPrioritizedJobCall)
 	digits := call.digits[:0]

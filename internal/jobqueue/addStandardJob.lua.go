@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AddStandardJobKeys are the KEYS of [Scripts.AddStandardJob], in KEYS order.
 // [QueueKeys.AddStandardJob] builds them from one {queue} hash tag, so they
@@ -38,9 +38,11 @@ type AddStandardJobKeys struct {
 
 // AddStandardJobArgs are the ARGV of [Scripts.AddStandardJob], in ARGV order.
 type AddStandardJobArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
-	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id counter
+	// JobID is ARGV[2]: a custom job id, or "" for the next number of the id
+	// counter
 	JobID string
 	// Name is ARGV[3]: the job's name
 	Name string

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // CleanKeys are the KEYS of [Scripts.Clean], in KEYS order. [KeysFor] and its
 // methods build them from one {queue} hash tag, so they hash to one slot.
@@ -33,9 +33,11 @@ type CleanKeys struct {
 
 // CleanArgs are the ARGV of [Scripts.Clean], in ARGV order.
 type CleanArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
-	// OlderThan is ARGV[2], sent as Unix milliseconds: jobs that finished before this are deleted
+	// OlderThan is ARGV[2], sent as Unix milliseconds: jobs that finished
+	// before this are deleted
 	OlderThan time.Time
 	// Limit is ARGV[3]: the most jobs deleted in one call, >= 1
 	Limit int64

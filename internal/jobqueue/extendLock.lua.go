@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // ExtendLockKeys are the KEYS of [Scripts.ExtendLock], in KEYS order.
 // [KeysFor] and its methods build them from one {queue} hash tag, so they hash
@@ -32,7 +32,8 @@ type ExtendLockKeys struct {
 type ExtendLockArgs struct {
 	// Token is ARGV[1]: the worker's lock token
 	Token string
-	// Duration is ARGV[2], sent as whole milliseconds (truncated): the lock's new time to live
+	// Duration is ARGV[2], sent as whole milliseconds (truncated): the lock's
+	// new time to live
 	Duration time.Duration
 }
 

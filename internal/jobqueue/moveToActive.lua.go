@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // MoveToActiveKeys are the KEYS of [Scripts.MoveToActive], in KEYS order.
 // [QueueKeys.MoveToActive] builds them from one {queue} hash tag, so they hash
@@ -44,13 +44,16 @@ type MoveToActiveKeys struct {
 
 // MoveToActiveArgs are the ARGV of [Scripts.MoveToActive], in ARGV order.
 type MoveToActiveArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
 	// Token is ARGV[2]: the worker's lock token
 	Token string
-	// LockDuration is ARGV[3], sent as whole milliseconds (truncated): how long the lock lasts unless extended
+	// LockDuration is ARGV[3], sent as whole milliseconds (truncated): how
+	// long the lock lasts unless extended
 	LockDuration time.Duration
-	// Timestamp is ARGV[4], sent as Unix milliseconds: now, as the worker's clock says: delayed jobs due by then are promoted
+	// Timestamp is ARGV[4], sent as Unix milliseconds: now, as the worker's
+	// clock says: delayed jobs due by then are promoted
 	Timestamp time.Time
 }
 

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // MoveToFinishedKeys are the KEYS of [Scripts.MoveToFinished], in KEYS order.
 // [QueueKeys.MoveToFinished] builds them from one {queue} hash tag, so they
@@ -38,19 +38,24 @@ type MoveToFinishedKeys struct {
 
 // MoveToFinishedArgs are the ARGV of [Scripts.MoveToFinished], in ARGV order.
 type MoveToFinishedArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
 	// JobID is ARGV[2]: the job's id
 	JobID string
 	// Token is ARGV[3]: the worker's lock token
 	Token string
-	// Failed is ARGV[4], sent as 1 or 0: true moves the job to failed, false to completed
+	// Failed is ARGV[4], sent as 1 or 0: true moves the job to failed, false
+	// to completed
 	Failed bool
 	// Result is ARGV[5]: the return value (completed) or the reason it failed
 	Result string
 	// FinishedOn is ARGV[6], sent as Unix milliseconds: when the attempt ended
 	FinishedOn time.Time
-	// KeepLast is ARGV[7]: how many jobs the set keeps, the newest; -1 keeps all
+	// KeepLast is ARGV[7]: how many jobs the set keeps, the newest; -1 keeps
+	// all. Within [-9007199254740992,9007199254740992], the bound that keeps
+	// the script's arithmetic exact; otherwise the call fails with
+	// [runtime.ErrBadArg] and sends nothing.
 	KeepLast int64
 }
 
@@ -103,8 +108,13 @@ var moveToFinishedCalls luagenimpl.CallPool[moveToFinishedCall]
 // It returns the job's attemptsMade, this attempt included. Declared failures:
 // [ErrMissingJob], [ErrMissingLock], [ErrWrongToken]. Keys that hash to
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
+// argument outside its bound (see MoveToFinishedArgs) fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, args MoveToFinishedArgs) (int64, error) {
+	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return 0, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := moveToFinishedCalls.Get()
@@ -135,6 +145,9 @@ func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, a
 // after b.Send, the future's Result returns what MoveToFinished would have:
 // the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueMoveToFinished(b *runtime.Batch, keys MoveToFinishedKeys, args MoveToFinishedArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(moveToFinishedCall)
 	digits := call.digits[:0]

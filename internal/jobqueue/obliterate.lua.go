@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // ObliterateKeys are the KEYS of [Scripts.Obliterate], in KEYS order.
 // [QueueKeys.Obliterate] builds them from one {queue} hash tag, so they hash
@@ -49,9 +49,11 @@ type ObliterateKeys struct {
 
 // ObliterateArgs are the ARGV of [Scripts.Obliterate], in ARGV order.
 type ObliterateArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
-	// Force is ARGV[2], sent as 1 or 0: true deletes the queue even while jobs are active
+	// Force is ARGV[2], sent as 1 or 0: true deletes the queue even while jobs
+	// are active
 	Force bool
 }
 

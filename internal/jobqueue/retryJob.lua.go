@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // RetryJobKeys are the KEYS of [Scripts.RetryJob], in KEYS order.
 // [QueueKeys.RetryJob] builds them from one {queue} hash tag, so they hash to
@@ -38,7 +38,8 @@ type RetryJobKeys struct {
 
 // RetryJobArgs are the ARGV of [Scripts.RetryJob], in ARGV order.
 type RetryJobArgs struct {
-	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is ARGV[1]: the queue's key prefix, e.g. bull:{q}:; a job's keys
+	// are built on it
 	Prefix string
 	// JobID is ARGV[2]: the job's id
 	JobID string

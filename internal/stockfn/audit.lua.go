@@ -15,8 +15,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AuditKeys are the KEYS of [Scripts.Audit], in KEYS order. [SKUKeys.Audit]
 // builds them from one {sku} hash tag, so they hash to one slot.
@@ -31,7 +31,10 @@ type AuditKeys struct {
 
 // AuditArgs are the ARGV of [Scripts.Audit], in ARGV order.
 type AuditArgs struct {
-	// Max is ARGV[1]: most buyer mismatches and malformed records to list
+	// Max is ARGV[1]: most buyer mismatches and malformed records to list.
+	// Within [-9007199254740992,9007199254740992], the bound that keeps the
+	// script's arithmetic exact; otherwise the call fails with
+	// [runtime.ErrBadArg] and sends nothing.
 	Max int64
 }
 
@@ -144,9 +147,14 @@ var auditCalls luagenimpl.CallPool[auditCall]
 //
 // It returns [AuditReply]: the sums over every record. Declared failures:
 // [ErrNoSuchSKU], [ErrBadArgument]. Keys that hash to different slots fail
-// with [runtime.ErrCrossSlot] before anything is sent. An error raised inside
-// the script is a *[runtime.ScriptError] naming the line.
+// with [runtime.ErrCrossSlot] before anything is sent. An argument outside its
+// bound (see AuditArgs) fails with [runtime.ErrBadArg] before anything is
+// sent. An error raised inside the script is a *[runtime.ScriptError] naming
+// the line.
 func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (AuditReply, error) {
+	if err := luagenimpl.CheckInt("stockfn.Audit", "max", args.Max, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return AuditReply{}, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := auditCalls.Get()
@@ -169,6 +177,9 @@ func (s *Scripts) Audit(ctx context.Context, keys AuditKeys, args AuditArgs) (Au
 // future's Result returns what Audit would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAudit(b *runtime.Batch, keys AuditKeys, args AuditArgs) *runtime.Future[AuditReply] {
+	if err := luagenimpl.CheckInt("stockfn.Audit", "max", args.Max, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[AuditReply](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(auditCall)
 	digits := call.digits[:0]

@@ -30,5 +30,5 @@ const (
 	// gen.GenVersion of the luagen in the same module version. It rises
 	// with GenVersion, when generated code starts to call something new
 	// here.
-	MaxVersion = 2
+	MaxVersion = 3
 )

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AbandonKeys are the KEYS of [Scripts.Abandon], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -42,13 +42,19 @@ type AbandonKeys struct {
 type AbandonArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
+	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of
+	// PUBLISH
 	Sharded bool
-	// TombTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of tomb, whole ms >= 1
+	// TombTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of
+	// tomb, whole ms >= 1
 	TombTTL time.Duration
-	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
+	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of
+	// fence after a handoff, whole ms >= 1
 	FenceTTL time.Duration
-	// Attempt is ARGV[5]: the abandoned call's number
+	// Attempt is ARGV[5]: the abandoned call's number. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Attempt int64
 }
 
@@ -107,9 +113,13 @@ var abandonCalls luagenimpl.CallPool[abandonCall]
 //
 // It returns true when a hold of owner was given back (1 is true, 0 or nil is
 // false). Keys that hash to different slots fail with [runtime.ErrCrossSlot]
-// before anything is sent. An error raised inside the script is a
-// *[runtime.ScriptError] naming the line.
+// before anything is sent. An argument outside its bound (see AbandonArgs)
+// fails with [runtime.ErrBadArg] before anything is sent. An error raised
+// inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArgs) (bool, error) {
+	if err := luagenimpl.CheckInt("scripts.Abandon", "attempt", args.Attempt, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return false, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := abandonCalls.Get()
@@ -139,6 +149,9 @@ func (s *Scripts) Abandon(ctx context.Context, keys AbandonKeys, args AbandonArg
 // future's Result returns what Abandon would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonArgs) *runtime.Future[bool] {
+	if err := luagenimpl.CheckInt("scripts.Abandon", "attempt", args.Attempt, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[bool](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(abandonCall)
 	digits := call.digits[:0]

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // AcquireKeys are the KEYS of [Scripts.Acquire], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -42,17 +42,25 @@ type AcquireKeys struct {
 type AcquireArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Lease is ARGV[2], sent as whole milliseconds (truncated): lease to set on success, whole ms >= 1
+	// Lease is ARGV[2], sent as whole milliseconds (truncated): lease to set
+	// on success, whole ms >= 1
 	Lease time.Duration
-	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of the reentrant form's latch, whole ms >= 1
+	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of
+	// the reentrant form's latch, whole ms >= 1
 	LatchTTL time.Duration
-	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a first acquire, whole ms >= 1
+	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of
+	// fence after a first acquire, whole ms >= 1
 	FenceTTL time.Duration
-	// Attempt is ARGV[5]: this call's number, >= 1, rising per owner
+	// Attempt is ARGV[5]: this call's number, >= 1, rising per owner. Within
+	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
+	// sends nothing.
 	Attempt int64
-	// QueueTTL is ARGV[6], sent as whole milliseconds (truncated): when refused, queue until now + queueTTL; 0: do not queue
+	// QueueTTL is ARGV[6], sent as whole milliseconds (truncated): when
+	// refused, queue until now + queueTTL; 0: do not queue
 	QueueTTL time.Duration
-	// GrantLease is ARGV[7], sent as whole milliseconds (truncated): lease a release grants owner when it hands the lock over
+	// GrantLease is ARGV[7], sent as whole milliseconds (truncated): lease a
+	// release grants owner when it hands the lock over
 	GrantLease time.Duration
 }
 
@@ -145,8 +153,13 @@ func acquireDecode(v runtime.Value) (AcquireResult, error) {
 //
 // It returns [AcquireResult]: outcome of one attempt. Keys that hash to
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
+// argument outside its bound (see AcquireArgs) fails with [runtime.ErrBadArg]
+// before anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArgs) (AcquireResult, error) {
+	if err := luagenimpl.CheckInt("scripts.Acquire", "attempt", args.Attempt, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return AcquireResult{}, err
+	}
 	v, err := acquireScript.Exec(ctx, s.exec, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
 		luagenimpl.FormatDuration(args.Lease, time.Millisecond),
@@ -166,6 +179,9 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 // future's Result returns what Acquire would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireArgs) *runtime.Future[AcquireResult] {
+	if err := luagenimpl.CheckInt("scripts.Acquire", "attempt", args.Attempt, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+		return runtime.NewFailedFuture[AcquireResult](err)
+	}
 	return runtime.Queue(b, s.exec, acquireScript, append([]string{keys.Lock, keys.Fence, keys.Queue, keys.Waits, keys.Tomb}, keys.Latch...), []string{
 		args.Owner,
 		luagenimpl.FormatDuration(args.Lease, time.Millisecond),

@@ -17,8 +17,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // ForceUnlockKeys are the KEYS of [Scripts.ForceUnlock], in KEYS order.
 // [LockKeys.ForceUnlock] builds them from one {name} hash tag, so they hash to
@@ -38,9 +38,11 @@ type ForceUnlockKeys struct {
 
 // ForceUnlockArgs are the ARGV of [Scripts.ForceUnlock], in ARGV order.
 type ForceUnlockArgs struct {
-	// FenceTTL is ARGV[1], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
+	// FenceTTL is ARGV[1], sent as whole milliseconds (truncated): lifetime of
+	// fence after a handoff, whole ms >= 1
 	FenceTTL time.Duration
-	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
+	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of
+	// PUBLISH
 	Sharded bool
 }
 

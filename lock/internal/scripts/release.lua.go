@@ -18,8 +18,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // ReleaseKeys are the KEYS of [Scripts.Release], in KEYS order. [LockKeysFor]
 // and its methods build them from one {name} hash tag, so they hash to one
@@ -43,11 +43,14 @@ type ReleaseKeys struct {
 type ReleaseArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of PUBLISH
+	// Sharded is ARGV[2], sent as 1 or 0: publish with SPUBLISH instead of
+	// PUBLISH
 	Sharded bool
-	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of the latch, whole ms >= 1
+	// LatchTTL is ARGV[3], sent as whole milliseconds (truncated): lifetime of
+	// the latch, whole ms >= 1
 	LatchTTL time.Duration
-	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of fence after a handoff, whole ms >= 1
+	// FenceTTL is ARGV[4], sent as whole milliseconds (truncated): lifetime of
+	// fence after a handoff, whole ms >= 1
 	FenceTTL time.Duration
 }
 

@@ -16,8 +16,8 @@ import (
 // A build failure on the next two lines means that this file was generated
 // by a luagen version the runtime in go.mod cannot run: regenerate with the
 // luagen version matching your runtime, or update github.com/luagen/luagen.
-const _ = luagenimpl.EnforceVersion(2 - luagenimpl.MinVersion)
-const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 2)
+const _ = luagenimpl.EnforceVersion(3 - luagenimpl.MinVersion)
+const _ = luagenimpl.EnforceVersion(luagenimpl.MaxVersion - 3)
 
 // RenewKeys are the KEYS of [Scripts.Renew], in KEYS order. [LockKeys.Renew]
 // builds them from one {name} hash tag, so they hash to one slot.
@@ -30,7 +30,8 @@ type RenewKeys struct {
 type RenewArgs struct {
 	// Owner is ARGV[1]: owner token of the caller
 	Owner string
-	// Lease is ARGV[2], sent as whole milliseconds (truncated): new lease, whole ms >= 1
+	// Lease is ARGV[2], sent as whole milliseconds (truncated): new lease,
+	// whole ms >= 1
 	Lease time.Duration
 }
 
