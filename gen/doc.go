@@ -412,8 +412,10 @@
 //     number of elements, none of which may be nil;
 //   - the elements of a command's array reply under []T or a tuple's
 //     fields when they cannot decode: bulk strings (LRANGE, HGETALL,
-//     SMEMBERS, TIME, ZRANGE ... WITHSCORES, ...) under an integer, time or
-//     bool type, integers (SMISMEMBER) under string types;
+//     SMEMBERS, TIME, ZRANGE ... WITHSCORES, ...) under bool, integers
+//     (SMISMEMBER) under string types (an integer or time type decodes
+//     integer text, so TIME's elements and a list of ids fit []int64, and
+//     other text is a *runtime.DecodeError at run time);
 //   - under an integer or time type, a number that may not arrive as the
 //     integer it is (see Numbers): a Lua number is a double, exact only up
 //     to 2^53, and Redis sends one beyond int64, or NaN, as
@@ -430,7 +432,11 @@
 //     "1e+15" and 1/3 "0.33333333333333", which the next reader takes for
 //     another number; write string.format('%d', x). (redis.call's own
 //     arguments are written with %.17g and are exact.)
-//   - a string under an integer or time type; an integer literal that
+//   - under an integer or time type, a string the script writes that
+//     cannot be integer text ("12.5", 'n:' .. x): these types decode an
+//     integer reply or integer text, all 64 bits of it, so a number kept
+//     as text (HGET of a counter, a Unix time in ms) is returned as it is,
+//     without tonumber's rounding past 2^53; an integer literal that
 //     neither the return type nor an ---@error covers (under status, []T,
 //     a tuple, string, or a bool other than 0 and 1; under int64 every
 //     integer is covered); an array under a single-value type; a tuple

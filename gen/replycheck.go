@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -380,8 +381,18 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 			return nil
 		case isIntType(e) && v.kind == vStatus:
 			return []string{fmt.Sprintf("%s is a status reply, but %s decodes only an integer reply", v.what, name)}
+		case isIntType(e) && v.known:
+			if _, err := strconv.ParseInt(v.lit, 10, 64); err == nil {
+				return nil // integer text decodes, all 64 bits of it
+			}
+			return []string{fmt.Sprintf("%s is a string that is not integer text, and %s decodes only an integer reply or integer text (Redis sends a Lua string as a bulk string)", v.what, name)}
+		case isIntType(e) && v.prefix && !intTextPrefix(v.lit):
+			return []string{fmt.Sprintf("%s starts with %q, so it is not integer text, and %s decodes only an integer reply or integer text", v.what, v.lit, name)}
 		case isIntType(e):
-			return []string{fmt.Sprintf("%s is a string, but %s decodes only an integer reply (Redis sends a Lua string as a bulk string): return tonumber(s)", v.what, name)}
+			// Text the server or the caller gives (HGET of a counter, a
+			// ZSCORE of an integral score): integer text decodes, all 64
+			// bits of it; other text is a *runtime.DecodeError at run time.
+			return nil
 		}
 		return c.scalarMismatch(v, name, "1 or 0")
 	case vArray:
@@ -450,11 +461,7 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 				if !ok {
 					continue
 				}
-				ms := c.problems(ev, et, nil, ename)
-				if len(ms) > 0 && ev.kind == vStr && isIntType(et.Elem) {
-					ms = []string{fmt.Sprintf("%s is a string (Redis sends bulk strings to Lua as strings, and back as bulk strings), but %s decodes only an integer reply: convert each element with tonumber in a loop, or declare a string type", ev.what, ename)}
-				}
-				out = append(out, ms...)
+				out = append(out, c.problems(ev, et, nil, ename)...)
 			}
 		}
 		return out
@@ -649,4 +656,15 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 		c.r.errorf(ns.pos, "%s", msg)
 		return
 	}
+}
+
+// intTextPrefix reports whether p can begin integer text: an optional minus
+// and digits.
+func intTextPrefix(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if !(p[i] >= '0' && p[i] <= '9' || i == 0 && p[i] == '-') {
+			return false
+		}
+	}
+	return true
 }

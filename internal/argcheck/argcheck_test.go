@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,5 +184,41 @@ func TestRangesRedis(t *testing.T) {
 		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 		require.NoError(t, err)
 		assert.Regexp(t, `cmdstat_evalsha:calls=1,`, info)
+	})
+}
+
+// checkStamp: numbers a script keeps and returns as text (a Unix time in
+// ms, a count, a counter past 2^53) decode exactly into int64 and
+// time.Time; text that is not an integer is a DecodeError.
+func checkStamp(t *testing.T, s *argcheck.Scripts, set func(t *testing.T, key, field, value string)) {
+	ctx := context.Background()
+	at := time.UnixMilli(1_700_000_000_123)
+	st, err := s.Stamp(ctx, argcheck.StampKeys{Job: "job"}, argcheck.StampArgs{At: at})
+	require.NoError(t, err)
+	assert.Equal(t, argcheck.Stamp{At: at, Runs: 1, Big: 0}, st)
+
+	set(t, "job", "big", "9007199254740993") // 2^53 + 1: no Lua number holds it
+	st, err = s.Stamp(ctx, argcheck.StampKeys{Job: "job"}, argcheck.StampArgs{At: at})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<53+1), st.Big)
+	assert.Equal(t, int64(2), st.Runs)
+
+	set(t, "job", "big", "1e+15")
+	_, err = s.Stamp(ctx, argcheck.StampKeys{Job: "job"}, argcheck.StampArgs{At: at})
+	require.ErrorIs(t, err, runtime.ErrUnexpectedReply)
+	var de *runtime.DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "1e+15", de.Got.Str)
+}
+
+func TestStampLuatest(t *testing.T) {
+	r := luatest.Start(t)
+	checkStamp(t, argcheck.New(r), func(t *testing.T, key, field, value string) { r.MustDo("HSET", key, field, value) })
+}
+
+func TestStampRedis(t *testing.T) {
+	exectest.Run(t, func(t *testing.T, k exectest.Kind) {
+		srv := redistest.Start(t)
+		checkStamp(t, argcheck.New(k.Single(t, srv)), func(t *testing.T, key, field, value string) { srv.Do(t, "HSET", key, field, value) })
 	})
 }

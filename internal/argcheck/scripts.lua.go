@@ -38,7 +38,7 @@ func New(e runtime.Executor) *Scripts {
 
 // All returns this package's scripts in file order, in a new slice.
 func All() []*runtime.Script {
-	return []*runtime.Script{creditScript, scaleScript, takeScript}
+	return []*runtime.Script{creditScript, scaleScript, stampScript, takeScript}
 }
 
 // Preload adds every script of this package to the script cache of every node

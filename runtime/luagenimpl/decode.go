@@ -13,12 +13,31 @@ import (
 // naming s when the reply has another shape; generated code calls them and
 // holds no decoding logic of its own.
 
-// Int64 decodes an integer reply (Lua number, truncated toward zero by Redis).
-func Int64(s *runtime.Script, v runtime.Value) (int64, error) {
-	if v.Kind != runtime.KindInt {
-		return 0, &runtime.DecodeError{Script: s.Name(), Want: "int64", Got: v}
+// intOf returns the integer an integer reply holds, or a bulk string
+// that is integer text in base 10 ("1700000000000", as HGET, ZSCORE of an
+// integral score or a number kept as text by the script returns it).
+// Integer text carries all 64 bits, where a Lua number is exact only to
+// 2^53, so a script may return a number as text to keep it whole.
+func intOf(v runtime.Value) (int64, bool) {
+	switch v.Kind {
+	case runtime.KindInt:
+		return v.Int, true
+	case runtime.KindString:
+		n, err := strconv.ParseInt(v.Str, 10, 64)
+		return n, err == nil
 	}
-	return v.Int, nil
+	return 0, false
+}
+
+// Int64 decodes an integer reply (Lua number, truncated toward zero by
+// Redis) or a bulk string of integer text; anything else, "1.5" and
+// "1e+15" included, is a *[runtime.DecodeError].
+func Int64(s *runtime.Script, v runtime.Value) (int64, error) {
+	n, ok := intOf(v)
+	if !ok {
+		return 0, &runtime.DecodeError{Script: s.Name(), Want: "int64 (an integer, or integer text)", Got: v}
+	}
+	return n, nil
 }
 
 // String decodes a bulk or status string reply.
@@ -77,13 +96,14 @@ func Float64(s *runtime.Script, v runtime.Value) (float64, error) {
 // A count a time.Duration cannot hold (beyond about ±292 years, i.e.
 // ±9,223,372,036,854 ms) is a *[runtime.DecodeError], not a wrapped-around value.
 func Duration(s *runtime.Script, v runtime.Value, unit time.Duration) (time.Duration, error) {
-	if v.Kind != runtime.KindInt {
-		return 0, &runtime.DecodeError{Script: s.Name(), Want: "time.Duration (integer)", Got: v}
+	n, ok := intOf(v)
+	if !ok {
+		return 0, &runtime.DecodeError{Script: s.Name(), Want: "time.Duration (an integer, or integer text)", Got: v}
 	}
-	if v.Int > math.MaxInt64/int64(unit) || v.Int < math.MinInt64/int64(unit) {
+	if n > math.MaxInt64/int64(unit) || n < math.MinInt64/int64(unit) {
 		return 0, &runtime.DecodeError{Script: s.Name(), Want: "time.Duration (an integer count of " + unitName(unit) + " within ±292 years)", Got: v}
 	}
-	return time.Duration(v.Int) * unit, nil
+	return time.Duration(n) * unit, nil
 }
 
 // Time decodes an integer Unix time in unit (time.Millisecond or
@@ -91,19 +111,20 @@ func Duration(s *runtime.Script, v runtime.Value, unit time.Duration) (time.Dura
 // year 292 billion, where its int64 of seconds from year 1 overflows) is a
 // *[runtime.DecodeError].
 func Time(s *runtime.Script, v runtime.Value, unit time.Duration) (time.Time, error) {
-	if v.Kind != runtime.KindInt {
-		return time.Time{}, &runtime.DecodeError{Script: s.Name(), Want: "time.Time (integer)", Got: v}
+	n, ok := intOf(v)
+	if !ok {
+		return time.Time{}, &runtime.DecodeError{Script: s.Name(), Want: "time.Time (an integer, or integer text)", Got: v}
 	}
 	if unit == time.Second {
 		// time.Time counts seconds from year 1 in an int64: the Unix
 		// seconds from 1 to 1970 must still fit.
 		const unixToInternal = 62135596800
-		if v.Int > math.MaxInt64-unixToInternal {
+		if n > math.MaxInt64-unixToInternal {
 			return time.Time{}, &runtime.DecodeError{Script: s.Name(), Want: "time.Time (Unix seconds time.Time can hold)", Got: v}
 		}
-		return time.Unix(v.Int, 0), nil
+		return time.Unix(n, 0), nil
 	}
-	return time.UnixMilli(v.Int), nil
+	return time.UnixMilli(n), nil
 }
 
 // unitName names a wire unit for error messages.

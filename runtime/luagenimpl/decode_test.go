@@ -18,9 +18,27 @@ func TestDecoders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(-5), n)
 
-	_, err = Int64(sc, runtime.StringValue("5"))
-	require.ErrorIs(t, err, runtime.ErrUnexpectedReply)
-	assert.EqualError(t, err, `t.S: unexpected reply "5", want int64`)
+	// Integer text decodes, all 64 bits of it (a Lua number would not
+	// hold 2^53+1); anything else is the script's mistake.
+	for text, want := range map[string]int64{"5": 5, "-7": -7, "9007199254740993": 1<<53 + 1, "9223372036854775807": math.MaxInt64} {
+		n, err := Int64(sc, runtime.StringValue(text))
+		require.NoError(t, err, text)
+		assert.Equal(t, want, n, text)
+	}
+	for _, text := range []string{"1.5", "1e+15", "abc", "", " 5", "9223372036854775808", "0x10"} {
+		_, err = Int64(sc, runtime.StringValue(text))
+		require.ErrorIs(t, err, runtime.ErrUnexpectedReply, text)
+	}
+	_, err = Int64(sc, runtime.StringValue("1e+15"))
+	assert.EqualError(t, err, `t.S: unexpected reply "1e+15", want int64 (an integer, or integer text)`)
+	d, err := Duration(sc, runtime.StringValue("1500"), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, d)
+	tm, err := Time(sc, runtime.StringValue("1700000000000"), time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, time.UnixMilli(1700000000000), tm)
+	_, err = Time(sc, runtime.StringValue("1700000000000.5"), time.Millisecond)
+	assert.ErrorIs(t, err, runtime.ErrUnexpectedReply)
 
 	for v, want := range map[string]bool{"1": true, "0": false, "nil": false} {
 		val := runtime.Nil
@@ -40,14 +58,14 @@ func TestDecoders(t *testing.T) {
 	_, err = Float64(sc, runtime.StringValue("x"))
 	assert.ErrorIs(t, err, runtime.ErrUnexpectedReply)
 
-	d, err := Duration(sc, runtime.IntValue(1500), time.Millisecond)
+	d, err = Duration(sc, runtime.IntValue(1500), time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, 1500*time.Millisecond, d)
 	d, err = Duration(sc, runtime.IntValue(-2), time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, -2*time.Millisecond, d, "PTTL's -2 stays visible")
 
-	tm, err := Time(sc, runtime.IntValue(1_700_000_000_123), time.Millisecond)
+	tm, err = Time(sc, runtime.IntValue(1_700_000_000_123), time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1_700_000_000_123), tm.UnixMilli())
 	tm, err = Time(sc, runtime.IntValue(1_700_000_000), time.Second)
