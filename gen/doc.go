@@ -42,7 +42,7 @@
 // After the type (and unit) an arg may state its domain: [lo,hi] for an
 // int64, a float64, a time.Duration or a time.Time (in the wire unit: Unix
 // ms or s for a time), or for the length in bytes of a string or []byte
-// ([1,64], [1,] for non-empty: a side left out is the type's own limit);
+// ([1,64], [1,] for non-empty: a side left out is the type's own limit, for an int64 ±2^53, what a Lua number holds exactly);
 // {a|b|c} for a string one of those values. Integer bounds are within
 // ±2^53. The generated method (and its Queue form) checks the value before
 // anything is sent: outside, the call fails with a *runtime.BadArgError

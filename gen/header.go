@@ -536,7 +536,9 @@ func (p *headerParser) argRange(ws []word, i int, prm *Param) (*ArgRange, int, b
 		return nil, 0, false
 	}
 	r.numeric = true
-	limit := map[Scalar]float64{Int64: math.MaxInt64, Float64: math.MaxFloat64, Duration: maxDurationMS, Time: maxDurationMS, String: math.MaxInt32, Bytes: math.MaxInt32}[e]
+	// An int64's open side is ±2^53, what a Lua number holds exactly, so
+	// that [1,] still bounds the arithmetic the analysis checks.
+	limit := map[Scalar]float64{Int64: maxExact, Float64: math.MaxFloat64, Duration: maxDurationMS, Time: maxDurationMS, String: math.MaxInt32, Bytes: math.MaxInt32}[e]
 	if prm.Type.Unit == time.Second {
 		limit = maxDurationS
 	}
@@ -552,9 +554,12 @@ func (p *headerParser) argRange(ws []word, i int, prm *Param) (*ArgRange, int, b
 		var err error
 		if e == Float64 {
 			v, err = strconv.ParseFloat(side, 64)
+			if err == nil && math.IsNaN(v) {
+				err = errors.New("NaN bounds nothing")
+			}
 		} else {
 			var n int64
-			n, err = strconv.ParseInt(side, 0, 64)
+			n, err = strconv.ParseInt(side, 10, 64)
 			v = float64(n)
 			if err == nil && (n > maxExact || n < -maxExact) {
 				err = errors.New("beyond 2^53")
