@@ -529,6 +529,15 @@
 //     dividend is within 2^53; a quotient multiplied again does not: divide
 //     last).
 //
+// A local assigned arithmetic on itself (x = x * 1000; s = s + a in a
+// loop; acc = acc * k in a closure) runs again and again, so its value has
+// no bound the analysis can see, and reaching a reply or text it is
+// reported. A counter stays an exact integer: x = x + y or x - y with y an
+// integer literal or one bounded within ±2^20, or a number the analysis
+// trusts or cannot see (a loop variable); a script would need 2^33 steps
+// to leave 2^53. Declare a range on the args summed to keep such a sum
+// exact (---@arg ...xs int64 [0,1000000]).
+//
 // Numbers the server computes (INCR, LLEN, ZCARD, ... replies, #x,
 // tonumber of a stored value) are exact integers with no bound of their
 // own: in arithmetic with a bounded number they add nothing to its bound,

@@ -222,7 +222,10 @@ type shaper struct {
 	busy      map[*binding]bool
 	depth     int  // bindings being evaluated
 	cycled    bool // a binding was reached again while being evaluated
-	steps     int  // evaluation steps left; at 0 every value is unknown
+	// self marks a binding reached again from one of its own values (x = x
+	// * 1000): see selfUpdate.
+	self  map[*binding]bool
+	steps int // evaluation steps left; at 0 every value is unknown
 }
 
 // shaperSteps bounds the work on one script: locals that feed each other
@@ -483,6 +486,9 @@ func (sh *shaper) binding(b *binding) lset {
 	}
 	if sh.busy[b] {
 		sh.cycled = true
+		if sh.self != nil {
+			sh.self[b] = true
+		}
 		return nil // a cycle adds nothing new
 	}
 	sh.busy[b] = true
@@ -490,8 +496,16 @@ func (sh *shaper) binding(b *binding) lset {
 	outer := sh.cycled
 	sh.cycled = false
 	var out lset
+	if sh.self == nil {
+		sh.self = map[*binding]bool{}
+	}
 	for _, e := range values {
-		for _, v := range sh.eval(e) {
+		sh.self[b] = false
+		vs := sh.eval(e)
+		if sh.self[b] {
+			vs = sh.selfUpdate(b, e, vs)
+		}
+		for _, v := range vs {
 			v.reassigned = v.reassigned || len(values) > 1
 			out = append(out, v)
 		}
@@ -509,6 +523,57 @@ func (sh *shaper) binding(b *binding) lset {
 	sh.cycled = sh.cycled || outer
 	sh.busy[b] = false
 	return out
+}
+
+// selfUpdate is what a value e of b that reads b itself adds when e is
+// arithmetic on b (x = x * 1000): the evaluation above saw b's other
+// values only once, but such an assignment runs again and again (in a
+// loop, a closure, a branch taken twice), so the result has no bound the
+// analysis can see. A counter, x = x + y or x = x - y with y an integer
+// that is a literal or bounded within ±2^20, a number the analysis trusts
+// (a count the server returns) or one it cannot see (a loop variable, a
+// table field: silent, as everywhere), stays an exact
+// integer: a script would need 2^33 steps to leave 2^53. Anything else
+// (a product, a quotient, a sum of caller's numbers bounded only by 2^53)
+// is a number that may be inexact. Other values that read b (x =
+// tonumber(x)) are what they evaluate to.
+func (sh *shaper) selfUpdate(b *binding, e ast.Expr, vs lset) lset {
+	a, ok := e.(*ast.ArithmeticOpExpr)
+	if !ok {
+		return vs
+	}
+	reads := func(x ast.Expr) bool {
+		id, ok := x.(*ast.IdentExpr)
+		return ok && sh.l.resolved[id] == b
+	}
+	line := e.Line()
+	if (a.Operator == "+" || a.Operator == "-") && (reads(a.Lhs) || reads(a.Rhs) && a.Operator == "+") {
+		other := a.Rhs
+		if reads(a.Rhs) {
+			other = a.Lhs
+		}
+		small := true
+		for _, v := range sh.eval(other) {
+			switch {
+			case v.kind == vUnknown:
+				// What the analysis cannot see (a loop variable, a table
+				// field) it stays silent about, as everywhere.
+			case v.inexact || v.fbits > 0 || v.kind != vInt && v.kind != vNum:
+				small = false
+			case v.kind == vInt && v.known:
+				if f, err := strconv.ParseFloat(v.lit, 64); err != nil || math.Abs(f) > 1<<20 {
+					small = false
+				}
+			case v.ranged && (v.lo < -(1<<20) || v.hi > 1<<20):
+				small = false
+			}
+		}
+		if small {
+			return append(vs, lval{kind: vNum, what: b.name + ", a counter", line: line})
+		}
+	}
+	return append(vs, lval{kind: vMaybeFrac, inexact: true, line: line,
+		what: fmt.Sprintf("%s, which %s = %s %s ... updates from itself, so without a bound the analysis can see", b.name, b.name, b.name, a.Operator)})
 }
 
 // table evaluates a table constructor.
