@@ -340,7 +340,16 @@ func rangedArith(op string, a, b numSummary, what string, line int) (lval, bool)
 			frac = true
 		}
 		v.fbits = max(a.fbits, b.fbits)
-		if a.ranged && math.Max(-a.lo, a.hi) > maxExact {
+		// Lua 5.1 computes a % b as a - floor(a/b)*b, whose product
+		// reaches |a| + |b|: both must fit in 2^53 together.
+		m := 0.0
+		if a.ranged {
+			m = math.Max(-a.lo, a.hi)
+		}
+		if b.ranged {
+			m += math.Max(-b.lo, b.hi)
+		}
+		if m > maxExact {
 			v.inexact = true
 		}
 	}
