@@ -433,6 +433,14 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 			return one(lval{kind: v.kind, what: what, line: line})
 		}
 		return one(v)
+	case "pow", "ldexp", "exp":
+		// Like ^: a power of the caller's number leaves any bound the
+		// analysis could check (math.pow(43, 10) is past 2^53).
+		for _, t := range ss {
+			if t.ranged || t.inexact {
+				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of the caller's number", line: line, args: t.args, text: t.text})
+			}
+		}
 	}
 	return one(lval{kind: vNum, what: what, line: line})
 }
