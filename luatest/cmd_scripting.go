@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/luagen/luagen/internal/hashtag"
 	"github.com/luagen/luagen/internal/lua51"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
@@ -291,27 +292,11 @@ func (run *runCtx) declares(k string) bool {
 		}
 	}
 	for _, d := range run.keyList {
-		if n := tagEnd(d); n > 0 && strings.HasPrefix(k, d[:n]) {
+		if _, j, ok := hashtag.Span(d); ok && strings.HasPrefix(k, d[:j+1]) {
 			return true
 		}
 	}
 	return false
-}
-
-// tagEnd returns the length of key up to and including its hash tag's
-// closing '}', or 0 when key has no hash tag: the first '{', the first '}'
-// after it, and text between them, as runtime.Slot reads it. A key that
-// begins with key[:tagEnd(key)] has the same hash tag, so the same slot.
-func tagEnd(key string) int {
-	i := strings.IndexByte(key, '{')
-	if i < 0 {
-		return 0
-	}
-	j := strings.IndexByte(key[i+1:], '}')
-	if j <= 0 {
-		return 0
-	}
-	return i + 1 + j + 1
 }
 
 // callLimited calls the function on L's stack with its nargs arguments

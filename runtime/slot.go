@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/luagen/luagen/internal/hashtag"
 )
 
 // SlotCount is the number of hash slots in Redis Cluster (16384).
@@ -21,10 +23,8 @@ var ErrCrossSlot = errors.New("CROSSSLOT keys in request don't hash to the same 
 // if that text is not empty; "foo{}{bar}" therefore hashes whole.
 // Source: https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
 func Slot(key string) uint16 {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
+	if i, j, ok := hashtag.Span(key); ok {
+		key = key[i:j]
 	}
 	return crc16(key) & (SlotCount - 1)
 }
