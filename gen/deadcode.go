@@ -80,17 +80,33 @@ func (l *linter) alwaysFalsy(e ast.Expr) bool {
 	return false
 }
 
+// liveCalls returns the local function whose parameter b is and its calls,
+// less those in branches no call takes; ok is false when the function is
+// not a local the script only calls directly (then what its parameters
+// hold is not known). It is the one reading of a parameter's callers that
+// the cluster lint (paramTaint), the reply analysis (paramArgs) and the
+// dead-branch test (paramFalsy) share.
+func (l *linter) liveCalls(b *binding) (owner *binding, calls []callRec, ok bool) {
+	owner = l.owner[b.param]
+	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] {
+		return nil, nil, false
+	}
+	for _, c := range l.fnCalls[owner] {
+		if !l.dead(c.guards) {
+			calls = append(calls, c)
+		}
+	}
+	return owner, calls, true
+}
+
 // paramFalsy is alwaysFalsy for parameter b: every live call of its
 // function passes nil, false or nothing there.
 func (l *linter) paramFalsy(b *binding) bool {
-	owner := l.owner[b.param]
-	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
+	owner, calls, ok := l.liveCalls(b)
+	if !ok || len(l.fnCalls[owner]) == 0 {
 		return false
 	}
-	for _, c := range l.fnCalls[owner] {
-		if l.dead(c.guards) {
-			continue
-		}
+	for _, c := range calls {
 		n := len(c.call.Args)
 		switch {
 		case n > 0 && b.index >= n-1 && multi(c.call.Args[n-1]):

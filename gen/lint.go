@@ -961,22 +961,14 @@ func localFunc(b *binding) *ast.FunctionExpr {
 // helper). It is unknown when the function is not a local, is used other
 // than by calling it, or is never called.
 func (l *linter) paramTaint(b *binding) taint {
-	unknown := taint{origin: fromUnknown, why: ""}
-	owner := l.owner[b.param]
-	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] {
-		return unknown
+	owner, calls, ok := l.liveCalls(b)
+	if !ok {
+		return taint{origin: fromUnknown, why: ""}
 	}
-	if len(l.fnCalls[owner]) == 0 {
-		// Never called (a helper an include brings in for another one):
-		// its body never runs, so its parameters reach no command.
-		return taint{origin: fromTagged}
-	}
-	calls := l.fnCalls[owner]
+	// A function never called (a helper an include brings in for another
+	// one) runs no command, so its parameters add nothing.
 	t := taint{origin: fromTagged}
 	for _, rec := range calls {
-		if l.dead(rec.guards) {
-			continue // a branch no call takes
-		}
 		c := rec.call
 		n := len(c.Args)
 		var at taint
@@ -1042,14 +1034,11 @@ func (l *linter) elemTagged(arg string, n int) bool {
 // false when the function is not a local the script only calls, or when
 // a call's last argument expands to values the analysis cannot count.
 func (l *linter) paramArgs(b *binding) (args []ast.Expr, ok bool) {
-	owner := l.owner[b.param]
-	if owner == nil || localFunc(owner) != b.param || l.escaped[owner] || len(l.fnCalls[owner]) == 0 {
+	owner, calls, ok := l.liveCalls(b)
+	if !ok || len(l.fnCalls[owner]) == 0 {
 		return nil, false
 	}
-	for _, rec := range l.fnCalls[owner] {
-		if l.dead(rec.guards) {
-			continue // a branch no call takes
-		}
+	for _, rec := range calls {
 		c := rec.call
 		n := len(c.Args)
 		switch {
