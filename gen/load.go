@@ -70,7 +70,8 @@ func Load(args []string) ([]Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, Source{Path: p, File: moduleRelative(abs, p), Src: b, ReadInclude: includeReader(abs)})
+		root := moduleDir(abs)
+		srcs = append(srcs, Source{Path: p, File: relativeTo(root, abs, p), Src: b, ReadInclude: includeReader(root)})
 	}
 	return srcs, nil
 }
@@ -80,15 +81,16 @@ func Load(args []string) ([]Source, error) {
 // generator down.
 const maxInclude = 1 << 20
 
-// includeReader returns the Source.ReadInclude of the script at abs: it
-// reads a regular file of at most maxInclude bytes inside the script's
-// module (the directory holding the nearest go.mod, or the current
-// directory outside a module), after resolving symbolic links. An include
+// includeReader returns the Source.ReadInclude of a script in the module
+// at root (see moduleDir): it reads a regular file of at most maxInclude
+// bytes inside root, after resolving symbolic links. An include
 // could otherwise make the generated code depend on a file nobody reviews
 // (../../../../x.lua, a link in lib/ pointing outside), or hang or exhaust
 // the generator, and a project's CI with it (a named pipe, /dev/zero).
-func includeReader(abs string) func(string) ([]byte, error) {
-	root := moduleRoot(abs)
+func includeReader(root string) func(string) ([]byte, error) {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
 	return func(p string) ([]byte, error) {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
@@ -132,44 +134,27 @@ func includeReader(abs string) func(string) ([]byte, error) {
 	}
 }
 
-// moduleRoot returns the nearest directory above abs holding go.mod, or
-// the current directory when there is none.
-func moduleRoot(abs string) string {
+// moduleDir returns the nearest directory above abs holding go.mod, or the
+// current directory (where go generate runs) when there is none: the
+// module the generated code records files relative to and includes stay
+// inside.
+func moduleDir(abs string) string {
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if real, err := filepath.EvalSymlinks(dir); err == nil {
-				return real
-			}
 			return dir
 		}
 		if filepath.Dir(dir) == dir {
 			wd, _ := os.Getwd()
-			if real, err := filepath.EvalSymlinks(wd); err == nil {
-				return real
-			}
 			return wd
 		}
 	}
 }
 
-// moduleRelative returns abs relative to the nearest directory above it
-// holding go.mod, with forward slashes.
-func moduleRelative(abs, given string) string {
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if rel, err := filepath.Rel(dir, abs); err == nil {
-				return filepath.ToSlash(rel)
-			}
-		}
-		if filepath.Dir(dir) == dir {
-			// No module: relative to the current directory (where go
-			// generate runs), so that no absolute path is recorded.
-			if wd, err := os.Getwd(); err == nil {
-				if rel, err := filepath.Rel(wd, abs); err == nil {
-					return filepath.ToSlash(rel)
-				}
-			}
-			return filepath.ToSlash(given)
-		}
+// relativeTo returns abs relative to root with forward slashes, so that
+// no absolute path is recorded, or given when it has no such path.
+func relativeTo(root, abs, given string) string {
+	if rel, err := filepath.Rel(root, abs); err == nil && root != "" {
+		return filepath.ToSlash(rel)
 	}
+	return filepath.ToSlash(given)
 }
