@@ -334,17 +334,17 @@ type famModel struct {
 // checkPlainKeys reports a key that is not laid out in a family in a
 // script with more than one key: nothing then makes the keys share a hash
 // slot, and on Redis Cluster the call fails with CROSSSLOT unless every
-// caller happens to tag them alike. A variadic key is the caller's list
-// (as MGET's keys are) and is not reported itself. A script that opts out
+// caller happens to tag them alike; so is a script's one plain key beside
+// key prefixes (prefixes, the args checkFamilies resolved), since the keys
+// it builds from them need not share its slot. A variadic key is the
+// caller's list (as MGET's keys are) and is not reported itself. A script that opts out
 // of the cluster lint (---@unsafe-keys) or spans slots on purpose
 // (flags=allow-cross-slot-keys) is not reported.
-func checkPlainKeys(s *Script, errorf func(s *Script, at Pos, format string, args ...any)) {
+func checkPlainKeys(s *Script, prefixes []*Param, errorf func(s *Script, at Pos, format string, args ...any)) {
 	n := len(s.Keys)
 	var prefix *Param
-	for _, a := range s.Args {
-		if a.Template != nil && prefix == nil {
-			prefix = a
-		}
+	if len(prefixes) > 0 {
+		prefix = prefixes[0]
 	}
 	if s.UnsafeKeys != "" || s.AllowCrossSlot || n < 2 && (n == 0 || prefix == nil) {
 		return
@@ -517,7 +517,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 			}
 		}
 		checkPrefixes(s, prefixes, first, errorf)
-		checkPlainKeys(s, errorf)
+		checkPlainKeys(s, prefixes, errorf)
 	}
 	for _, m := range fs.list {
 		if len(m.keys) == 0 {
