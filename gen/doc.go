@@ -333,6 +333,17 @@
 // the analysis cannot trace (a table field such as a msgpack-decoded
 // argument, a function's result).
 //
+// A key read from data is accepted where an if proves it in the family:
+// in the then-block of prefix == baseKey (the else-block of ~=, through
+// and, or and not as Lua evaluates them), where baseKey is a key or a
+// prefix laid out in a family and prefix is a local or parameter never
+// assigned again, or a prefix of one (string.sub(s, 1, n) or s:sub(0, n),
+// or a local function whose body is only return string.sub(param, 0,
+// ...), BullMQ's getJobKeyPrefix), s and text appended to it begin with
+// the family's tag. So BullMQ's removeJobKeys(parentKey) under
+// if parentPrefix == baseKey is accepted, and the same call in the else
+// block, a parent in another queue, is reported.
+//
 // The parameters of a local function (local function f, local f =
 // function, or a local declared bare and assigned a function once, as a
 // pair of recursive helpers is) take the worst of what its calls pass

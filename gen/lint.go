@@ -71,6 +71,13 @@ type binding struct {
 	// decoded is the arg whose decoded value the local holds (local args
 	// = cmsgpack.unpack(ARGV[1])): its elements are what ---@elem says.
 	decoded string
+	// init is the value of a local declared alone with one (local x = e);
+	// reassigned is set once the script assigns the local again. guards
+	// are the if conditions its declaration runs under, which hold
+	// wherever it is in scope (narrow.go).
+	init       ast.Expr
+	reassigned bool
+	guards     []guard
 }
 
 type scope struct {
@@ -277,7 +284,7 @@ func (l *linter) pop() {
 }
 
 func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding {
-	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn}
+	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn, guards: l.guardsNow()}
 	l.scope.vars[name] = b
 	l.addLocals(1, l.line)
 	if _, ok := l.declaredAt[name]; !ok {
@@ -331,6 +338,9 @@ func (l *linter) stmt(st ast.Stmt) bool {
 				b.bare = len(st.Exprs) == 0
 			}
 		}
+		if len(st.Names) == 1 && len(st.Exprs) == 1 {
+			l.scope.vars[st.Names[0]].init = st.Exprs[0]
+		}
 		return false
 	case *ast.AssignStmt:
 		for _, lhs := range st.Lhs {
@@ -358,6 +368,7 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 	}
 	l.ref(b)
 	l.resolved[id] = b
+	b.reassigned = true
 	if i < len(st.Rhs) {
 		if fe, ok := st.Rhs[i].(*ast.FunctionExpr); ok {
 			l.owner[fe] = b
@@ -855,6 +866,9 @@ func multi(e ast.Expr) bool {
 
 // --- origins ---
 
+// untraced lists what the cluster lint cannot trace to a key family.
+const untraced = "a table field such as a decoded argument's, a function's result, or a parameter of a function that is not a local only called directly"
+
 func (l *linter) taintOf(e ast.Expr) taint {
 	switch e := e.(type) {
 	case *ast.NilExpr, *ast.FalseExpr:
@@ -885,7 +899,7 @@ func (l *linter) taintOf(e ast.Expr) taint {
 		case base.origin == fromKeys:
 			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a key laid out in no ---@keys family, whose hash tag nothing guarantees"}
 		case base.origin == fromUnknown:
-			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value the analysis cannot trace to a key family (a table field such as a decoded argument's, a function's result, or a parameter of a function that is not a local only called directly)"}
+			return taint{origin: fromBuilt, why: "is built in Lua (string concatenation) from a value the analysis cannot trace to a key family (" + untraced + ")"}
 		}
 		return taint{origin: fromBuilt, why: "is built in Lua (string concatenation)"}
 	case *ast.AttrGetExpr:
@@ -976,9 +990,15 @@ func (l *linter) paramTaint(b *binding) taint {
 		case n > 0 && b.index >= n-1 && multi(c.Args[n-1]):
 			at = l.elemTaint(c.Args[n-1])
 		case b.index < n:
-			at = l.taintOf(c.Args[b.index])
+			at = l.taintAt(c.Args[b.index], rec.guards)
 		default:
 			continue
+		}
+		if at.origin == fromUnknown && at.why == "" {
+			// Say which call passes it, or the helper's line alone does
+			// not say where the value comes from (a child job's key read
+			// from the server, passed back into the same helper).
+			at.why = "cannot be traced to a key family (" + untraced + ")"
 		}
 		if at.origin > t.origin && at.why != "" {
 			// Name the call that passes it: the helper's line alone does
@@ -1118,7 +1138,7 @@ func (l *linter) bindingTaint(b *binding) taint {
 		t = taint{origin: fromUnknown, why: ""}
 	}
 	for _, v := range b.values {
-		t = join(t, l.taintOf(v))
+		t = join(t, l.taintAt(v, b.guards))
 	}
 	b.busy = false
 	b.memo = &t
@@ -1187,7 +1207,7 @@ func (l *linter) checkCall(c *callSite) {
 		var t taint
 		switch {
 		case i < last || i == last && !expands:
-			t = l.taintOf(args[i])
+			t = l.taintAt(args[i], c.guards)
 		case expands:
 			t = l.elemTaint(args[last])
 			i = last
