@@ -98,6 +98,9 @@ func runGenerate(e *env, name string, args []string) int {
 			fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
 			return exitUsage
 		}
+		if !pkgs && fs.NFlag() == 0 {
+			pkgs = selfGenerating(inputs, e.getenv)
+		}
 		if pkgs {
 			if fs.NFlag() > 0 {
 				fmt.Fprintf(e.stderr, "luagen %s: flags go with scripts, not with Go packages: each go:generate line's own flags apply\n", name)

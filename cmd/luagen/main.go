@@ -117,7 +117,11 @@
 // -unsafe-keys, as diff does, and also the names the hand-written Go files
 // of the line's output directory declare against the generated ones, as
 // generate and diff always do; given scripts, check has no output
-// directory, so it does not.
+// directory, so it does not. A directory that holds scripts and a Go file
+// whose luagen generate line names that directory (generate . beside the
+// scripts) is checked as that package, with the line's flags, when check
+// or diff is given no flags: luagen check . there means what go generate
+// makes of it.
 //
 // # eval
 //

@@ -49,6 +49,51 @@ func isPackageArg(arg string) bool {
 	return true
 }
 
+// selfGenerating reports whether every input is a directory whose own Go
+// files hold a luagen generate line that names that directory (a package
+// whose scripts sit beside its //go:generate go tool luagen generate .):
+// then check and diff given no flags take the line's flags, as they do for
+// ./..., instead of checking the scripts with none. A user who runs
+// luagen check . there means the package the line generates.
+func selfGenerating(inputs []string, getenv func(string) string) bool {
+	for _, in := range inputs {
+		if !generatesItself(in, getenv) {
+			return false
+		}
+	}
+	return len(inputs) > 0
+}
+
+func generatesItself(dir string, getenv func(string) string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		file := filepath.Join(abs, e.Name())
+		lines, _ := scanGenerateLines(file, file, getenv) // a broken line: the package run reports it
+		for _, l := range lines {
+			_, inputs, err := parseLine(l.args)
+			if err != nil {
+				return true
+			}
+			for _, in := range inputs {
+				if join(l.dir, in) == abs {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // listedPackage is what luagen reads of `go list -json`.
 type listedPackage struct {
 	Dir, ImportPath, Name                        string

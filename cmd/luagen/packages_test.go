@@ -256,3 +256,36 @@ func TestHandWrittenNamesCollide(t *testing.T) {
 	assert.Equal(t, 0, luagen(t, vars, "generate", "-out", "kv", "lua/kv").code)
 	assert.Equal(t, 0, luagen(t, nil, "diff", "./...").code)
 }
+
+// check and diff given a directory that holds both the scripts and the
+// go:generate line that generates them (luagen generate . beside the
+// scripts) take the line's flags, as with ./...; given flags, or a
+// directory the line does not name, they check the scripts as named.
+func TestSelfGeneratingDirectoryTakesItsLine(t *testing.T) {
+	root := project(t, nil)
+	pkg := filepath.Join(root, "kv")
+	writeFile(t, pkg, "move.lua", pairScript)
+	writeFile(t, pkg, "doc.go", "package kv\n\n//go:generate go tool luagen generate -unsafe-keys .\n")
+	t.Chdir(pkg)
+	r := luagen(t, nil, "check", ".")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stdout+r.stderr)
+	require.Equal(t, 0, luagen(t, map[string]string{"GOPACKAGE": "kv"}, "generate", "-unsafe-keys", ".").code)
+	r = luagen(t, nil, "diff", ".")
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	t.Chdir(root)
+	r = luagen(t, nil, "check", "kv")
+	assert.Equal(t, 0, r.code, r.stderr)
+
+	// Flags on the command line: the scripts, with those flags.
+	t.Chdir(pkg)
+	r = luagen(t, nil, "check", "-functions", ".")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "move.lua:1:9: key from is not laid out in a ---@keys family")
+
+	// A line that generates other scripts: the directory is its scripts.
+	writeFile(t, pkg, "doc.go", "package kv\n\n//go:generate go tool luagen generate -unsafe-keys ../lua/kv\n")
+	r = luagen(t, nil, "check", ".")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "move.lua:1:9: key from is not laid out in a ---@keys family")
+}
