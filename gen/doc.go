@@ -405,7 +405,10 @@
 //
 //   - a number that is not, or may not be, an integer (3.7, x * 1.5, a / b)
 //     under an integer, time or float64 type: return tostring(x) (float64
-//     decodes from a string) or round it;
+//     decodes from a string) or round it, or, for an integer or time type,
+//     say that Redis' truncation is meant with the word truncated after
+//     the type (---@return int64 truncated, []int64 truncated, ---@field
+//     half int64 truncated); a number beyond 2^53 is reported all the same;
 //   - a false or nil the script writes itself (false, nil, a comparison,
 //     not, an empty return) where neither a T? return nor ---@error nil
 //     takes a nil reply; "return false" under bool;

@@ -592,10 +592,9 @@ func elemName(t Type) string {
 // parseType reads the type at ws[i] and, for Duration and Time, the unit
 // after it. ret allows the reply shapes (T?, []T, map, status). It returns
 // the index of the first word after the type.
-func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
+func (p *headerParser) parseType(ws []word, i int, ret bool) (t Type, next int, ok bool) {
 	w := ws[i]
 	tok := w.s
-	var t Type
 	switch {
 	case tok == "status" && ret:
 		return Type{Shape: ShapeStatus}, i + 1, true
@@ -617,6 +616,14 @@ func (p *headerParser) parseType(ws []word, i int, ret bool) (Type, int, bool) {
 	}
 	t.Elem = elem
 	i++
+	defer func() {
+		// ---@return int64 truncated, []int64 truncated, time.Duration ms
+		// truncated: Redis' truncation of a fraction is meant.
+		if ret && isIntType(elem) && next > 0 && next < len(ws) && ws[next].s == "truncated" {
+			t.Truncated = true
+			next++
+		}
+	}()
 	if !elem.needsUnit() {
 		return t, i, true
 	}

@@ -49,6 +49,10 @@ type Type struct {
 	Shape Shape
 	Elem  Scalar
 	Unit  time.Duration
+	// Truncated is set by the word truncated after an integer reply type
+	// (---@return int64 truncated): a Lua number with a fraction is meant
+	// to reach the caller as Redis truncates it, toward zero (7 / 2 → 3).
+	Truncated bool
 }
 
 // Script is one .lua file with its parsed header.

@@ -348,6 +348,9 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 			c.trouble |= v.args
 			return []string{c.inexactMsg(v, name)}
 		}
+		if t.Truncated && isIntType(e) {
+			return nil // the header says Redis' truncation is meant
+		}
 		what := fmt.Sprintf("%s may not be an integer, and Redis truncates a Lua number to an integer reply (2.5 * 1.5 → 3)", v.what)
 		if v.kind == vFrac {
 			what = fmt.Sprintf("%s is not an integer, and Redis truncates a Lua number to an integer reply (3.7 → 3)", v.what)
@@ -359,7 +362,7 @@ func (c *replyChecker) problems(v lval, t Type, ret *Return, name string) []stri
 			return []string{"round it yourself (math.floor): " + what}
 		case isIntType(e):
 			// The header fix first (issue 33), then the Lua one.
-			return []string{fmt.Sprintf("declare %s as float64 and return string.format('%%.17g', x), or round it yourself (math.floor): %s", name, what)}
+			return []string{fmt.Sprintf("declare %s as float64 and return string.format('%%.17g', x), or declare it %s truncated if Redis' truncation toward zero is meant, or round it yourself (math.floor): %s", name, name, what)}
 		}
 		return []string{what + ": return a string instead"}
 	case vInt, vNum:
@@ -429,7 +432,7 @@ func (c *replyChecker) array(v lval, t Type, ret *Return, name string) []string 
 	elemType := func(i int) (Type, string, bool) {
 		switch t.Shape {
 		case ShapeSlice:
-			return Type{Shape: ShapeScalar, Elem: t.Elem, Unit: t.Unit}, "an element of " + name, true
+			return Type{Shape: ShapeScalar, Elem: t.Elem, Unit: t.Unit, Truncated: t.Truncated}, "an element of " + name, true
 		case ShapeMap:
 			return Type{Shape: ShapeScalar, Elem: String}, "an element of " + name, true
 		}
