@@ -141,6 +141,8 @@ type linter struct {
 	guards []guard
 	ifSeen map[*ast.IfStmt]bool
 	falsy  map[*binding]bool
+	// directFn holds the redis.<name> of direct calls (redis.error_reply(...)).
+	directFn map[*ast.AttrGetExpr]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -207,7 +209,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -661,6 +663,12 @@ func (l *linter) expr(e ast.Expr) bool {
 			return false
 		}
 		if l.isGlobal(e.Object, "redis") { // redis.<name>: see noteGlobal
+			if k, ok := e.Key.(*ast.StringExpr); ok && (k.Value == "error_reply" || k.Value == "status_reply") && !l.directFn[e] {
+				// The reply checks read redis.error_reply("CODE ...") where
+				// it is called; through a local (local fail =
+				// redis.error_reply) a reserved code such as MOVED escapes.
+				l.r.errorf(l.loc.find(e.Line(), l.wordRe(`redis\s*(?:\.\s*`+k.Value+`|\[\s*['"]`+k.Value+`['"]\s*\])`)), "redis.%s is used here as a value the analysis cannot follow: the reply checks read the replies it makes where it is called (redis.%s(%s)), and one made through this value would escape them; call it directly", k.Value, k.Value, map[bool]string{true: `"CODE message"`, false: `"OK"`}[k.Value == "error_reply"])
+			}
 			if fn := l.redisFn(e); fn != "" && !l.aliasInit[e] && l.s.Coalesce == 0 { // else checkCoalesce reports it
 				// Walked only when not the function of a direct call.
 				l.r.errorf(l.loc.find(e.Line(), reRedisValue), cannotFollow, fn, fn, "rcall")
@@ -671,6 +679,9 @@ func (l *linter) expr(e ast.Expr) bool {
 	case *ast.RelationalOpExpr:
 		l.noteBound(e)
 	case *ast.FuncCallExpr:
+		if a, ok := e.Func.(*ast.AttrGetExpr); ok && l.isGlobal(a.Object, "redis") {
+			l.directFn[a] = true
+		}
 		re := reRedisCall
 		if id, ok := e.Func.(*ast.IdentExpr); ok {
 			l.callOf[id] = e
