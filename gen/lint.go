@@ -180,6 +180,13 @@ func (c *callSite) argPos(i int) Pos {
 	return c.pos
 }
 
+// reReplyFn finds redis.error_reply and redis.status_reply (or
+// redis["..."], whose string the locator's masked text blanks).
+var reReplyFn = map[string]*regexp.Regexp{
+	"error_reply":  regexp.MustCompile(`\bredis\s*(?:\.\s*error_reply\b|\[)`),
+	"status_reply": regexp.MustCompile(`\bredis\s*(?:\.\s*status_reply\b|\[)`),
+}
+
 var (
 	reErrorCall = regexp.MustCompile(`\berror\s*[({'"\[]`)
 	reRedisCall = regexp.MustCompile(`\bredis\s*\.\s*(?:p?call)\b`)
@@ -667,7 +674,7 @@ func (l *linter) expr(e ast.Expr) bool {
 				// The reply checks read redis.error_reply("CODE ...") where
 				// it is called; through a local (local fail =
 				// redis.error_reply) a reserved code such as MOVED escapes.
-				l.r.errorf(l.loc.find(e.Line(), l.wordRe(`redis\s*(?:\.\s*`+k.Value+`|\[\s*['"]`+k.Value+`['"]\s*\])`)), "redis.%s is used here as a value the analysis cannot follow: the reply checks read the replies it makes where it is called (redis.%s(%s)), and one made through this value would escape them; call it directly", k.Value, k.Value, map[bool]string{true: `"CODE message"`, false: `"OK"`}[k.Value == "error_reply"])
+				l.r.errorf(l.loc.find(e.Line(), reReplyFn[k.Value]), "redis.%s is used here as a value the analysis cannot follow: the reply checks read the replies it makes where it is called (redis.%s(%s)), and one made through this value would escape them; call it directly", k.Value, k.Value, map[bool]string{true: `"CODE message"`, false: `"OK"`}[k.Value == "error_reply"])
 			}
 			if fn := l.redisFn(e); fn != "" && !l.aliasInit[e] && l.s.Coalesce == 0 { // else checkCoalesce reports it
 				// Walked only when not the function of a direct call.
