@@ -143,6 +143,9 @@ type linter struct {
 	falsy  map[*binding]bool
 	// directFn holds the redis.<name> of direct calls (redis.error_reply(...)).
 	directFn map[*ast.AttrGetExpr]bool
+	// zeroChecked holds the locals the script compares with 0, or bounds
+	// from below by a positive literal (noteBound, zeroDivisor).
+	zeroChecked map[*binding]bool
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -503,6 +506,9 @@ type bound struct{ lo, hi bool }
 // where a Lua number is exact. Where the comparison stands is not
 // followed (the reply checks are flow-insensitive).
 func (l *linter) noteBound(e *ast.RelationalOpExpr) {
+	if l.zeroChecked == nil {
+		l.zeroChecked = map[*binding]bool{}
+	}
 	lit := func(x ast.Expr) bool {
 		if u, ok := x.(*ast.UnaryMinusOpExpr); ok {
 			x = u.Expr
@@ -525,6 +531,17 @@ func (l *linter) noteBound(e *ast.RelationalOpExpr) {
 		b, upper = local(e.Rhs), e.Operator == ">" || e.Operator == ">="
 		if b == nil || !lit(e.Lhs) {
 			return
+		}
+	}
+	other, lower := e.Rhs, e.Operator == ">" || e.Operator == ">="
+	if local(e.Lhs) != b {
+		other, lower = e.Lhs, e.Operator == "<" || e.Operator == "<="
+	}
+	if v, ok := literalValue(other); ok {
+		if v == 0 || lower && v > 0 {
+			// b == 0, b ~= 0, b <= 0, b > 0, b >= 1: the script rules a
+			// zero divisor out somewhere (zeroDivisor).
+			l.zeroChecked[b] = true
 		}
 	}
 	if e.Operator != "<" && e.Operator != "<=" && e.Operator != ">" && e.Operator != ">=" {
@@ -1341,4 +1358,21 @@ func (l *linter) checkRaise(e *ast.FuncCallExpr) {
 		return
 	}
 	l.r.errorf(p, "error(...) raises a text that is not a literal: Redis sends a raised error's first word as its code, unchecked, and a client reads MOVED, ASK, TRYAGAIN and the like there as the server's own (a MOVED makes a cluster client send the script again); return redis.error_reply(...) instead, whose reply the runtime marks, or raise a literal text")
+}
+
+// literalValue returns the value of a number literal, or of one negated.
+func literalValue(x ast.Expr) (float64, bool) {
+	neg := false
+	if u, ok := x.(*ast.UnaryMinusOpExpr); ok {
+		x, neg = u.Expr, true
+	}
+	n, ok := x.(*ast.NumberExpr)
+	if !ok {
+		return 0, false
+	}
+	f, ok := luaNumber(n.Value)
+	if neg {
+		f = -f
+	}
+	return f, ok
 }

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -158,6 +159,7 @@ type numSummary struct {
 	text     bool // a caller's text turned into a number is among them
 	quotient bool // some value is a quotient (multiply before dividing)
 	lit      bool // a single literal
+	hint     string
 }
 
 // numbers summarises the values of an operand, coercing the caller's
@@ -171,6 +173,7 @@ func (sh *shaper) numbers(vs lset, line int) numSummary {
 		s.args |= v.args
 		s.text = s.text || v.text
 		s.quotient = s.quotient || v.quotient
+		s.hint = cmp.Or(s.hint, v.hint)
 		switch {
 		case v.inexact && !v.ranged:
 			s.inexact, s.ranged = true, false
@@ -388,7 +391,7 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 	case "floor", "ceil", "abs":
 		if s.inexact || s.ranged && (s.fbits >= 53 || math.Max(-s.lo, s.hi) > math.Ldexp(maxExact, -s.fbits)) {
 			return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of a number that may not be exact", line: line, args: s.args, text: s.text,
-				ranged: s.ranged, lo: s.lo, hi: s.hi, fbits: s.fbits})
+				ranged: s.ranged, lo: s.lo, hi: s.hi, fbits: s.fbits, hint: s.hint})
 		}
 		kind := vInt
 		if name == "abs" && s.frac {
@@ -413,7 +416,7 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 			v.args |= t.args
 			v.text = v.text || t.text
 			if t.inexact {
-				return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: v.args, text: v.text})
+				return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: v.args, text: v.text, hint: t.hint})
 			}
 			if !t.ranged {
 				v.ranged = false
@@ -470,4 +473,47 @@ func (r *ArgRange) String() string {
 		return "{" + strings.Join(r.oneOf, "|") + "}"
 	}
 	return "[" + strconv.FormatFloat(r.lo, 'f', -1, 64) + "," + strconv.FormatFloat(r.hi, 'f', -1, 64) + "]"
+}
+
+// zeroDivisor returns the header fix for a divisor e (its values vs) that
+// is the caller's number and may be 0: x / 0 is inf or nan in Lua, which
+// Redis replies as -9223372036854775808 and tostring writes "inf", "nan"
+// or "-nan". A divisor the analysis trusts (a count the server returns)
+// or cannot see is left alone, as everywhere, and so is a local the
+// script compares with 0 or bounds from below by a positive literal
+// (if n <= 0 then ... end; where the comparison stands is not followed).
+// It returns "" when the divisor cannot be 0.
+func (sh *shaper) zeroDivisor(e ast.Expr, vs lset, line int) string {
+	d := sh.numbers(sh.coerce(vs, line), line)
+	if !d.ranged || d.args == 0 || d.lo > 0 || d.hi < 0 {
+		return ""
+	}
+	if id, ok := e.(*ast.IdentExpr); ok {
+		if b := sh.l.resolved[id]; b != nil && sh.l.zeroChecked[b] {
+			return ""
+		}
+	}
+	for i, p := range sh.l.s.Args {
+		if i > 63 || d.args&(1<<i) == 0 || p.Name == "" {
+			continue
+		}
+		lo, hi := "1", "1000000"
+		if r := p.Range; r != nil && r.numeric && p.Type.Elem != String && p.Type.Elem != Bytes {
+			switch {
+			case r.lo == 0 && r.hi >= 1:
+				hi = strconv.FormatFloat(r.hi, 'f', -1, 64)
+			case r.hi == 0 && r.lo <= -1:
+				lo, hi = strconv.FormatFloat(r.lo, 'f', -1, 64), "-1"
+			}
+		}
+		typ := typeString(&Return{Type: p.Type})
+		if p.Type.Elem == String || p.Type.Elem == Bytes || p.Type.Elem == Bool {
+			typ = "int64"
+		}
+		if p.Type.Elem.needsUnit() {
+			typ += " " + map[bool]string{true: "s", false: "ms"}[p.Type.Unit == time.Second]
+		}
+		return fmt.Sprintf("give %s a range without 0, e.g. ---@arg %s %s [%s,%s] %s, or compare it with 0 before dividing (x / 0 is inf, which Redis replies as -9223372036854775808 and tostring writes \"inf\")", p.Name, p.Name, typ, lo, hi, cmp.Or(p.Desc, "description"))
+	}
+	return ""
 }

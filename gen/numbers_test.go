@@ -39,7 +39,7 @@ func TestArgChecks(t *testing.T) {
 		{"half", "---@arg n int64 n\n---@return int64 n\nreturn math.floor(tonumber(ARGV[1]) * 1.5)\n",
 			map[string]string{"n": "[-2251799813685248,2251799813685248]"}},
 		// Lua 5.1's a % b is a - floor(a/b)*b: |a| + |b| must fit in 2^53.
-		{"modulo", "---@arg a int64 a\n---@arg b int64 b\n---@return int64 n\nreturn tonumber(ARGV[1]) % tonumber(ARGV[2])\n",
+		{"modulo", "---@arg a int64 a\n---@arg b int64 b\n---@return int64 n\nlocal b = tonumber(ARGV[2])\nif b == 0 then return 0 end\nreturn tonumber(ARGV[1]) % b\n",
 			map[string]string{"a": "[-4503599627370496,4503599627370496]", "b": "[-4503599627370496,4503599627370496]"}},
 		{"text", "---@key k k\n---@arg a int64 a\n---@return status\nredis.call('SET', KEYS[1], 'amt:' .. (tonumber(ARGV[1]) * 100))\nreturn redis.status_reply('OK')\n",
 			map[string]string{"a": "[-549755813888,549755813888]"}},

@@ -56,6 +56,11 @@ func (l *linter) checkReplies(chunk []ast.Stmt) {
 	bound := l.chooseBound(w, chunk)
 	sh := l.newShaper(bound)
 	l.runReplies(w, sh, l.r, chunk)
+	if sh.steps <= 0 {
+		// Past the bound every value is unknown, which the checks pass:
+		// say so rather than let a wrong number through silently.
+		l.r.errorf(Pos{1, 1}, "the reply and number analysis stopped after %d evaluation steps (BullMQ's largest script takes about 500): locals and helpers feed each other in too many ways, so what this script returns and writes as text is not checked; split it into simpler helpers (a helper that calls another twice with different values, or a local assigned from many others, multiplies the work)", shaperSteps)
+	}
 	l.checkEscapedHelpers(sh)
 	l.setChecks(sh, bound)
 }
@@ -562,6 +567,9 @@ func paren(what, word string) string {
 // one does.
 func (c *replyChecker) inexactMsg(v lval, name string) string {
 	why := "a Lua number holds integers exactly only up to 2^53 (9007199254740992), and Redis sends one beyond int64, or NaN, as -9223372036854775808, and truncates a fraction"
+	if v.hint != "" {
+		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is", v.hint, v.what)
+	}
 	if fix := c.headerFix(v.args); fix != "" {
 		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is%s: %s", fix, v.what, reach(v), why)
 	}
@@ -653,7 +661,9 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 		}
 		c.trouble |= v.args
 		msg := fmt.Sprintf("%s %s, and %s writes a number with %%.14g (1e15 becomes \"1e+15\", 1/3 \"0.33333333333333\"), which the next reader takes for another number: write string.format('%%d', x) for an integer, string.format('%%.17g', x) for a fraction", v.what, what, ns.how)
-		if fix := c.headerFix(v.args); fix != "" {
+		if v.hint != "" {
+			msg = v.hint + ": " + v.what + ", and " + ns.how + " writes inf or nan as text"
+		} else if fix := c.headerFix(v.args); fix != "" {
 			msg = fix + ": " + msg
 		}
 		c.r.errorf(ns.pos, "%s", msg)

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -116,6 +117,49 @@ type lval struct {
 
 // lset is every value an expression may have.
 type lset []lval
+
+// scalarKey is what tells two values without elements apart.
+type scalarKey struct {
+	kind                                     vkind
+	lit, what, hint                          string
+	known, prefix, data, reassigned, inexact bool
+	ranged, text, quotient, more, pairs      bool
+	line, fbits, argv                        int
+	lo, hi                                   float64
+	args                                     uint64
+}
+
+// dedupe drops repeats of a value that has no elements: a parameter's
+// values are those of every call, and helpers that call each other twice
+// (f2(x) = f1(x) + f1(x)) would otherwise double them at each level. Past
+// eight values, values that differ only in the line that made them and
+// how a message names them count as repeats too (a local assigned 2,000
+// times, n = n + 1, would otherwise make every use of it cost 2,000
+// evaluations); a message then names the first.
+func dedupe(vs lset) lset {
+	if len(vs) < 2 {
+		return vs
+	}
+	loose := len(vs) > 8
+	seen := make(map[scalarKey]bool, len(vs))
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v.elems != nil || v.each != nil {
+			out = append(out, v)
+			continue
+		}
+		k := scalarKey{v.kind, v.lit, v.what, v.hint, v.known, v.prefix, v.data, v.reassigned, v.inexact,
+			v.ranged, v.text, v.quotient, v.more, v.pairs, v.line, v.fbits, v.argv, v.lo, v.hi, v.args}
+		if loose {
+			k.line, k.what = 0, ""
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // commandReply is the Lua shape of a command's reply, for the commands
 // scripts call most. A command that is not listed is unknown.
@@ -272,7 +316,15 @@ func (sh *shaper) eval(e ast.Expr) lset {
 		}
 		return sh.arith("-", one(lval{kind: vInt, lit: "0", known: true}), sh.eval(e.Expr), line)
 	case *ast.ArithmeticOpExpr:
-		return sh.arith(e.Operator, sh.eval(e.Lhs), sh.eval(e.Rhs), line)
+		rhs := sh.eval(e.Rhs)
+		out := sh.arith(e.Operator, sh.eval(e.Lhs), rhs, line)
+		if e.Operator == "/" || e.Operator == "%" {
+			if hint := sh.zeroDivisor(e.Rhs, rhs, line); hint != "" {
+				what := map[string]string{"/": "a division (/)", "%": "a remainder (%)"}[e.Operator]
+				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " by a caller's number that may be 0", line: line, hint: hint})
+			}
+		}
+		return out
 	case *ast.UnaryLenOpExpr:
 		return one(lval{kind: vInt, what: "a length (#)", line: line})
 	case *ast.StringConcatOpExpr:
@@ -415,7 +467,7 @@ func (sh *shaper) arith(op string, a, b lset, line int) lset {
 	}
 	switch {
 	case inexact:
-		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: args, text: text})
+		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: args, text: text, hint: cmp.Or(sa.hint, sb.hint)})
 	case op == "/" || frac:
 		return one(lval{kind: vMaybeFrac, what: what, line: line})
 	case allInt && op != "^":
@@ -513,6 +565,7 @@ func (sh *shaper) binding(b *binding) lset {
 	if len(values) == 0 {
 		out = unknown(0)
 	}
+	out = dedupe(out)
 	sh.depth--
 	if !sh.cycled || sh.depth == 0 {
 		// A result computed inside a cycle may miss the values that
