@@ -145,7 +145,7 @@ func (l *linter) setChecks(sh *shaper, bound float64) {
 // against the header with the shaper sh, reporting to r, and returns the
 // checker (whose trouble says which args the number problems involve).
 func (l *linter) runReplies(w *replyWalk, sh *shaper, r *reporter, chunk []ast.Stmt) *replyChecker {
-	c := &replyChecker{r: r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}}
+	c := &replyChecker{r: r, s: l.s, errInts: map[string]bool{}, errCodes: map[string]bool{}, bound: sh.defBound}
 	for _, e := range l.s.Errors {
 		switch {
 		case e.Value == "nil":
@@ -211,6 +211,7 @@ type replyChecker struct {
 	errNil   bool
 	errInts  map[string]bool
 	errCodes map[string]bool
+	bound    float64 // the bound assumed for an int64 arg without a range
 }
 
 // errorCode is the code of an error reply's message as the runtime reads
@@ -570,7 +571,7 @@ func (c *replyChecker) inexactMsg(v lval, name string) string {
 	if v.hint != "" {
 		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is", v.hint, v.what)
 	}
-	if fix := c.headerFix(v.args); fix != "" {
+	if fix := c.headerFix(v.args, overLimit(v, maxExact)); fix != "" {
 		return fmt.Sprintf("%s: %s may not reach the caller as the integer it is%s: %s", fix, v.what, reach(v), why)
 	}
 	return fmt.Sprintf("declare %s as string and return string.format('%%d', x), or keep it within ±2^53 (e.g. compute it from numbers the server returns, as INCRBY's reply): %s may not reach the caller as the integer it is%s: %s", name, v.what, reach(v), why)
@@ -591,7 +592,15 @@ func reach(v lval) string {
 // headerFix is the one header line that bounds the caller's numbers a
 // reported number is computed from: a range on the first such ---@arg
 // (or, for a string one, a number type with a range); "" when none does.
-func (c *replyChecker) headerFix(args uint64) string {
+// scale is how many times too large the number may get (its reach over
+// the limit it must stay under; 0 when unknown): a suggested range is the
+// arg's present one shrunk that much (as if the number grew in step with
+// the arg), so that it is narrower than the present one, and none is
+// suggested when no range of at least 1 would do.
+func (c *replyChecker) headerFix(args uint64, scale float64) string {
+	if scale < 0 {
+		return "" // no range helps (a fraction carried through products)
+	}
 	var fix string
 	var others []string
 	for i, p := range c.s.Args {
@@ -614,19 +623,49 @@ func (c *replyChecker) headerFix(args uint64) string {
 		if p.Type.Elem.needsUnit() {
 			typ += " " + map[bool]string{true: "s", false: "ms"}[p.Type.Unit == time.Second]
 		}
+		example := "[0,1000000]"
+		if scale == 0 && p.Range != nil && p.Range.numeric && p.Type.Elem != String && p.Type.Elem != Bytes {
+			continue // ranged already, and how far the number goes is not known
+		}
+		if b := typeBound(p, c.bound); b.bounded && scale > 1 {
+			m := niceBelow(math.Max(-b.lo, b.hi) / scale)
+			if m < 1 {
+				continue // no integer range keeps it: the general fix
+			}
+			lo := 0.0
+			if b.lo < 0 {
+				lo = -m
+			}
+			example = "[" + strconv.FormatFloat(lo, 'f', -1, 64) + "," + strconv.FormatFloat(m, 'f', -1, 64) + "]"
+		}
 		switch {
 		case p.Type.Elem == String || p.Type.Elem == Bytes:
-			fix = fmt.Sprintf("declare %s a number with the range it takes: ---@arg %s int64 [0,1000000] %s", p.Name, name, desc)
+			fix = fmt.Sprintf("declare %s a number with the range it takes: ---@arg %s int64 %s %s", p.Name, name, example, desc)
 		case p.Range != nil:
-			fix = fmt.Sprintf("narrow the range of %s on its ---@arg line (now %s), e.g. ---@arg %s %s [0,1000000] %s", p.Name, p.Range.Text, name, typ, desc)
+			fix = fmt.Sprintf("narrow the range of %s on its ---@arg line (now %s), e.g. ---@arg %s %s %s %s", p.Name, p.Range.Text, name, typ, example, desc)
 		default:
-			fix = fmt.Sprintf("give %s the range it takes: ---@arg %s %s [0,1000000] %s", p.Name, name, typ, desc)
+			fix = fmt.Sprintf("give %s the range it takes: ---@arg %s %s %s %s", p.Name, name, typ, example, desc)
 		}
 	}
 	if len(others) > 0 {
 		fix += " (or bound " + listingAnd(others) + " likewise)"
 	}
 	return fix
+}
+
+// niceBelow returns the largest 1, 2 or 5 times a power of ten at most f
+// (0 below 1).
+func niceBelow(f float64) float64 {
+	if f < 1 {
+		return 0
+	}
+	p := math.Pow(10, math.Floor(math.Log10(f)))
+	for _, d := range []float64{5, 2, 1} {
+		if d*p <= f {
+			return d * p
+		}
+	}
+	return p
 }
 
 // textArg reports whether args include a string ---@arg: the caller's
@@ -645,6 +684,35 @@ func (c *replyChecker) textArg(args uint64) bool {
 // "1e+15" and 1/3 "0.33333333333333", which the next reader of the text
 // (the script's next call, another service) takes for another number.
 func (c *replyChecker) checkText(ns numSite, vals lset) {
+	limit, fracOK, writes := textExact, false, "writes a number with %.14g (1e15 becomes \"1e+15\", 1/3 \"0.33333333333333\")"
+	fix := "write string.format('%d', x) for an integer, string.format('%.17g', x) for a fraction"
+	switch ns.conv {
+	case 'd', 'i', 'u', 'c', 'o', 'x', 'X':
+		// The conversion takes the integer part (Lua 5.1 casts the
+		// double to long long): a fraction is dropped as meant, but past
+		// 2^53 the double is not the integer computed.
+		limit, fracOK = maxExact, true
+		writes = "writes the integer the double holds, which past 2^53 (9007199254740992) is not the integer computed and past 2^63 is undefined"
+		fix = "keep it within ±2^53"
+	case 'f':
+		limit, fracOK = maxExact, true
+		writes = "writes every integer digit of the double, which past 2^53 (9007199254740992) is not the number computed"
+		fix = "keep it within ±2^53"
+	case 'e', 'E', 'g', 'G':
+		p := ns.prec
+		if p < 0 {
+			p = 6
+		}
+		if ns.conv == 'e' || ns.conv == 'E' {
+			p++ // digits after the point, and one before it
+		}
+		p = max(p, 1)
+		if p >= 17 {
+			return // %.17g is exact for every double
+		}
+		limit = math.Pow(10, float64(p))
+		writes = fmt.Sprintf("keeps %d significant digits (%s of 1234567 is %q)", p, ns.how, strconv.FormatFloat(1234567, map[bool]byte{true: 'e', false: 'g'}[ns.conv == 'e' || ns.conv == 'E'], p-map[bool]int{true: 1, false: 0}[ns.conv == 'e' || ns.conv == 'E'], 64))
+	}
 	for _, v := range vals {
 		var what string
 		switch {
@@ -652,18 +720,20 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 			continue
 		case v.inexact && !v.ranged && c.textArg(v.args):
 			what = "may be any number the caller sends, 1e15 or 0.5"
-		case v.ranged && max(-v.lo, v.hi) >= textExact:
+		case v.ranged && max(-v.lo, v.hi) >= limit:
 			what = "may reach " + boundText(max(-v.lo, v.hi))
+		case fracOK:
+			continue
 		case v.kind == vFrac || v.kind == vMaybeFrac && (!v.ranged || v.fbits > 0 || v.quotient):
 			what, v.args = "may carry a fraction", 0 // no range rules a fraction out
 		default:
 			continue
 		}
 		c.trouble |= v.args
-		msg := fmt.Sprintf("%s %s, and %s writes a number with %%.14g (1e15 becomes \"1e+15\", 1/3 \"0.33333333333333\"), which the next reader takes for another number: write string.format('%%d', x) for an integer, string.format('%%.17g', x) for a fraction", v.what, what, ns.how)
+		msg := fmt.Sprintf("%s %s, and %s %s, which the next reader takes for another number: %s", v.what, what, ns.how, writes, fix)
 		if v.hint != "" {
 			msg = v.hint + ": " + v.what + ", and " + ns.how + " writes inf or nan as text"
-		} else if fix := c.headerFix(v.args); fix != "" {
+		} else if fix := c.headerFix(v.args, overLimit(v, limit)); fix != "" {
 			msg = fix + ": " + msg
 		}
 		c.r.errorf(ns.pos, "%s", msg)
@@ -680,4 +750,22 @@ func intTextPrefix(p string) bool {
 		}
 	}
 	return true
+}
+
+// overLimit is how many times a bounded number may exceed limit, counting
+// the bits of fraction it carries (each halves what a double holds
+// exactly); 0 when it is not bounded or within the limit, -1 when no
+// bound keeps it exact (a fraction carried through products).
+func overLimit(v lval, limit float64) float64 {
+	switch {
+	case v.ranged && v.fbits >= 53:
+		return -1
+	case !v.ranged:
+		return 0
+	}
+	limit = math.Min(limit, math.Ldexp(maxExact, -v.fbits))
+	if m := math.Max(-v.lo, v.hi); m >= limit {
+		return m / limit * 2 // the limit itself is too far too
+	}
+	return 0
 }

@@ -998,6 +998,11 @@ type numSite struct {
 	text   bool
 	coerce bool // the value is converted as string.format('%d') does
 	how    string
+	// conv is the string.format conversion that writes the number ('d',
+	// 'g', 'f', ...; 0 for tostring's %.14g) and prec its precision (-1:
+	// the default).
+	conv byte
+	prec int
 }
 
 var (
@@ -1006,7 +1011,7 @@ var (
 	reFormat   = regexp.MustCompile(`\bformat\b`)
 	reEncode   = regexp.MustCompile(`\bencode\b`)
 	// reSpec matches a string.format specifier, capturing its conversion.
-	reSpec = regexp.MustCompile(`%[-+ #0]*[0-9]*(?:\.[0-9]*)?([a-zA-Z%])`)
+	reSpec = regexp.MustCompile(`%[-+ #0]*[0-9]*(\.[0-9]*)?([a-zA-Z%])`)
 )
 
 // numberSites records the number sites of e (see numSite).
@@ -1038,16 +1043,22 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 			}
 			i := 1
 			for _, m := range reSpec.FindAllStringSubmatch(f.Value, -1) {
-				if m[1] == "%" {
+				if m[2] == "%" {
 					continue
 				}
 				if i >= len(e.Args) {
 					break
 				}
-				switch m[1] {
-				case "s":
+				prec := -1
+				if m[1] != "" {
+					prec, _ = strconv.Atoi(m[1][1:]) // "." alone is 0
+				}
+				switch c := m[2][0]; c {
+				case 's':
 					w.numSites = append(w.numSites, numSite{expr: e.Args[i], pos: p, text: true, how: "string.format's %s"})
-				case "q":
+				case 'q':
+				case 'd', 'i', 'u', 'c', 'o', 'x', 'X', 'e', 'E', 'f', 'g', 'G':
+					w.numSites = append(w.numSites, numSite{expr: e.Args[i], coerce: true, pos: p, text: true, how: "string.format's %" + string(c), conv: c, prec: prec})
 				default:
 					w.numSites = append(w.numSites, numSite{expr: e.Args[i], coerce: true})
 				}
