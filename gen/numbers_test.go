@@ -70,7 +70,7 @@ func TestArgCheckTooSmall(t *testing.T) {
 	got, ds := checks(t, "---@arg n int64 n\n---@return int64 n\nlocal n = tonumber(ARGV[1])\nreturn n * n\n")
 	assert.Equal(t, map[string]string{"n": "[-2147483648,2147483648]"}, got)
 	require.Len(t, ds, 1)
-	assert.Contains(t, ds[0].Msg, "give n the range it takes: ---@arg n int64 [0,1000000] n: a product (*) may not reach the caller as the integer it is (it may reach 2^62 (4611686018427387904))")
+	assert.Contains(t, ds[0].Msg, "give n the range it takes: ---@arg n int64 [-2000000,2000000] n: a product (*) may not reach the caller as the integer it is (it may reach 2^62 (4611686018427387904))")
 }
 
 // TestRatelimitWithoutTrick runs the analysis on examples/ratelimit's
