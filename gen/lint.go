@@ -1376,3 +1376,20 @@ func literalValue(x ast.Expr) (float64, bool) {
 	}
 	return f, ok
 }
+
+// callRe finds the function of a redis.call (or of an alias's call) for
+// the number checks, with patterns of their own so that the locator
+// counts their lookups apart from the cluster lint's (see locator.find).
+func (l *linter) callRe(e *ast.FuncCallExpr) *regexp.Regexp {
+	name := `redis\s*\.\s*p?call`
+	if id, ok := e.Func.(*ast.IdentExpr); ok {
+		name = regexp.QuoteMeta(id.Value)
+	}
+	key := "\x00arg " + name
+	if re := l.regexps[key]; re != nil {
+		return re
+	}
+	re := regexp.MustCompile(`(\b` + name + `)\s*\(`)
+	l.regexps[key] = re
+	return re
+}

@@ -1028,6 +1028,16 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 			}
 		}
 	case *ast.FuncCallExpr:
+		if fn := w.l.redisCall(e); fn != "" && len(e.Args) > 1 {
+			// Redis writes a number argument with %.17g: exact for every
+			// double, but past 2^53 the double is not the integer the
+			// script computed, and from 1e17 on the text has an exponent
+			// (1e+17), which INCRBY and friends refuse.
+			p := w.l.loc.find(e.Line(), w.l.callRe(e))
+			for _, x := range e.Args[1:] {
+				w.numSites = append(w.numSites, numSite{expr: x, pos: p, text: true, how: fn + "'s argument", conv: 'r'})
+			}
+		}
 		switch a, _ := e.Func.(*ast.AttrGetExpr); {
 		case sh.global(e.Func, "tonumber"):
 			w.numSites = append(w.numSites, numSite{expr: e})

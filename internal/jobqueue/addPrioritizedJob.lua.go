@@ -51,7 +51,7 @@ type AddPrioritizedJobArgs struct {
 	// Timestamp is ARGV[5], sent as Unix milliseconds: when the job is added
 	Timestamp time.Time
 	// Priority is ARGV[6]: 1 (first) to 2097152. Within
-	// [-9007199254740992,9007199254740992], the bound that keeps the script's
+	// [-4503599627370496,4503599627370496], the bound that keeps the script's
 	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
 	// sends nothing.
 	Priority int64
@@ -107,7 +107,7 @@ var addPrioritizedJobCalls luagenimpl.CallPool[addPrioritizedJobCall]
 // [runtime.ErrBadArg] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) (string, error) {
-	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return "", err
 	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
@@ -139,7 +139,7 @@ func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobK
 // makes; after b.Send, the future's Result returns what AddPrioritizedJob
 // would have: the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddPrioritizedJob(b *runtime.Batch, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) *runtime.Future[string] {
-	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return runtime.NewFailedFuture[string](err)
 	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.

@@ -53,7 +53,7 @@ type MoveToFinishedArgs struct {
 	// FinishedOn is ARGV[6], sent as Unix milliseconds: when the attempt ended
 	FinishedOn time.Time
 	// KeepLast is ARGV[7]: how many jobs the set keeps, the newest; -1 keeps
-	// all. Within [-9007199254740992,9007199254740992], the bound that keeps
+	// all. Within [-4503599627370496,4503599627370496], the bound that keeps
 	// the script's arithmetic exact; otherwise the call fails with
 	// [runtime.ErrBadArg] and sends nothing.
 	KeepLast int64
@@ -112,7 +112,7 @@ var moveToFinishedCalls luagenimpl.CallPool[moveToFinishedCall]
 // [runtime.ErrBadArg] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, args MoveToFinishedArgs) (int64, error) {
-	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return 0, err
 	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
@@ -145,7 +145,7 @@ func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, a
 // after b.Send, the future's Result returns what MoveToFinished would have:
 // the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueMoveToFinished(b *runtime.Batch, keys MoveToFinishedKeys, args MoveToFinishedArgs) *runtime.Future[int64] {
-	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -9007199254740992, 9007199254740992, "[-9007199254740992,9007199254740992]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return runtime.NewFailedFuture[int64](err)
 	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
