@@ -78,6 +78,11 @@ type binding struct {
 	init       ast.Expr
 	reassigned bool
 	guards     []guard
+	// argvElem is set for a local that holds an element of ARGV at an
+	// index the analysis does not know: local a, b = unpack(ARGV), or the
+	// value of for _, v in ipairs(ARGV) (the number checks then bound it
+	// by every arg's type).
+	argvElem bool
 }
 
 type scope struct {
@@ -340,6 +345,9 @@ func (l *linter) stmt(st ast.Stmt) bool {
 				last := st.Exprs[len(st.Exprs)-1]
 				t := l.elemTaint(last)
 				b := l.declare(name, &t)
+				if c, ok := last.(*ast.FuncCallExpr); ok && l.isUnpack(c) && l.isGlobal(c.Args[0], "ARGV") {
+					b.argvElem = true
+				}
 				if i == len(st.Exprs)-1 {
 					b.decoded = l.decodedArg(last)
 				}
@@ -410,16 +418,18 @@ func (l *linter) open(owner ast.PositionHolder) {
 		l.declare(o.Name, &taint{origin: fromUnknown, why: ""})
 	case *ast.GenericForStmt:
 		elem := taint{origin: fromUnknown, why: ""}
+		argv := false
 		if len(o.Exprs) == 1 {
 			if c, ok := o.Exprs[0].(*ast.FuncCallExpr); ok && len(c.Args) == 1 && (l.isGlobal(c.Func, "ipairs") || l.isGlobal(c.Func, "pairs")) {
 				elem = l.tableElems(c.Args[0])
+				argv = l.isGlobal(c.Args[0], "ARGV")
 			}
 		}
 		l.push()
 		l.addLocals(3, o.Line()) // (for generator), (for state), (for control)
 		for i, name := range o.Names {
 			if i == 1 {
-				l.declare(name, &elem)
+				l.declare(name, &elem).argvElem = argv
 			} else {
 				l.declare(name, &taint{origin: fromUnknown, why: ""})
 			}

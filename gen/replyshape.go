@@ -525,6 +525,9 @@ func (sh *shaper) binding(b *binding) lset {
 	if v, ok := sh.memo[b]; ok {
 		return v
 	}
+	if b.argvElem && len(b.values) == 0 {
+		return one(lval{kind: vStr, what: "an element of ARGV", argv: -1})
+	}
 	if b.fixed != nil {
 		return unknown(0)
 	}
@@ -792,6 +795,29 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 				out = append(out, v)
 			}
 			return out
+		}
+		if len(e.Args) == 2 {
+			if n, ok := e.Args[1].(*ast.NumberExpr); ok && strings.TrimSpace(n.Value) == "10" {
+				return sh.eval(&ast.FuncCallExpr{Func: e.Func, Args: e.Args[:1]})
+			}
+			// The caller's text read in another base: its ---@arg type
+			// bounds the decimal number the method sends, not this one
+			// (an int64 1000 sent as "1000" is 4096 in base 16).
+			var out lset
+			for _, v := range sh.eval(e.Args[0]) {
+				if v.kind == vStr && v.argv != 0 {
+					a := sh.argNumber(v.argv, line)
+					what := "tonumber(ARGV[...], base)"
+					if v.argv > 0 {
+						what = fmt.Sprintf("tonumber(ARGV[%d], base)", v.argv)
+					}
+					out = append(out, lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: a.args, text: true,
+						hint: "read the caller's number with tonumber(x) (base 10), the number its ---@arg type bounds, or keep it within ±2^53 yourself"})
+				}
+			}
+			if out != nil {
+				return out
+			}
 		}
 		return one(lval{kind: vNum, what: "tonumber(...)", line: line})
 	case sh.global(e.Func, "tostring"):
