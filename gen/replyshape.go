@@ -270,6 +270,9 @@ type shaper struct {
 	// * 1000): see selfUpdate.
 	self  map[*binding]bool
 	steps int // evaluation steps left; at 0 every value is unknown
+	// exprMemo holds the values of expressions evaluated outside any
+	// local's evaluation (see eval).
+	exprMemo map[ast.Expr]lset
 }
 
 // shaperSteps bounds the work on one script: locals that feed each other
@@ -293,7 +296,26 @@ func boolean(line int, what string) lset {
 }
 
 // eval returns every value e can have (its first value, for a call).
+// Outside the evaluation of a local, an expression's values do not depend
+// on where it is reached from, so they are kept: a product of 1,000
+// factors is a number site at every level, and would otherwise be
+// evaluated again at each.
 func (sh *shaper) eval(e ast.Expr) lset {
+	if sh.depth > 0 {
+		return sh.evalExpr(e)
+	}
+	if v, ok := sh.exprMemo[e]; ok {
+		return v
+	}
+	v := sh.evalExpr(e)
+	if sh.exprMemo == nil {
+		sh.exprMemo = map[ast.Expr]lset{}
+	}
+	sh.exprMemo[e] = v
+	return v
+}
+
+func (sh *shaper) evalExpr(e ast.Expr) lset {
 	line := e.Line()
 	if sh.steps <= 0 {
 		return unknown(line)
@@ -360,6 +382,9 @@ func (sh *shaper) eval(e ast.Expr) lset {
 		}
 		return out
 	case *ast.AttrGetExpr:
+		if k, ok := e.Key.(*ast.StringExpr); ok && k.Value == "huge" && sh.global(e.Object, "math") {
+			return one(lval{kind: vMaybeFrac, inexact: true, what: "math.huge (inf)", line: line})
+		}
 		if (sh.global(e.Object, "KEYS") || sh.global(e.Object, "ARGV")) && e.Key != nil {
 			argv := sh.global(e.Object, "ARGV")
 			if n, ok := literalIndex(e.Key); ok {

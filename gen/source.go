@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -239,15 +240,21 @@ func (l *locator) findIndex(line int, re *regexp.Regexp, n int) Pos {
 // luaNumber reads a Lua 5.1 number literal: decimal (a leading 0 is not
 // octal), with a fraction or exponent, or 0x hexadecimal.
 func luaNumber(s string) (float64, bool) {
+	// Out of range is a number, as for Lua 5.1's strtod and strtoul: 1e309
+	// is inf, 1e-400 is 0, and a hex literal past 64 bits is 2^64 - 1.
+	inRange := func(err error) bool {
+		var ne *strconv.NumError
+		return err == nil || errors.As(err, &ne) && ne.Err == strconv.ErrRange
+	}
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
 		u, err := strconv.ParseUint(s[2:], 16, 64)
-		return float64(u), err == nil
+		return float64(u), inRange(err)
 	}
 	if s == "" || !(s[0] >= '0' && s[0] <= '9' || s[0] == '.') {
 		return 0, false // ParseFloat would take "inf" and "nan"
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil
+	return f, inRange(err)
 }
 
 // offset converts a byte offset in the source to a position.
