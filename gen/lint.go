@@ -1403,3 +1403,25 @@ func (l *linter) callRe(e *ast.FuncCallExpr) *regexp.Regexp {
 	l.regexps[key] = re
 	return re
 }
+
+// globalAlias returns what a local assigned once from a global or from a
+// field of one holds (local tn = tonumber gives tonumber, local floor =
+// math.floor gives math.floor), or nil.
+func (l *linter) globalAlias(b *binding) ast.Expr {
+	if !l.once(b) || b.init == nil {
+		return nil
+	}
+	switch x := b.init.(type) {
+	case *ast.IdentExpr:
+		if l.resolved[x] == nil {
+			return x
+		}
+	case *ast.AttrGetExpr:
+		if _, ok := x.Key.(*ast.StringExpr); ok {
+			if o, ok := x.Object.(*ast.IdentExpr); ok && l.resolved[o] == nil {
+				return x
+			}
+		}
+	}
+	return nil
+}

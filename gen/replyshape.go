@@ -284,7 +284,37 @@ const shaperSteps = 200000
 // every local it saw, so an identifier with no binding is a global.
 func (sh *shaper) global(e ast.Expr, name string) bool {
 	id, ok := e.(*ast.IdentExpr)
-	return ok && id.Value == name && sh.l.resolved[id] == nil
+	if !ok {
+		return false
+	}
+	if b := sh.l.resolved[id]; b != nil {
+		// local m = math; m.floor(x): a local assigned once from the
+		// global stands for it.
+		init, ok := sh.l.globalAlias(b).(*ast.IdentExpr)
+		return ok && init.Value == name
+	}
+	return id.Value == name
+}
+
+// callee is the function e calls, with a local assigned once from a
+// global function or a library's field (local tn = tonumber, local floor
+// = math.floor) replaced by what it was assigned, so that the number
+// checks see through it.
+func (sh *shaper) callee(e *ast.FuncCallExpr) *ast.FuncCallExpr {
+	id, ok := e.Func.(*ast.IdentExpr)
+	if !ok {
+		return e
+	}
+	b := sh.l.resolved[id]
+	if b == nil {
+		return e
+	}
+	if init := sh.l.globalAlias(b); init != nil {
+		c := *e
+		c.Func = init
+		return &c
+	}
+	return e
 }
 
 func one(v lval) lset { return lset{v} }
@@ -760,6 +790,7 @@ func (sh *shaper) message(kind vkind, e ast.Expr, line int) lval {
 // call evaluates a function call's first value.
 func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 	line := e.Line()
+	e = sh.callee(e)
 	if fn := sh.l.redisCall(e); fn != "" {
 		return sh.callReply(fn, e.Args, line)
 	}
@@ -1079,12 +1110,14 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 			}
 		}
 	case *ast.FuncCallExpr:
+		written := e // as the source writes it, for positions
+		e = sh.callee(e)
 		if fn := w.l.redisCall(e); fn != "" && len(e.Args) > 1 {
 			// Redis writes a number argument with %.17g: exact for every
 			// double, but past 2^53 the double is not the integer the
 			// script computed, and from 1e17 on the text has an exponent
 			// (1e+17), which INCRBY and friends refuse.
-			p := w.l.loc.find(e.Line(), w.l.callRe(e))
+			p := w.l.loc.find(e.Line(), w.l.callRe(written))
 			for _, x := range e.Args[1:] {
 				w.numSites = append(w.numSites, numSite{expr: x, pos: p, text: true, how: fn + "'s argument", conv: 'r'})
 			}
