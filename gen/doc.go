@@ -541,7 +541,38 @@
 //   - + - * / %, unary minus, math.floor, ceil, min, max and abs of
 //     bounded numbers (a quotient of integers floors exactly while the
 //     dividend is within 2^53; a quotient multiplied again does not: divide
-//     last).
+//     last);
+//   - locals from unpack(ARGV) and the values of ipairs(ARGV) (bounded by
+//     every arg's type), and a local assigned once from a global function
+//     or a library's field (local tn = tonumber, local m = math, local fmt =
+//     string.format), followed as that function;
+//   - math.huge and literals past the double range (1e309) are inf, and a
+//     bound that overflows to inf (a product of a thousand factors) is
+//     reported like any other.
+//
+// Where a number becomes text: .., tostring, string.format's %s and
+// cjson.encode write it with %.14g (reported from 1e14, or with a
+// fraction); string.format's %d, %x, %o, %c and %f write the integer the
+// double holds (reported past 2^53; a fraction is dropped as meant); %g
+// and %e keep 6 significant digits or their precision (reported from
+// 10^precision, %.17g is exact); a number passed to redis.call is written
+// with %.17g (reported past 2^53, and 1e17 is written 1e+17). The caller's
+// text made a number and passed straight to a command is the command's
+// to parse, and not reported there.
+//
+// A divisor that is the caller's number and whose range holds 0 (x / b,
+// x % b) gives inf or nan, which Redis replies as -9223372036854775808 and
+// tostring writes "inf": reported with the range less 0, unless the
+// script compares the local with 0 or bounds it from below by a positive
+// literal somewhere (if b <= 0 then return end). tonumber(ARGV[n], base)
+// in a base other than 10 is not the number the method checks, and is
+// reported wherever it may go wrong.
+//
+// The analysis does bounded work: values are deduplicated and
+// expressions memoized, so helper chains and long scripts take time
+// linear in their size (BullMQ's largest script takes about 500 steps);
+// a script that still exhausts the 200,000-step bound (locals feeding
+// each other in a loop) is reported, never passed silently.
 //
 // A local assigned arithmetic on itself (x = x * 1000; s = s + a in a
 // loop; acc = acc * k in a closure) runs again and again, so its value has
@@ -555,7 +586,9 @@
 // Numbers the server computes (INCR, LLEN, ZCARD, ... replies, #x,
 // tonumber of a stored value) are exact integers with no bound of their
 // own: in arithmetic with a bounded number they add nothing to its bound,
-// so INCRBY's reply - 1 is exact. The caller's text (a string ---@arg)
+// so INCRBY's reply - 1 is exact. That is a trust, not a proof: a count
+// times the caller's number (INCR's reply * n) is bounded by n alone, and
+// a count used as a divisor may be 0. The caller's text (a string ---@arg)
 // made a number has no bound and may carry a fraction.
 //
 // The caller's numbers are checked. An int64 ---@arg the script turns
