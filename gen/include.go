@@ -43,26 +43,41 @@ type includeSite struct {
 	at   Pos
 }
 
-// parseInclude reads the words of an include line (ws[0] is the tag;
-// ws[1], when there, the path) on line, reporting a malformed one. The
-// path may be quoted, as BullMQ writes it (--- @include "includes/name"),
-// and a path whose file name has no extension names a .lua file.
-func parseInclude(r *reporter, line int, ws []word) *Include {
-	at := func(w word) Pos { return Pos{line, w.col} }
+// parseInclude reads an include line on line: raw is its text from the
+// tag on, which starts at column shift+1 of the line. It reports a
+// malformed one. The path may be quoted, as BullMQ writes it (--- @include
+// "includes/name"), and then may hold spaces; a path whose file name has
+// no extension names a .lua file.
+func parseInclude(r *reporter, line int, raw string, shift int) *Include {
+	ws := splitWords(raw)
+	at := func(w word) Pos { return Pos{line, w.col + shift} }
 	if len(ws) < 2 {
 		r.errorf(at(ws[0]), "malformed ---@include: want ---@include path.lua, relative to this file")
 		return nil
 	}
-	if len(ws) > 2 {
-		r.errorf(at(ws[2]), "malformed ---@include: unexpected %q after the path; include one file per line", ws[2].s)
-	}
 	p := ws[1].s
 	if q := p[:1]; q == `"` || q == `'` {
-		if len(p) < 3 || !strings.HasSuffix(p, q) {
-			r.errorf(at(ws[1]), "---@include %s: the quote is not closed on this line", p)
+		// A quoted path runs to the closing quote, spaces and all.
+		start := ws[1].col // just after the opening quote, 0-based in raw
+		n := strings.Index(raw[start:], q)
+		if n < 0 {
+			r.errorf(at(ws[1]), "---@include %s: the quote is not closed on this line", strings.TrimRight(raw[start-1:], " \t"))
 			return nil
 		}
-		p = p[1 : len(p)-1]
+		p = raw[start : start+n]
+		if strings.TrimSpace(p) == "" {
+			r.errorf(at(ws[1]), "malformed ---@include: the path is empty")
+			return nil
+		}
+		rest := splitWords(raw[start+n+1:])
+		ws = ws[:2]
+		for _, w := range rest {
+			w.col += start + n + 1
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) > 2 {
+		r.errorf(at(ws[2]), "malformed ---@include: unexpected %q after the path; include one file per line (a path with spaces goes in quotes)", ws[2].s)
 	}
 	if !strings.Contains(path.Base(p), ".") {
 		p += ".lua" // BullMQ's form names the file without its extension
@@ -111,11 +126,7 @@ func scanIncludes(r *reporter, text string, lines []string, from int) []*Include
 		}
 		c := line[col:]
 		if m := reIncludeLine.FindStringSubmatchIndex(c); m != nil {
-			ws := splitWords(c[m[2]:])
-			for k := range ws {
-				ws[k].col += col + m[2]
-			}
-			if inc := parseInclude(r, i+1, ws); inc != nil {
+			if inc := parseInclude(r, i+1, c[m[2]:], col+m[2]); inc != nil {
 				incs = append(incs, inc)
 			}
 		} else if m := reIncludeLike.FindStringSubmatchIndex(c); m != nil {
