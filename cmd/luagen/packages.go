@@ -155,8 +155,14 @@ func runPackages(e *env, name string, patterns []string) int {
 	for i, p := range patterns {
 		// A directory is a pattern relative to the current directory
 		// ("stock" would be an import path, in the standard library).
-		if !strings.Contains(p, "...") && !filepath.IsAbs(p) && !build.IsLocalImport(p) {
-			patterns[i] = "./" + p
+		if !strings.Contains(p, "...") {
+			// go list reports a directory's pattern cleaned (no trailing
+			// slash), and matches are looked up by it.
+			p = filepath.ToSlash(filepath.Clean(p))
+			patterns[i] = p
+			if !filepath.IsAbs(p) && !build.IsLocalImport(p) {
+				patterns[i] = "./" + p
+			}
 		}
 	}
 	pkgs, err := listPackages(patterns)

@@ -274,8 +274,10 @@ func TestSelfGeneratingDirectoryTakesItsLine(t *testing.T) {
 	r = luagen(t, nil, "diff", ".")
 	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
 	t.Chdir(root)
-	r = luagen(t, nil, "check", "kv")
-	assert.Equal(t, 0, r.code, r.stderr)
+	for _, dir := range []string{"kv", "kv/", "./kv"} {
+		r = luagen(t, nil, "check", dir)
+		assert.Equal(t, 0, r.code, "%s: %s", dir, r.stderr)
+	}
 
 	// Flags on the command line: the scripts, with those flags.
 	t.Chdir(pkg)

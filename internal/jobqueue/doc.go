@@ -17,7 +17,12 @@
 // MoveToFinished and RetryJob end an attempt, checking the token. Pause and
 // Resume move the ready jobs between the wait and paused lists, GetCounts
 // counts the jobs in each state, Clean deletes old finished jobs and
-// Obliterate a paused queue. Times come from the caller, so a run is
+// Obliterate a paused queue. AddChildJob adds a job with a parent in the
+// same queue, and RemoveWaitingJob removes a ready job, reading its
+// parent's key from its hash as BullMQ does and, only when the parent's
+// prefix is the queue's (if parentPrefix == prefix), taking it off the
+// parent's pending children: a key read from data that the cluster lint
+// accepts because that guard proves it in the queue's slot. Times come from the caller, so a run is
 // deterministic but for the events stream's entry ids and lock lifetimes.
 //
 // Its tests run one flow of calls through the generated methods on luatest,

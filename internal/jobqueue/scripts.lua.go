@@ -38,7 +38,7 @@ func New(e runtime.Executor) *Scripts {
 
 // All returns this package's scripts in file order, in a new slice.
 func All() []*runtime.Script {
-	return []*runtime.Script{addDelayedJobScript, addPrioritizedJobScript, addStandardJobScript, cleanScript, extendLockScript, getCountsScript, moveToActiveScript, moveToFinishedScript, obliterateScript, pauseScript, resumeScript, retryJobScript}
+	return []*runtime.Script{addChildJobScript, addDelayedJobScript, addPrioritizedJobScript, addStandardJobScript, cleanScript, extendLockScript, getCountsScript, moveToActiveScript, moveToFinishedScript, obliterateScript, pauseScript, removeWaitingJobScript, resumeScript, retryJobScript}
 }
 
 // Preload adds every script of this package to the script cache of every node
@@ -50,14 +50,15 @@ func (s *Scripts) Preload(ctx context.Context) error {
 // Errors that several scripts of this package declare: one sentinel each,
 // whichever script returns it. Test for them with errors.Is.
 var (
-	// ErrDuplicate is returned when [Scripts.AddDelayedJob],
-	// [Scripts.AddPrioritizedJob] or [Scripts.AddStandardJob] replies -5: a job
-	// with this id already exists; nothing changed
-	ErrDuplicate = runtime.NewCodeError("jobqueue", "Duplicate", "-5", "a job with this id already exists; nothing changed")
-	// ErrMissingJob is returned when [Scripts.ExtendLock],
-	// [Scripts.MoveToFinished] or [Scripts.RetryJob] replies -1: the job does not
-	// exist
+	// ErrMissingJob is returned when [Scripts.AddChildJob], [Scripts.ExtendLock],
+	// [Scripts.MoveToFinished], [Scripts.RemoveWaitingJob] or [Scripts.RetryJob]
+	// replies -1: the job does not exist
 	ErrMissingJob = runtime.NewCodeError("jobqueue", "MissingJob", "-1", "the job does not exist")
+	// ErrDuplicate is returned when [Scripts.AddChildJob],
+	// [Scripts.AddDelayedJob], [Scripts.AddPrioritizedJob] or
+	// [Scripts.AddStandardJob] replies -5: a job with this id already exists;
+	// nothing changed
+	ErrDuplicate = runtime.NewCodeError("jobqueue", "Duplicate", "-5", "a job with this id already exists; nothing changed")
 	// ErrMissingLock is returned when [Scripts.ExtendLock],
 	// [Scripts.MoveToFinished] or [Scripts.RetryJob] replies -2: the job holds no
 	// lock (it expired, or the job is not active)
@@ -69,29 +70,29 @@ var (
 )
 
 // QueueKeys are the keys of a ---@keys family
-// (internal/jobqueue/addStandardJob.lua): one queue's keys, laid out as
-// BullMQ's (bull:{q}:wait). Build them with [KeysFor]: each is laid out as
+// (internal/jobqueue/addChildJob.lua): one queue's keys, laid out as BullMQ's
+// (bull:{q}:wait). Build them with [KeysFor]: each is laid out as
 // <prefix>:{queue} and a suffix. They share the hash tag {queue}, so on Redis
 // Cluster they hash to one slot.
 type QueueKeys struct {
-	// Prefix is <prefix>:{queue}: — the queue's key prefix, e.g. bull:{q}:; a job's keys are built on it
+	// Prefix is <prefix>:{queue}:.
 	Prefix string
-	// Meta is <prefix>:{queue}:meta: hash of the queue's settings (paused, opts.maxLenEvents)
+	// Wait is <prefix>:{queue}:wait.
+	Wait string
+	// Paused is <prefix>:{queue}:paused: list of ready jobs' ids while the queue is paused
+	Paused string
+	// Meta is <prefix>:{queue}:meta.
 	Meta string
 	// ID is <prefix>:{queue}:id: counter of the queue's job ids
 	ID string
-	// Delayed is <prefix>:{queue}:delayed: sorted set of delayed jobs' ids, scored by when they are due (Unix ms)
-	Delayed string
 	// Events is <prefix>:{queue}:events: stream of the queue's events
 	Events string
+	// Delayed is <prefix>:{queue}:delayed: sorted set of delayed jobs' ids, scored by when they are due (Unix ms)
+	Delayed string
 	// Prioritized is <prefix>:{queue}:prioritized: sorted set of prioritized jobs' ids
 	Prioritized string
 	// Pc is <prefix>:{queue}:pc: counter that orders jobs of one priority
 	Pc string
-	// Wait is <prefix>:{queue}:wait: list of ready jobs' ids, taken from the right
-	Wait string
-	// Paused is <prefix>:{queue}:paused: list of ready jobs' ids while the queue is paused
-	Paused string
 	// Active is <prefix>:{queue}:active: list of jobs being processed
 	Active string
 	// Completed is <prefix>:{queue}:completed: sorted set of completed jobs' ids, scored by when they finished
@@ -102,9 +103,9 @@ type QueueKeys struct {
 }
 
 // KeysFor returns the QueueKeys of queue under prefix: <prefix>:{queue}:,
-// <prefix>:{queue}:meta, <prefix>:{queue}:id, <prefix>:{queue}:delayed,
-// <prefix>:{queue}:events, <prefix>:{queue}:prioritized, <prefix>:{queue}:pc,
-// <prefix>:{queue}:wait, <prefix>:{queue}:paused, <prefix>:{queue}:active,
+// <prefix>:{queue}:wait, <prefix>:{queue}:paused, <prefix>:{queue}:meta,
+// <prefix>:{queue}:id, <prefix>:{queue}:events, <prefix>:{queue}:delayed,
+// <prefix>:{queue}:prioritized, <prefix>:{queue}:pc, <prefix>:{queue}:active,
 // <prefix>:{queue}:completed and <prefix>:{queue}:failed. They share the hash
 // tag {queue}, so on Redis Cluster they hash to one slot. An empty queue gives
 // "{}", which is no hash tag: the keys then hash to different slots and calls
@@ -113,14 +114,14 @@ func KeysFor(prefix, queue string) QueueKeys {
 	tag := prefix + ":{" + queue + "}"
 	return QueueKeys{
 		Prefix:      tag + ":",
-		Meta:        tag + ":meta",
-		ID:          tag + ":id",
-		Delayed:     tag + ":delayed",
-		Events:      tag + ":events",
-		Prioritized: tag + ":prioritized",
-		Pc:          tag + ":pc",
 		Wait:        tag + ":wait",
 		Paused:      tag + ":paused",
+		Meta:        tag + ":meta",
+		ID:          tag + ":id",
+		Events:      tag + ":events",
+		Delayed:     tag + ":delayed",
+		Prioritized: tag + ":prioritized",
+		Pc:          tag + ":pc",
 		Active:      tag + ":active",
 		Completed:   tag + ":completed",
 		Failed:      tag + ":failed",
@@ -138,6 +139,11 @@ func (k QueueKeys) Finished(state string) string {
 // key next to it, :lock appended.
 func (k QueueKeys) Job(id string) string {
 	return k.tag + ":" + id
+}
+
+// AddChildJob returns the keys of [Scripts.AddChildJob].
+func (k QueueKeys) AddChildJob() AddChildJobKeys {
+	return AddChildJobKeys{Wait: k.Wait, Paused: k.Paused, Meta: k.Meta, ID: k.ID, Events: k.Events}
 }
 
 // AddDelayedJob returns the keys of [Scripts.AddDelayedJob].
@@ -178,6 +184,11 @@ func (k QueueKeys) Obliterate() ObliterateKeys {
 // Pause returns the keys of [Scripts.Pause].
 func (k QueueKeys) Pause() PauseKeys {
 	return PauseKeys{Wait: k.Wait, Paused: k.Paused, Meta: k.Meta, Events: k.Events}
+}
+
+// RemoveWaitingJob returns the keys of [Scripts.RemoveWaitingJob].
+func (k QueueKeys) RemoveWaitingJob() RemoveWaitingJobKeys {
+	return RemoveWaitingJobKeys{Wait: k.Wait, Paused: k.Paused, Meta: k.Meta, Events: k.Events}
 }
 
 // Resume returns the keys of [Scripts.Resume].
