@@ -69,8 +69,11 @@ type binding struct {
 	// a later assignment gives one: a forward-declared function.
 	bare bool
 	// decoded is the arg whose decoded value the local holds (local args
-	// = cmsgpack.unpack(ARGV[1])): its elements are what ---@elem says.
-	decoded string
+	// = cmsgpack.unpack(ARGV[1])): its elements are what ---@elem says,
+	// unless decodedChanged: the script writes it or uses it otherwise
+	// than by reading its elements.
+	decoded        string
+	decodedChanged bool
 	// init is the value of a local declared alone with one (local x = e);
 	// reassigned is set once the script assigns the local again. guards
 	// are the if conditions its declaration runs under, which hold
@@ -151,6 +154,13 @@ type linter struct {
 	// zeroChecked holds the locals the script compares with 0, or bounds
 	// from below by a positive literal (noteBound, zeroDivisor).
 	zeroChecked map[*binding]bool
+	// readUse and writeUse mark the names of a table (KEYS, ARGV, a
+	// decoded arg) where an enclosing expression reads it (T[i], #T,
+	// ipairs(T)) or writes it (T[i] = x, rawset(T, ...)); writeTarget
+	// holds the T[i] an assignment writes (see tableUse).
+	readUse, writeUse map[*ast.IdentExpr]bool
+	writeTarget       map[*ast.AttrGetExpr]bool
+	metatables        bool // the script calls setmetatable or debug.*
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -224,7 +234,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{}, readUse: map[*ast.IdentExpr]bool{}, writeUse: map[*ast.IdentExpr]bool{}, writeTarget: map[*ast.AttrGetExpr]bool{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -364,8 +374,11 @@ func (l *linter) stmt(st ast.Stmt) bool {
 		return false
 	case *ast.AssignStmt:
 		for _, lhs := range st.Lhs {
-			if a, ok := lhs.(*ast.AttrGetExpr); ok && (l.isGlobal(a.Object, "KEYS") || l.isGlobal(a.Object, "ARGV")) {
-				l.argWrite(a.Object.(*ast.IdentExpr))
+			if a, ok := lhs.(*ast.AttrGetExpr); ok {
+				l.writeTarget[a] = true
+				if l.isGlobal(a.Object, "KEYS") || l.isGlobal(a.Object, "ARGV") {
+					l.argWrite(a.Object.(*ast.IdentExpr))
+				}
 			}
 		}
 	case *ast.FuncDefStmt:
@@ -632,16 +645,26 @@ func (l *linter) checkUndefined() {
 // by a local).
 func (l *linter) isGlobal(e ast.Expr, name string) bool {
 	id, ok := e.(*ast.IdentExpr)
-	return ok && id.Value == name && l.scope.lookup(name) == nil
+	// During the walk the scope says; after it (the checks of calls and
+	// keys), what the walk resolved the name to (local string = ... makes
+	// string.sub another function there).
+	return ok && id.Value == name && l.scope.lookup(name) == nil && l.resolved[id] == nil
 }
 
 // expr is the walk's hook before an expression.
 func (l *linter) expr(e ast.Expr) bool {
 	l.noteGlobal(e)
+	l.markTableUse(e)
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		if b := l.scope.lookup(e.Value); b != nil {
 			l.resolved[e] = b
+			if b.decoded != "" && !l.readUse[e] {
+				// args[1] = x, table.insert(args, ...), local a = args,
+				// f(args): the elements ---@elem describes may not be
+				// what the caller sent any more.
+				b.decodedChanged = true
+			}
 			l.ref(b)
 			if c := l.callOf[e]; c != nil {
 				l.fnCalls[b] = append(l.fnCalls[b], callRec{call: c, guards: l.guardsNow()})
@@ -657,12 +680,19 @@ func (l *linter) expr(e ast.Expr) bool {
 			l.undefined = append(l.undefined, undefinedRead{e, l.undefinedHint(e)})
 		}
 		switch e.Value { // KEYS or ARGV used as a whole: any element may be read
-		case "KEYS":
-			l.keys.dynamic = true
+		case "KEYS", "ARGV":
+			if e.Value == "KEYS" {
+				l.keys.dynamic = true
+			} else {
+				l.argv.dynamic = true
+			}
 			l.refGlobal(e.Value)
-		case "ARGV":
-			l.argv.dynamic = true
-			l.refGlobal(e.Value)
+			switch {
+			case l.writeUse[e]:
+				l.argWrite(e)
+			case !l.readUse[e]:
+				l.r.errorf(l.loc.find(e.Line(), l.wordRe(e.Value)), "%s is used here as a value (aliased, passed to a function, stored or returned), so what is written through it would change %s[n], which every check reads as what the caller sent; read %s[n], #%s, ipairs(%s) or unpack(%s) directly", e.Value, e.Value, e.Value, e.Value, e.Value, e.Value)
+			}
 		case "redis":
 			l.noteBareRedis(e)
 		case "error", "_G", "loadstring", "load":
@@ -716,6 +746,7 @@ func (l *linter) expr(e ast.Expr) bool {
 		if a, ok := e.Func.(*ast.AttrGetExpr); ok && l.isGlobal(a.Object, "redis") {
 			l.directFn[a] = true
 		}
+		l.noteMetatables(e)
 		re := reRedisCall
 		if id, ok := e.Func.(*ast.IdentExpr); ok {
 			l.callOf[id] = e
@@ -956,8 +987,21 @@ func (l *linter) taintOf(e ast.Expr) taint {
 		}
 		if id, ok := e.Object.(*ast.IdentExpr); ok {
 			if b := l.resolved[id]; b != nil && b.decoded != "" && len(b.values) == 0 {
-				if n, ok := literalIndex(e.Key); ok && l.elemTagged(b.decoded, n) {
+				n, lit := literalIndex(e.Key)
+				switch {
+				case b.decodedChanged:
+					return taint{origin: fromArgv, why: fmt.Sprintf("comes from the decoded arg %s, which the script changes or passes on (%s[i] = x, table.insert, local t = %s, f(%s)), so no ---@elem says what it holds", b.decoded, b.name, b.name, b.name)}
+				case lit && l.elemTagged(b.decoded, n):
 					return taint{origin: fromTagged}
+				case lit:
+					return taint{origin: fromArgv, why: fmt.Sprintf("comes from element %d of the decoded arg %s, which no ---@elem lays out in a key family (---@elem %s[%d] name {tag}suffix)", n, b.decoded, b.decoded, n)}
+				default:
+					return taint{origin: fromArgv, why: "comes from an element of the decoded arg " + b.decoded}
+				}
+			} else if b != nil {
+				// An element of a reply (HMGET's, LRANGE's) is data.
+				if t := l.bindingTaint(b); t.origin == fromBuilt && strings.Contains(t.why, " reply") {
+					return taint{origin: fromBuilt, why: elementOf(t.why), via: b.name}
 				}
 			}
 		}
@@ -1155,13 +1199,18 @@ func (l *linter) elemTaint(e ast.Expr) taint {
 	return taint{origin: fromUnknown, why: ""}
 }
 
-// tableElems is the origin of the elements of a table expression.
+// tableElems is the origin of the elements of a table expression: KEYS'
+// are keys, ARGV's the caller's args, a reply's (directly or through a
+// local) data.
 func (l *linter) tableElems(e ast.Expr) taint {
 	switch {
 	case l.isGlobal(e, "KEYS"):
 		return taint{origin: fromKeys, why: ""}
 	case l.isGlobal(e, "ARGV"):
 		return taint{origin: fromArgv, why: "comes from ARGV"}
+	}
+	if t := l.taintOf(e); t.origin == fromBuilt && strings.Contains(t.why, " reply") {
+		return taint{origin: fromBuilt, why: elementOf(t.why), via: t.via}
 	}
 	return taint{origin: fromUnknown, why: ""}
 }
@@ -1424,4 +1473,85 @@ func (l *linter) globalAlias(b *binding) ast.Expr {
 		}
 	}
 	return nil
+}
+
+// readFns are the global functions that only read the table they are
+// given first; writeFns those that change it.
+var (
+	readFns  = map[string]bool{"ipairs": true, "pairs": true, "unpack": true, "next": true, "table.unpack": true, "table.concat": true, "table.getn": true, "table.maxn": true, "rawget": true, "rawlen": true, "rawequal": true, "type": true, "tostring": true}
+	writeFns = map[string]bool{"table.insert": true, "table.remove": true, "table.sort": true, "table.setn": true, "rawset": true, "setmetatable": true}
+)
+
+// markTableUse marks the names e reads or writes as a table, before the
+// walk reaches them (see readUse): T[i] and #T read T, and so does a call
+// of ipairs, unpack or another of readFns given T first; T[i] = x and
+// writeFns given T first write it. A name of KEYS, ARGV or a decoded arg
+// met otherwise is used as a value.
+func (l *linter) markTableUse(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.AttrGetExpr:
+		if id, ok := e.Object.(*ast.IdentExpr); ok {
+			if l.writeTarget[e] {
+				l.writeUse[id] = true
+			} else {
+				l.readUse[id] = true
+			}
+		}
+	case *ast.UnaryLenOpExpr:
+		if id, ok := e.Expr.(*ast.IdentExpr); ok {
+			l.readUse[id] = true
+		}
+	case *ast.FuncCallExpr:
+		if len(e.Args) == 0 || e.Receiver != nil {
+			return
+		}
+		id, ok := e.Args[0].(*ast.IdentExpr)
+		if !ok {
+			return
+		}
+		name := ""
+		switch f := e.Func.(type) {
+		case *ast.IdentExpr:
+			if l.scope.lookup(f.Value) == nil {
+				name = f.Value
+			}
+		case *ast.AttrGetExpr:
+			if o, ok := f.Object.(*ast.IdentExpr); ok && l.scope.lookup(o.Value) == nil {
+				if k, ok := f.Key.(*ast.StringExpr); ok {
+					name = o.Value + "." + k.Value
+				}
+			}
+		}
+		switch {
+		case readFns[name]:
+			l.readUse[id] = true
+		case writeFns[name]:
+			l.writeUse[id] = true
+		}
+	}
+}
+
+// noteMetatables records a script that sets metatables: a table can then
+// answer s:sub() and s .. x as the script likes, so no guard proves what
+// a value begins with (narrow.go).
+func (l *linter) noteMetatables(e *ast.FuncCallExpr) {
+	switch f := e.Func.(type) {
+	case *ast.IdentExpr:
+		if f.Value == "setmetatable" && l.scope.lookup(f.Value) == nil {
+			l.metatables = true
+		}
+	case *ast.AttrGetExpr:
+		if l.isGlobal(f.Object, "debug") {
+			l.metatables = true
+		}
+	}
+}
+
+// elementOf is the why of an element of a value whose why is why ("comes
+// from a GET reply" gives "comes from an element of a GET reply").
+func elementOf(why string) string {
+	if strings.HasPrefix(why, "comes from an element of ") {
+		return why
+	}
+	return "comes from an element of " + strings.TrimPrefix(why, "comes from ")
 }

@@ -43,7 +43,7 @@ func (l *linter) taintAt(e ast.Expr, guards []guard) taint {
 // with a family's tagged text.
 func (l *linter) provenTagged(id *ast.IdentExpr, guards []guard) bool {
 	b := l.resolved[id]
-	if b == nil || !l.once(b) {
+	if b == nil || !l.once(b) || l.metatables {
 		return false
 	}
 	for _, g := range guards {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/token"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,7 +100,14 @@ func runGenerate(e *env, name string, args []string) int {
 			return exitUsage
 		}
 		if !pkgs && fs.NFlag() == 0 {
-			pkgs = selfGenerating(inputs, e.getenv)
+			if lines := selfGenerating(inputs, e.getenv); lines != nil {
+				wd, err := os.Getwd()
+				if err != nil {
+					fmt.Fprintf(e.stderr, "luagen %s: %v\n", name, err)
+					return exitFail
+				}
+				return runLines(e, name, wd, lines)
+			}
 		}
 		if pkgs {
 			if fs.NFlag() > 0 {

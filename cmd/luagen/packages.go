@@ -49,49 +49,68 @@ func isPackageArg(arg string) bool {
 	return true
 }
 
-// selfGenerating reports whether every input is a directory whose own Go
-// files hold a luagen generate line that names that directory (a package
-// whose scripts sit beside its //go:generate go tool luagen generate .):
-// then check and diff given no flags take the line's flags, as they do for
-// ./..., instead of checking the scripts with none. A user who runs
-// luagen check . there means the package the line generates.
-func selfGenerating(inputs []string, getenv func(string) string) bool {
+// selfGenerating returns the luagen generate lines that name their own
+// directory, when every input is a directory whose Go files hold one (a
+// package whose scripts sit beside its //go:generate go tool luagen
+// generate .): check and diff given no flags then run those lines, with
+// their flags, as they do for ./..., instead of checking the scripts with
+// none. A user who runs luagen check . there means the package the line
+// generates. It returns nil otherwise.
+func selfGenerating(inputs []string, getenv func(string) string) []generateLine {
+	var all []generateLine
 	for _, in := range inputs {
-		if !generatesItself(in, getenv) {
-			return false
+		lines := generatesItself(in, getenv)
+		if lines == nil {
+			return nil
 		}
+		all = append(all, lines...)
 	}
-	return len(inputs) > 0
+	return all
 }
 
-func generatesItself(dir string, getenv func(string) string) bool {
+// generatesItself returns the luagen generate lines in dir's Go files
+// that name dir among their inputs, or nil. Files that build constraints
+// exclude (with the generate tag set, as go generate lists them) are
+// skipped, as go generate skips them.
+func generatesItself(dir string, getenv func(string) string) []generateLine {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return false
+		return nil
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return nil
 	}
+	wd, _ := os.Getwd()
+	var out []generateLine
 	for _, e := range ents {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
 			continue
 		}
 		file := filepath.Join(abs, e.Name())
-		lines, _ := scanGenerateLines(file, file, getenv) // a broken line: the package run reports it
+		ctx := build.Default
+		ctx.BuildTags = append(ctx.BuildTags, "generate") // as go generate lists files
+		if ok, err := ctx.MatchFile(abs, e.Name()); err != nil || !ok {
+			continue // go generate does not run this file's lines
+		}
+		lines, err := scanGenerateLines(file, relTo(wd, file), getenv)
+		if err != nil {
+			continue
+		}
 		for _, l := range lines {
 			_, inputs, err := parseLine(l.args)
 			if err != nil {
-				return true
+				continue
 			}
 			for _, in := range inputs {
 				if join(l.dir, in) == abs {
-					return true
+					out = append(out, l)
+					break
 				}
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // listedPackage is what luagen reads of `go list -json`.
@@ -207,6 +226,21 @@ func runPackages(e *env, name string, patterns []string) int {
 	if len(lines) == 0 && status == exitOK {
 		// Say so rather than pass: a CI check that checks nothing.
 		fail("no //go:generate line in the packages matching %s runs luagen generate", strings.Join(patterns, " "))
+	}
+	if runLines(e, name, wd, lines) != exitOK {
+		status = exitFail
+	}
+	return status
+}
+
+// runLines runs check or diff for each luagen generate line, with the
+// line's flags and its inputs and output directory taken relative to the
+// line's file.
+func runLines(e *env, name, wd string, lines []generateLine) int {
+	status := exitOK
+	fail := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "luagen %s: "+format+"\n", append([]any{name}, args...)...)
+		status = exitFail
 	}
 	for _, l := range lines {
 		f, inputs, err := parseLine(l.args)

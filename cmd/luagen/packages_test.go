@@ -285,6 +285,20 @@ func TestSelfGeneratingDirectoryTakesItsLine(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "move.lua:1:9: key from is not laid out in a ---@keys family")
 
+	// From outside the module, by absolute path.
+	t.Chdir(t.TempDir())
+	r = luagen(t, nil, "check", pkg)
+	assert.Equal(t, 0, r.code, r.stderr)
+	t.Chdir(pkg)
+
+	// A line in a file go generate skips (//go:build ignore) is not taken.
+	writeFile(t, pkg, "doc.go", "package kv\n")
+	writeFile(t, pkg, "gen.go", "//go:build ignore\n\npackage kv\n\n//go:generate go tool luagen generate -unsafe-keys .\n")
+	r = luagen(t, nil, "check", ".")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "move.lua:1:9: key from is not laid out in a ---@keys family")
+	require.NoError(t, os.Remove(filepath.Join(pkg, "gen.go")))
+
 	// A line that generates other scripts: the directory is its scripts.
 	writeFile(t, pkg, "doc.go", "package kv\n\n//go:generate go tool luagen generate -unsafe-keys ../lua/kv\n")
 	r = luagen(t, nil, "check", ".")
