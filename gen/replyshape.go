@@ -583,6 +583,21 @@ func (sh *shaper) binding(b *binding) lset {
 	if b.argvElem && len(b.values) == 0 {
 		return one(lval{kind: vStr, what: "an element of ARGV", argv: -1})
 	}
+	if b.fixed != nil && b.init != nil && !b.reassigned && !b.bare {
+		// local x = f(...): the call's first value (eval gives it).
+		if _, ok := b.init.(*ast.FuncCallExpr); ok && b.param == nil {
+			if sh.busy[b] {
+				return nil
+			}
+			sh.busy[b] = true
+			sh.depth++
+			out := sh.eval(b.init)
+			sh.depth--
+			sh.busy[b] = false
+			sh.memo[b] = out
+			return out
+		}
+	}
 	if b.fixed != nil {
 		return unknown(0)
 	}
