@@ -86,6 +86,9 @@ type binding struct {
 	// value of for _, v in ipairs(ARGV) (the number checks then bound it
 	// by every arg's type).
 	argvElem bool
+	// forLoop is the numeric for whose variable this is: its values lie
+	// between the loop's start and its limit (the number checks).
+	forLoop *ast.NumberForStmt
 }
 
 type scope struct {
@@ -428,7 +431,7 @@ func (l *linter) open(owner ast.PositionHolder) {
 	case *ast.NumberForStmt:
 		l.push()
 		l.addLocals(3, o.Line()) // (for index), (for limit), (for step)
-		l.declare(o.Name, &taint{origin: fromUnknown, why: ""})
+		l.declare(o.Name, &taint{origin: fromUnknown, why: ""}).forLoop = o
 	case *ast.GenericForStmt:
 		elem := taint{origin: fromUnknown, why: ""}
 		argv := false

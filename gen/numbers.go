@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,9 +126,8 @@ func (sh *shaper) argNumber(n int, line int) lval {
 }
 
 // fracBits is how many bits of fraction the literal f (written text) may
-// bring into a product: k for a binary fraction m/2^k (1.5 is 1), and for
-// a decimal one that no double holds (0.1) the bits of its decimal
-// denominator and one more for the rounding of the literal itself.
+// bring into a product: k for a binary fraction m/2^k (1.5 is 1), and 53
+// for a decimal one that no double holds (0.1, 0.7): floor(90 * 0.7) is 62.
 func fracBits(f float64, text string) int {
 	if f == math.Trunc(f) {
 		return 0
@@ -140,8 +140,13 @@ func fracBits(f float64, text string) int {
 	if i := strings.IndexByte(text, '.'); i >= 0 {
 		d = len(strings.TrimRight(strings.SplitN(strings.ToLower(text[i+1:]), "e", 2)[0], "0"))
 	}
-	if dec := int(math.Ceil(float64(d)*math.Log2(10))) + 1; d > 0 && dec < k {
-		return dec
+	if d > 0 && k > d || k >= 53 {
+		// A decimal with d digits after the point that a double holds
+		// exactly is m/2^k with k <= d (10^-d is 2^-d * 5^-d); past that
+		// no double holds it (0.7 is 0.6999999999999999556), a product
+		// meant to be whole (90 * 0.7) may land just below the integer,
+		// and floor, ceil and truncation of it are never sure.
+		return 53
 	}
 	return k
 }
@@ -285,7 +290,7 @@ func rangedArith(op string, a, b numSummary, what string, line int) (lval, bool)
 	if !a.ranged && !b.ranged {
 		return lval{}, false // both server-computed or unknown: trusted as before
 	}
-	v := lval{kind: vInt, ranged: true, what: what, line: line, args: a.args | b.args, text: a.text || b.text}
+	v := lval{kind: vInt, ranged: true, what: what, line: line, args: a.args | b.args, text: a.text || b.text, hint: cmp.Or(a.hint, b.hint)}
 	switch {
 	case !a.ranged: // a number the server computed adds nothing to b's bound
 		v.lo, v.hi, v.fbits = b.lo, b.hi, b.fbits
@@ -516,4 +521,49 @@ func (sh *shaper) zeroDivisor(e ast.Expr, vs lset, line int) string {
 		return fmt.Sprintf("give %s a range without 0, e.g. ---@arg %s %s [%s,%s] %s, or compare it with 0 before dividing (x / 0 is inf, which Redis replies as -9223372036854775808 and tostring writes \"inf\")", p.Name, p.Name, typ, lo, hi, cmp.Or(p.Desc, "description"))
 	}
 	return ""
+}
+
+// forVar is the value of the variable of a numeric for: between the
+// loop's start and its limit (for i = s, s + c - 1 takes the caller's s
+// and c with it), carrying a fraction when the step is not an integer
+// literal. Start and limit the analysis trusts (a count) give a trusted
+// number, as before.
+func (sh *shaper) forVar(b *binding, f *ast.NumberForStmt) lset {
+	if sh.busy[b] {
+		return nil
+	}
+	sh.busy[b] = true
+	sh.depth++
+	line := f.Line()
+	vals := append(slices.Clone(sh.eval(f.Init)), sh.eval(f.Limit)...)
+	fracStep := false
+	if f.Step != nil {
+		n, ok := f.Step.(*ast.NumberExpr)
+		if u, neg := f.Step.(*ast.UnaryMinusOpExpr); neg {
+			n, ok = u.Expr.(*ast.NumberExpr)
+		}
+		v, isNum := 0.0, false
+		if ok {
+			v, isNum = luaNumber(n.Value)
+		}
+		fracStep = !isNum || v != math.Trunc(v)
+	}
+	sh.depth--
+	sh.busy[b] = false
+	s := sh.numbers(sh.coerce(vals, line), line)
+	what := "the loop variable " + b.name
+	switch {
+	case !s.ranged && s.inexact:
+		return one(lval{kind: vMaybeFrac, inexact: true, what: what, line: line, args: s.args, text: s.text, hint: s.hint})
+	case !s.ranged:
+		return one(lval{kind: vNum, what: what, line: line})
+	}
+	v := lval{kind: vInt, ranged: true, lo: s.lo, hi: s.hi, fbits: s.fbits, what: what, line: line, args: s.args, text: s.text, inexact: s.inexact, hint: s.hint}
+	if s.frac || fracStep || s.inexact {
+		v.kind = vMaybeFrac
+		if fracStep {
+			v.fbits = 53
+		}
+	}
+	return one(v)
 }

@@ -729,7 +729,13 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 				continue
 			}
 			what = "may be any number the caller sends, 1e15 or 0.5"
-		case v.ranged && max(-v.lo, v.hi) >= limit:
+		case v.inexact && !v.ranged:
+			// Past 2^53 somewhere on the way (a literal 1e16, a sum that
+			// overflowed its bound): the args it involves are trouble, so
+			// that the bound chosen for them shrinks.
+			what = "may not be exact (past 2^53, or inf)"
+		case v.ranged && (max(-v.lo, v.hi) >= limit && limit != maxExact || max(-v.lo, v.hi) > limit):
+			// 1e14 is already written 1e+14; 2^53 itself is exact.
 			what = "may reach " + boundText(max(-v.lo, v.hi))
 		case fracOK:
 			continue
@@ -740,7 +746,7 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 		}
 		c.trouble |= v.args
 		msg := fmt.Sprintf("%s %s, and %s %s, which the next reader takes for another number: %s", v.what, what, ns.how, writes, fix)
-		if v.hint != "" {
+		if zeroHint(v.hint) {
 			msg = v.hint + ": " + v.what + ", and " + ns.how + " writes inf or nan as text"
 		} else if fix := c.headerFix(v.args, overLimit(v, limit)); fix != "" {
 			msg = fix + ": " + msg
@@ -778,3 +784,7 @@ func overLimit(v lval, limit float64) float64 {
 	}
 	return 0
 }
+
+// zeroHint reports whether hint is zeroDivisor's: the number may be inf
+// or nan, which is what a message about it must say.
+func zeroHint(hint string) bool { return strings.Contains(hint, "x / 0 is inf") }

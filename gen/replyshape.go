@@ -463,7 +463,11 @@ func number(text string, line int) lval {
 	case math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= maxExact:
 		return lval{kind: vMaybeFrac, inexact: true, what: text, line: line}
 	case f != math.Trunc(f):
-		return lval{kind: vFrac, lit: text, known: true, what: text, line: line, ranged: true, lo: f, hi: f, fbits: fracBits(f, text)}
+		v := lval{kind: vFrac, lit: text, known: true, what: text, line: line, ranged: true, lo: f, hi: f, fbits: fracBits(f, text)}
+		if v.fbits >= 53 {
+			v.hint = fmt.Sprintf("multiply by an integer and divide last (x * 7 / 10 rather than x * 0.7): %s has no exact binary form, so a product meant to be whole may land just below it", text)
+		}
+		return v
 	}
 	n := strconv.FormatInt(int64(f), 10)
 	return lval{kind: vInt, lit: n, known: true, what: n, line: line, ranged: true, lo: f, hi: f}
@@ -583,6 +587,9 @@ func (sh *shaper) binding(b *binding) lset {
 	if b.argvElem && len(b.values) == 0 {
 		return one(lval{kind: vStr, what: "an element of ARGV", argv: -1})
 	}
+	if f := b.forLoop; f != nil && !b.reassigned {
+		return sh.forVar(b, f)
+	}
 	if b.fixed != nil && b.init != nil && !b.reassigned && !b.bare {
 		// local x = f(...): the call's first value (eval gives it).
 		if _, ok := b.init.(*ast.FuncCallExpr); ok && b.param == nil {
@@ -591,9 +598,17 @@ func (sh *shaper) binding(b *binding) lset {
 			}
 			sh.busy[b] = true
 			sh.depth++
-			out := sh.eval(b.init)
+			out := slices.Clone(sh.eval(b.init))
 			sh.depth--
 			sh.busy[b] = false
+			for i := range out {
+				if out[i].kind == vNil || out[i].kind == vFalse {
+					// local id = storeJob(...); if not id then return -5 end:
+					// the analysis does not follow that guard, so a nil or
+					// false the call may give is data, as a GET's is.
+					out[i].data = true
+				}
+			}
 			sh.memo[b] = out
 			return out
 		}

@@ -11,7 +11,7 @@
 ---@arg data      string           the job's data
 ---@arg timestamp time.Time ms     when the job is added
 ---@arg delay     time.Duration ms how long after timestamp the job becomes ready, > 0
----@arg priority  int64            0 for none, or 1 (first) to 2097152 once it is ready
+---@arg priority  int64 [0,2097151] 0 for none, or 1 (first) to 2097151 once it is ready
 ---@return string                  the job's id
 ---@error -5 Duplicate a job with this id already exists; nothing changed
 local rcall = redis.call

@@ -54,8 +54,9 @@ type AddDelayedJobArgs struct {
 	// Delay is ARGV[6], sent as whole milliseconds (truncated): how long after
 	// timestamp the job becomes ready, > 0
 	Delay time.Duration
-	// Priority is ARGV[7]: 0 for none, or 1 (first) to 2097152 once it is
-	// ready
+	// Priority is ARGV[7]: 0 for none, or 1 (first) to 2097151 once it is
+	// ready. Within [0,2097151]; otherwise the call fails with
+	// [runtime.ErrBadArg] and sends nothing.
 	Priority int64
 }
 
@@ -109,6 +110,9 @@ func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, arg
 	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
 		return "", err
 	}
+	if err := luagenimpl.CheckInt("jobqueue.AddDelayedJob", "priority", args.Priority, 0, 2097151, "[0,2097151]"); err != nil {
+		return "", err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := addDelayedJobCalls.Get()
@@ -139,6 +143,9 @@ func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, arg
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddDelayedJob(b *runtime.Batch, keys AddDelayedJobKeys, args AddDelayedJobArgs) *runtime.Future[string] {
 	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
+	if err := luagenimpl.CheckInt("jobqueue.AddDelayedJob", "priority", args.Priority, 0, 2097151, "[0,2097151]"); err != nil {
 		return runtime.NewFailedFuture[string](err)
 	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
@@ -177,7 +184,7 @@ const addDelayedJobBody = `--- AddDelayedJob adds a job that becomes ready delay
 ---@arg data      string           the job's data
 ---@arg timestamp time.Time ms     when the job is added
 ---@arg delay     time.Duration ms how long after timestamp the job becomes ready, > 0
----@arg priority  int64            0 for none, or 1 (first) to 2097152 once it is ready
+---@arg priority  int64 [0,2097151] 0 for none, or 1 (first) to 2097151 once it is ready
 ---@return string                  the job's id
 ---@error -5 Duplicate a job with this id already exists; nothing changed
 local rcall = redis.call

@@ -11,7 +11,7 @@
 ---@arg name      string       the job's name
 ---@arg data      string       the job's data
 ---@arg timestamp time.Time ms when the job is added
----@arg priority  int64        1 (first) to 2097152
+---@arg priority  int64 [1,2097151] 1 (first) to 2097151: priority * 2^32 + a counter below 2^32 stays below 2^53
 ---@return string              the job's id
 ---@error -5 Duplicate a job with this id already exists; nothing changed
 local rcall = redis.call

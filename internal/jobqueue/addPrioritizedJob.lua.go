@@ -50,10 +50,9 @@ type AddPrioritizedJobArgs struct {
 	Data string
 	// Timestamp is ARGV[5], sent as Unix milliseconds: when the job is added
 	Timestamp time.Time
-	// Priority is ARGV[6]: 1 (first) to 2097152. Within
-	// [-4503599627370496,4503599627370496], the bound that keeps the script's
-	// arithmetic exact; otherwise the call fails with [runtime.ErrBadArg] and
-	// sends nothing.
+	// Priority is ARGV[6]: 1 (first) to 2097151: priority * 2^32 + a counter
+	// below 2^32 stays below 2^53. Within [1,2097151]; otherwise the call
+	// fails with [runtime.ErrBadArg] and sends nothing.
 	Priority int64
 }
 
@@ -107,7 +106,7 @@ var addPrioritizedJobCalls luagenimpl.CallPool[addPrioritizedJobCall]
 // [runtime.ErrBadArg] before anything is sent. An error raised inside the
 // script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) (string, error) {
-	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, 1, 2097151, "[1,2097151]"); err != nil {
 		return "", err
 	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
@@ -139,7 +138,7 @@ func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobK
 // makes; after b.Send, the future's Result returns what AddPrioritizedJob
 // would have: the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddPrioritizedJob(b *runtime.Batch, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) *runtime.Future[string] {
-	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
+	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, 1, 2097151, "[1,2097151]"); err != nil {
 		return runtime.NewFailedFuture[string](err)
 	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
@@ -179,7 +178,7 @@ const addPrioritizedJobBody = `--- AddPrioritizedJob adds a job that is ready no
 ---@arg name      string       the job's name
 ---@arg data      string       the job's data
 ---@arg timestamp time.Time ms when the job is added
----@arg priority  int64        1 (first) to 2097152
+---@arg priority  int64 [1,2097151] 1 (first) to 2097151: priority * 2^32 + a counter below 2^32 stays below 2^53
 ---@return string              the job's id
 ---@error -5 Duplicate a job with this id already exists; nothing changed
 local rcall = redis.call
