@@ -31,6 +31,9 @@ type callRec struct {
 func (l *linter) openIf(st *ast.IfStmt) {
 	then := !l.ifSeen[st]
 	l.ifSeen[st] = true
+	if then {
+		l.noteZeroGuard(st)
+	}
 	l.guards = append(l.guards, guard{cond: st.Condition, then: then})
 }
 
@@ -116,4 +119,109 @@ func (l *linter) paramFalsy(b *binding) bool {
 		}
 	}
 	return true
+}
+
+// noteZeroGuard records a local that an if rules out as a zero divisor:
+// if b == 0 then return ... end (or b <= 0, b < 1, 0 >= b, joined by
+// or), whose then-block ends with a return or error(...). Where the if
+// stands is not followed, as for the other bounds (zeroDivisor).
+func (l *linter) noteZeroGuard(st *ast.IfStmt) {
+	if len(st.Then) == 0 {
+		return
+	}
+	switch last := st.Then[len(st.Then)-1].(type) {
+	case *ast.ReturnStmt:
+	case *ast.FuncCallStmt:
+		c, ok := last.Expr.(*ast.FuncCallExpr)
+		if !ok || !l.isGlobal(c.Func, "error") {
+			return
+		}
+	default:
+		return
+	}
+	var note func(e ast.Expr)
+	note = func(e ast.Expr) {
+		switch e := e.(type) {
+		case *ast.LogicalOpExpr:
+			if e.Operator == "or" {
+				note(e.Lhs)
+				note(e.Rhs)
+			}
+		case *ast.RelationalOpExpr:
+			id, other, op := e.Lhs, e.Rhs, e.Operator
+			if _, ok := id.(*ast.IdentExpr); !ok {
+				id, other = e.Rhs, e.Lhs
+				op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "~=": "~="}[op]
+			}
+			x, ok := id.(*ast.IdentExpr)
+			if !ok {
+				return
+			}
+			b := l.scope.lookup(x.Value)
+			v, isLit := literalValue(other)
+			if b == nil || !isLit {
+				return
+			}
+			// True whenever b is 0: the then-block leaves before a
+			// division by b can run with 0.
+			if op == "==" && v == 0 || op == "<=" && v >= 0 || op == "<" && v > 0 {
+				l.zeroChecked[b] = true
+			}
+		}
+	}
+	note(st.Condition)
+}
+
+// guardedNonZero reports whether guards prove the local b is not 0 where
+// they hold: b > 0, b >= 1, b < 0, b ~= 0 ... in a then-block (under and),
+// b == 0, b <= 0 ... in an else-block (under or), or their negations.
+func guardedNonZero(l *linter, guards []guard, b *binding) bool {
+	var holds func(e ast.Expr, truth bool) bool
+	holds = func(e ast.Expr, truth bool) bool {
+		switch e := e.(type) {
+		case *ast.UnaryNotOpExpr:
+			return holds(e.Expr, !truth)
+		case *ast.LogicalOpExpr:
+			if e.Operator == "and" && truth || e.Operator == "or" && !truth {
+				return holds(e.Lhs, truth) || holds(e.Rhs, truth)
+			}
+		case *ast.RelationalOpExpr:
+			id, other, op := e.Lhs, e.Rhs, e.Operator
+			if x, ok := id.(*ast.IdentExpr); !ok || l.resolved[x] != b {
+				id, other = e.Rhs, e.Lhs
+				op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "~=": "~="}[op]
+			}
+			if x, ok := id.(*ast.IdentExpr); !ok || l.resolved[x] != b {
+				return false
+			}
+			v, ok := literalValue(other)
+			if !ok {
+				return false
+			}
+			if !truth { // not (b op v)
+				op = map[string]string{"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "~=", "~=": "=="}[op]
+			}
+			switch op {
+			case "~=":
+				return v == 0
+			case ">":
+				return v >= 0
+			case ">=":
+				return v > 0
+			case "<":
+				return v <= 0
+			case "<=":
+				return v < 0
+			case "==":
+				return v != 0
+			}
+		}
+		return false
+	}
+	for _, g := range guards {
+		if holds(g.cond, g.then) {
+			return true
+		}
+	}
+	return false
 }

@@ -154,9 +154,11 @@ type linter struct {
 	falsy  map[*binding]bool
 	// directFn holds the redis.<name> of direct calls (redis.error_reply(...)).
 	directFn map[*ast.AttrGetExpr]bool
-	// zeroChecked holds the locals the script compares with 0, or bounds
-	// from below by a positive literal (noteBound, zeroDivisor).
+	// zeroChecked holds the locals an if rules out as zero divisors
+	// (noteZeroGuard, zeroDivisor).
 	zeroChecked map[*binding]bool
+	// divGuards are the if conditions each division runs under.
+	divGuards map[*ast.ArithmeticOpExpr][]guard
 	// readUse and writeUse mark the names of a table (KEYS, ARGV, a
 	// decoded arg) where an enclosing expression reads it (T[i], #T,
 	// ipairs(T)) or writes it (T[i] = x, rawset(T, ...)); writeTarget
@@ -237,7 +239,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{}, readUse: map[*ast.IdentExpr]bool{}, writeUse: map[*ast.IdentExpr]bool{}, writeTarget: map[*ast.AttrGetExpr]bool{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{}, readUse: map[*ast.IdentExpr]bool{}, writeUse: map[*ast.IdentExpr]bool{}, writeTarget: map[*ast.AttrGetExpr]bool{}, zeroChecked: map[*binding]bool{}, divGuards: map[*ast.ArithmeticOpExpr][]guard{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -532,9 +534,6 @@ type bound struct{ lo, hi bool }
 // where a Lua number is exact. Where the comparison stands is not
 // followed (the reply checks are flow-insensitive).
 func (l *linter) noteBound(e *ast.RelationalOpExpr) {
-	if l.zeroChecked == nil {
-		l.zeroChecked = map[*binding]bool{}
-	}
 	lit := func(x ast.Expr) bool {
 		if u, ok := x.(*ast.UnaryMinusOpExpr); ok {
 			x = u.Expr
@@ -557,17 +556,6 @@ func (l *linter) noteBound(e *ast.RelationalOpExpr) {
 		b, upper = local(e.Rhs), e.Operator == ">" || e.Operator == ">="
 		if b == nil || !lit(e.Lhs) {
 			return
-		}
-	}
-	other, lower := e.Rhs, e.Operator == ">" || e.Operator == ">="
-	if local(e.Lhs) != b {
-		other, lower = e.Lhs, e.Operator == "<" || e.Operator == "<="
-	}
-	if v, ok := literalValue(other); ok {
-		if v == 0 || lower && v > 0 {
-			// b == 0, b ~= 0, b <= 0, b > 0, b >= 1: the script rules a
-			// zero divisor out somewhere (zeroDivisor).
-			l.zeroChecked[b] = true
 		}
 	}
 	if e.Operator != "<" && e.Operator != "<=" && e.Operator != ">" && e.Operator != ">=" {
@@ -745,6 +733,10 @@ func (l *linter) expr(e ast.Expr) bool {
 		}
 	case *ast.RelationalOpExpr:
 		l.noteBound(e)
+	case *ast.ArithmeticOpExpr:
+		if (e.Operator == "/" || e.Operator == "%") && len(l.guards) > 0 {
+			l.divGuards[e] = l.guardsNow()
+		}
 	case *ast.FuncCallExpr:
 		if a, ok := e.Func.(*ast.AttrGetExpr); ok && l.isGlobal(a.Object, "redis") {
 			l.directFn[a] = true

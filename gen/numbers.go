@@ -484,17 +484,17 @@ func (r *ArgRange) String() string {
 // is the caller's number and may be 0: x / 0 is inf or nan in Lua, which
 // Redis replies as -9223372036854775808 and tostring writes "inf", "nan"
 // or "-nan". A divisor the analysis trusts (a count the server returns)
-// or cannot see is left alone, as everywhere, and so is a local the
-// script compares with 0 or bounds from below by a positive literal
-// (if n <= 0 then ... end; where the comparison stands is not followed).
+// or cannot see is left alone, as everywhere, and so is a local an if
+// rules out (if n <= 0 then return end, wherever it stands; or a
+// division under if n > 0 then, for a local assigned once).
 // It returns "" when the divisor cannot be 0.
-func (sh *shaper) zeroDivisor(e ast.Expr, vs lset, line int) string {
+func (sh *shaper) zeroDivisor(div *ast.ArithmeticOpExpr, e ast.Expr, vs lset, line int) string {
 	d := sh.numbers(sh.coerce(vs, line), line)
 	if !d.ranged || d.args == 0 || d.lo > 0 || d.hi < 0 {
 		return ""
 	}
 	if id, ok := e.(*ast.IdentExpr); ok {
-		if b := sh.l.resolved[id]; b != nil && sh.l.zeroChecked[b] {
+		if b := sh.l.resolved[id]; b != nil && sh.l.once(b) && (sh.l.zeroChecked[b] || guardedNonZero(sh.l, sh.l.divGuards[div], b)) {
 			return ""
 		}
 	}

@@ -371,7 +371,7 @@ func (sh *shaper) evalExpr(e ast.Expr) lset {
 		rhs := sh.eval(e.Rhs)
 		out := sh.arith(e.Operator, sh.eval(e.Lhs), rhs, line)
 		if e.Operator == "/" || e.Operator == "%" {
-			if hint := sh.zeroDivisor(e.Rhs, rhs, line); hint != "" {
+			if hint := sh.zeroDivisor(e, e.Rhs, rhs, line); hint != "" {
 				what := map[string]string{"/": "a division (/)", "%": "a remainder (%)"}[e.Operator]
 				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " by a caller's number that may be 0", line: line, hint: hint})
 			}
@@ -402,10 +402,11 @@ func (sh *shaper) evalExpr(e ast.Expr) lset {
 			if v.kind == vArray { // a table in a variable may be changed before it is sent
 				v = lval{kind: vUnknown, line: v.line}
 			}
-			if v.inexact && bd.lo && bd.hi {
+			if v.inexact && bd.lo && bd.hi && !v.text {
 				// The script checks it against literals on both sides:
 				// taken for an integer within them (a fraction is the
-				// script's to round, as for any tonumber).
+				// script's to round, as for any tonumber). Not the
+				// caller's text: tonumber("nan") passes every comparison.
 				v = lval{kind: vNum, what: v.what, line: v.line}
 			}
 			out = append(out, v)
@@ -726,7 +727,7 @@ func (sh *shaper) table(e *ast.TableExpr) lval {
 	for i, f := range e.Fields {
 		if f.Key == nil {
 			if i == len(e.Fields)-1 && expands(f.Value) {
-				if c, ok := f.Value.(*ast.FuncCallExpr); ok && sh.l.redisCall(c) != "" {
+				if c, ok := f.Value.(*ast.FuncCallExpr); ok && (sh.l.redisCall(c) != "" || sh.oneValue(c)) {
 					arr.elems = append(arr.elems, sh.eval(f.Value)) // exactly one value
 				} else {
 					arr.more = true
@@ -1288,4 +1289,32 @@ func mayFallOff(chunk []ast.Stmt) bool {
 	}
 	_, ok := chunk[len(chunk)-1].(*ast.ReturnStmt)
 	return !ok
+}
+
+// oneValue reports a call of a library function that returns exactly one
+// value (math.floor, tonumber, string.format, ...), so that it ends a
+// table constructor as one element.
+func (sh *shaper) oneValue(c *ast.FuncCallExpr) bool {
+	c = sh.callee(c)
+	if c.Receiver != nil {
+		return false
+	}
+	if sh.global(c.Func, "tonumber") || sh.global(c.Func, "tostring") {
+		return true
+	}
+	a, ok := c.Func.(*ast.AttrGetExpr)
+	if !ok {
+		return false
+	}
+	k, ok := a.Key.(*ast.StringExpr)
+	if !ok {
+		return false
+	}
+	switch {
+	case sh.global(a.Object, "math"):
+		return k.Value != "modf" && k.Value != "frexp"
+	case sh.global(a.Object, "string"):
+		return k.Value == "format" || k.Value == "rep" || k.Value == "sub" || k.Value == "upper" || k.Value == "lower" || k.Value == "reverse" || k.Value == "char"
+	}
+	return false
 }
