@@ -1123,9 +1123,38 @@ var (
 	reToString = regexp.MustCompile(`\btostring\b`)
 	reFormat   = regexp.MustCompile(`\bformat\b`)
 	reEncode   = regexp.MustCompile(`\bencode\b`)
+	reConcatFn = regexp.MustCompile(`\bconcat\b`)
 	// reSpec matches a string.format specifier, capturing its conversion.
 	reSpec = regexp.MustCompile(`%[-+ #0]*[0-9]*(\.[0-9]*)?([a-zA-Z%])`)
 )
+
+// formatSites records the number sites of string.format(format, args...):
+// each conversion's argument, in order.
+func (w *replyWalk) formatSites(format string, args []ast.Expr, p Pos) {
+	i := 0
+	for _, m := range reSpec.FindAllStringSubmatch(format, -1) {
+		if m[2] == "%" {
+			continue
+		}
+		if i >= len(args) {
+			break
+		}
+		prec := -1
+		if m[1] != "" {
+			prec, _ = strconv.Atoi(m[1][1:]) // "." alone is 0
+		}
+		switch c := m[2][0]; c {
+		case 's':
+			w.numSites = append(w.numSites, numSite{expr: args[i], pos: p, text: true, how: "string.format's %s"})
+		case 'q':
+		case 'd', 'i', 'u', 'c', 'o', 'x', 'X', 'e', 'E', 'f', 'g', 'G':
+			w.numSites = append(w.numSites, numSite{expr: args[i], coerce: true, pos: p, text: true, how: "string.format's %" + string(c), conv: c, prec: prec})
+		default:
+			w.numSites = append(w.numSites, numSite{expr: args[i], coerce: true})
+		}
+		i++
+	}
+}
 
 // numberSites records the number sites of e (see numSite).
 func (w *replyWalk) numberSites(e ast.Expr) {
@@ -1143,6 +1172,9 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 	case *ast.FuncCallExpr:
 		written := e // as the source writes it, for positions
 		e = sh.callee(e)
+		if f, ok := e.Receiver.(*ast.StringExpr); ok && e.Method == "format" {
+			w.formatSites(f.Value, e.Args, w.l.loc.find(e.Line(), reFormat)) // ("%d"):format(x)
+		}
 		if fn := w.l.redisCall(e); fn != "" && len(e.Args) > 1 {
 			// Redis writes a number argument with %.17g: exact for every
 			// double, but past 2^53 the double is not the integer the
@@ -1161,33 +1193,16 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 		case a != nil && sh.global(a.Object, "math"):
 			w.numSites = append(w.numSites, numSite{expr: e})
 		case a != nil && sh.global(a.Object, "string") && isWord(a.Key, "format") && len(e.Args) > 0:
-			p := w.l.loc.find(e.Line(), reFormat)
-			f, ok := e.Args[0].(*ast.StringExpr)
-			if !ok {
-				return
+			if f, ok := e.Args[0].(*ast.StringExpr); ok {
+				w.formatSites(f.Value, e.Args[1:], w.l.loc.find(e.Line(), reFormat))
 			}
-			i := 1
-			for _, m := range reSpec.FindAllStringSubmatch(f.Value, -1) {
-				if m[2] == "%" {
-					continue
+		case a != nil && sh.global(a.Object, "table") && isWord(a.Key, "concat") && len(e.Args) > 0:
+			// table.concat writes numbers as .. does (%.14g).
+			if t, ok := e.Args[0].(*ast.TableExpr); ok {
+				p := w.l.loc.find(e.Line(), reConcatFn)
+				for _, f := range t.Fields {
+					w.numSites = append(w.numSites, numSite{expr: f.Value, pos: p, text: true, how: "table.concat"})
 				}
-				if i >= len(e.Args) {
-					break
-				}
-				prec := -1
-				if m[1] != "" {
-					prec, _ = strconv.Atoi(m[1][1:]) // "." alone is 0
-				}
-				switch c := m[2][0]; c {
-				case 's':
-					w.numSites = append(w.numSites, numSite{expr: e.Args[i], pos: p, text: true, how: "string.format's %s"})
-				case 'q':
-				case 'd', 'i', 'u', 'c', 'o', 'x', 'X', 'e', 'E', 'f', 'g', 'G':
-					w.numSites = append(w.numSites, numSite{expr: e.Args[i], coerce: true, pos: p, text: true, how: "string.format's %" + string(c), conv: c, prec: prec})
-				default:
-					w.numSites = append(w.numSites, numSite{expr: e.Args[i], coerce: true})
-				}
-				i++
 			}
 		case a != nil && sh.global(a.Object, "cjson") && isWord(a.Key, "encode") && len(e.Args) == 1:
 			p := w.l.loc.find(e.Line(), reEncode)
