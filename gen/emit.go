@@ -946,6 +946,21 @@ func (e *scriptEmitter) method() {
 func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
 	var out []jen.Code
 	for _, a := range e.s.Args {
+		if a.Template == nil || a.Variadic {
+			continue
+		}
+		// A key prefix must carry the tag of the keys of its family the
+		// script is given (checkPrefixes made sure there is one).
+		for _, k := range e.s.Keys {
+			if k.Template == nil || k.Variadic || k.Template.family != a.Template.family {
+				continue
+			}
+			call := impl("CheckPrefix").Call(jen.Lit(e.specName()), jen.Lit(a.Name), jen.Id("args").Dot(a.GoName), jen.Lit(k.Name), jen.Id("keys").Dot(k.GoName))
+			out = append(out, jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(fail(jen.Err())))
+			break
+		}
+	}
+	for _, a := range e.s.Args {
 		r := a.Check
 		if r == nil {
 			continue
@@ -1072,6 +1087,12 @@ func (e *scriptEmitter) methodDoc() []string {
 	for _, a := range s.Args {
 		if a.Check != nil {
 			p = append(p, "An argument outside its bound (see "+e.n.Args+") fails with [runtime.ErrBadArg] before anything is sent.")
+			break
+		}
+	}
+	for _, a := range s.Args {
+		if a.Template != nil && !a.Variadic {
+			p = append(p, "A key prefix ("+a.GoName+") without the hash tag of the keys it goes with fails with [runtime.ErrBadArg] before anything is sent.")
 			break
 		}
 	}
@@ -1228,7 +1249,7 @@ func emitFamily(f *jen.File, m *famModel) {
 	if len(names) > 0 {
 		ctorDoc += ": " + listingAnd(names)
 	}
-	ctorDoc += ". " + tagDoc + fmt.Sprintf(" An empty %s gives \"{}\", which is no hash tag: the keys then hash to different slots and calls fail with [runtime.ErrCrossSlot].", m.Tag)
+	ctorDoc += ". " + tagDoc + fmt.Sprintf(" An empty %s gives \"{}\", which is no hash tag: the keys then hash to different slots and calls fail with [runtime.ErrCrossSlot] (on a cluster client), or with [runtime.ErrBadArg] where a script takes a key prefix of the family.", m.Tag)
 	f.Add(docComment(wrap(ctorDoc, 76)...))
 	// The template as a sum of literals and parts, adjacent literals
 	// joined: prefix + ":{" + queue + "}".

@@ -61,7 +61,9 @@ type ItemKeys struct {
 // KeysFor returns the ItemKeys of sku under item: item{sku}:stock and
 // item{sku}:last. They share the hash tag {sku}, so on Redis Cluster they hash
 // to one slot. An empty sku gives "{}", which is no hash tag: the keys then
-// hash to different slots and calls fail with [runtime.ErrCrossSlot].
+// hash to different slots and calls fail with [runtime.ErrCrossSlot] (on a
+// cluster client), or with [runtime.ErrBadArg] where a script takes a key
+// prefix of the family.
 func KeysFor(item, sku string) ItemKeys {
 	tag := item + "{" + sku + "}"
 	return ItemKeys{

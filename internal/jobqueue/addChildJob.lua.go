@@ -100,9 +100,14 @@ var addChildJobCalls luagenimpl.CallPool[addChildJobCall]
 //
 // It returns the job's id (MissingJob when the parent job does not exist).
 // Declared failures: [ErrMissingJob], [ErrDuplicate]. Keys that hash to
-// different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
+// different slots fail with [runtime.ErrCrossSlot] before anything is sent. A
+// key prefix (Prefix) without the hash tag of the keys it goes with fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddChildJob(ctx context.Context, keys AddChildJobKeys, args AddChildJobArgs) (string, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddChildJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return "", err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := addChildJobCalls.Get()
@@ -132,6 +137,9 @@ func (s *Scripts) AddChildJob(ctx context.Context, keys AddChildJobKeys, args Ad
 // b.Send, the future's Result returns what AddChildJob would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddChildJob(b *runtime.Batch, keys AddChildJobKeys, args AddChildJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddChildJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(addChildJobCall)
 	digits := call.digits[:0]

@@ -104,9 +104,14 @@ var addDelayedJobCalls luagenimpl.CallPool[addDelayedJobCall]
 // It returns the job's id. Declared failures: [ErrDuplicate]. Keys that hash
 // to different slots fail with [runtime.ErrCrossSlot] before anything is sent.
 // An argument outside its bound (see AddDelayedJobArgs) fails with
-// [runtime.ErrBadArg] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line.
+// [runtime.ErrBadArg] before anything is sent. A key prefix (Prefix) without
+// the hash tag of the keys it goes with fails with [runtime.ErrBadArg] before
+// anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, args AddDelayedJobArgs) (string, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddDelayedJob", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return "", err
+	}
 	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
 		return "", err
 	}
@@ -142,6 +147,9 @@ func (s *Scripts) AddDelayedJob(ctx context.Context, keys AddDelayedJobKeys, arg
 // b.Send, the future's Result returns what AddDelayedJob would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddDelayedJob(b *runtime.Batch, keys AddDelayedJobKeys, args AddDelayedJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddDelayedJob", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	if err := luagenimpl.CheckTime("jobqueue.AddDelayedJob", "timestamp", args.Timestamp, time.Millisecond, -9223372036854, 9223372036854, "[-9223372036854,9223372036854]"); err != nil {
 		return runtime.NewFailedFuture[string](err)
 	}

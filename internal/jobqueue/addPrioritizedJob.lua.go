@@ -103,9 +103,14 @@ var addPrioritizedJobCalls luagenimpl.CallPool[addPrioritizedJobCall]
 // It returns the job's id. Declared failures: [ErrDuplicate]. Keys that hash
 // to different slots fail with [runtime.ErrCrossSlot] before anything is sent.
 // An argument outside its bound (see AddPrioritizedJobArgs) fails with
-// [runtime.ErrBadArg] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line.
+// [runtime.ErrBadArg] before anything is sent. A key prefix (Prefix) without
+// the hash tag of the keys it goes with fails with [runtime.ErrBadArg] before
+// anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) (string, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddPrioritizedJob", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return "", err
+	}
 	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, 1, 2097151, "[1,2097151]"); err != nil {
 		return "", err
 	}
@@ -138,6 +143,9 @@ func (s *Scripts) AddPrioritizedJob(ctx context.Context, keys AddPrioritizedJobK
 // makes; after b.Send, the future's Result returns what AddPrioritizedJob
 // would have: the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddPrioritizedJob(b *runtime.Batch, keys AddPrioritizedJobKeys, args AddPrioritizedJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddPrioritizedJob", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	if err := luagenimpl.CheckInt("jobqueue.AddPrioritizedJob", "priority", args.Priority, 1, 2097151, "[1,2097151]"); err != nil {
 		return runtime.NewFailedFuture[string](err)
 	}

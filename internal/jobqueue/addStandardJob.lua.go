@@ -98,9 +98,13 @@ var addStandardJobCalls luagenimpl.CallPool[addStandardJobCall]
 //
 // It returns the job's id. Declared failures: [ErrDuplicate]. Keys that hash
 // to different slots fail with [runtime.ErrCrossSlot] before anything is sent.
-// An error raised inside the script is a *[runtime.ScriptError] naming the
-// line.
+// A key prefix (Prefix) without the hash tag of the keys it goes with fails
+// with [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) AddStandardJob(ctx context.Context, keys AddStandardJobKeys, args AddStandardJobArgs) (string, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddStandardJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return "", err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := addStandardJobCalls.Get()
@@ -129,6 +133,9 @@ func (s *Scripts) AddStandardJob(ctx context.Context, keys AddStandardJobKeys, a
 // after b.Send, the future's Result returns what AddStandardJob would have:
 // the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueAddStandardJob(b *runtime.Batch, keys AddStandardJobKeys, args AddStandardJobArgs) *runtime.Future[string] {
+	if err := luagenimpl.CheckPrefix("jobqueue.AddStandardJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return runtime.NewFailedFuture[string](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(addStandardJobCall)
 	digits := call.digits[:0]

@@ -82,9 +82,14 @@ var cleanCalls luagenimpl.CallPool[cleanCall]
 // that finished before olderThan, oldest first, with every key they have.
 //
 // It returns the ids of the jobs deleted, oldest first. Keys that hash to
-// different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
+// different slots fail with [runtime.ErrCrossSlot] before anything is sent. A
+// key prefix (Prefix) without the hash tag of the keys it goes with fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) Clean(ctx context.Context, keys CleanKeys, args CleanArgs) ([]string, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.Clean", "prefix", args.Prefix, "finished", keys.Finished); err != nil {
+		return nil, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := cleanCalls.Get()
@@ -109,6 +114,9 @@ func (s *Scripts) Clean(ctx context.Context, keys CleanKeys, args CleanArgs) ([]
 // future's Result returns what Clean would have: the same value and the same
 // errors. See [runtime.Batch].
 func (s *Scripts) QueueClean(b *runtime.Batch, keys CleanKeys, args CleanArgs) *runtime.Future[[]string] {
+	if err := luagenimpl.CheckPrefix("jobqueue.Clean", "prefix", args.Prefix, "finished", keys.Finished); err != nil {
+		return runtime.NewFailedFuture[[]string](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(cleanCall)
 	digits := call.digits[:0]

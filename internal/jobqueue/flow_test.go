@@ -13,6 +13,7 @@ import (
 	"github.com/luagen/luagen/internal/jobqueue"
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/redistest"
+	"github.com/luagen/luagen/runtime"
 )
 
 // t0 is the flow's clock: every time a script sees is t0 plus a fixed
@@ -361,4 +362,35 @@ func TestFlowCluster(t *testing.T) {
 		checkKeyspace(t, got)
 		assert.Equal(t, want, got)
 	})
+}
+
+// TestPrefixWithoutTag: a key prefix that does not carry the queue's hash
+// tag (left empty, written by hand, another queue's) fails with
+// runtime.ErrBadArg before anything is sent, on luatest and on
+// redis-server through both executors: the keys the script would build
+// from it are on another slot, or no queue's.
+func TestPrefixWithoutTag(t *testing.T) {
+	k := jobqueue.KeysFor("bull", "q")
+	for _, prefix := range []string{"", "bull:q:", jobqueue.KeysFor("bull", "other").Prefix, "bull:{}:"} {
+		args := jobqueue.AddStandardJobArgs{Prefix: prefix, Name: "n", Data: "{}", Timestamp: t0}
+		r := luatest.Start(t, luatest.WithTime(t0))
+		_, err := jobqueue.New(r).AddStandardJob(ctx, k.AddStandardJob(), args)
+		require.ErrorIs(t, err, runtime.ErrBadArg, "prefix %q", prefix)
+		var bad *runtime.BadArgError
+		require.ErrorAs(t, err, &bad)
+		assert.Equal(t, "prefix", bad.Arg)
+		assert.Empty(t, r.Keys(), "prefix %q: nothing is sent", prefix)
+		exectest.Run(t, func(t *testing.T, kind exectest.Kind) {
+			srv := redistest.Start(t)
+			_, err := jobqueue.New(kind.Single(t, srv)).AddStandardJob(ctx, k.AddStandardJob(), args)
+			require.ErrorIs(t, err, runtime.ErrBadArg, "prefix %q", prefix)
+			n, err := srv.Client(t).Do(ctx, srv.Client(t).B().Dbsize().Build()).AsInt64()
+			require.NoError(t, err)
+			assert.Zero(t, n, "prefix %q: nothing is sent", prefix)
+		})
+	}
+	r := luatest.Start(t, luatest.WithTime(t0))
+	id, err := jobqueue.New(r).AddStandardJob(ctx, k.AddStandardJob(), jobqueue.AddStandardJobArgs{Prefix: k.Prefix, Name: "n", Data: "{}", Timestamp: t0})
+	require.NoError(t, err)
+	assert.Equal(t, "1", id)
 }

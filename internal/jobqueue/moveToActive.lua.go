@@ -142,9 +142,13 @@ var moveToActiveCalls luagenimpl.CallPool[moveToActiveCall]
 //
 // It returns [Job]: the job now active. Declared failures: [ErrNoJob]. Keys
 // that hash to different slots fail with [runtime.ErrCrossSlot] before
-// anything is sent. An error raised inside the script is a
-// *[runtime.ScriptError] naming the line.
+// anything is sent. A key prefix (Prefix) without the hash tag of the keys it
+// goes with fails with [runtime.ErrBadArg] before anything is sent. An error
+// raised inside the script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) MoveToActive(ctx context.Context, keys MoveToActiveKeys, args MoveToActiveArgs) (Job, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.MoveToActive", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return Job{}, err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := moveToActiveCalls.Get()
@@ -175,6 +179,9 @@ func (s *Scripts) MoveToActive(ctx context.Context, keys MoveToActiveKeys, args 
 // b.Send, the future's Result returns what MoveToActive would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueMoveToActive(b *runtime.Batch, keys MoveToActiveKeys, args MoveToActiveArgs) *runtime.Future[Job] {
+	if err := luagenimpl.CheckPrefix("jobqueue.MoveToActive", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return runtime.NewFailedFuture[Job](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(moveToActiveCall)
 	digits := call.digits[:0]

@@ -109,9 +109,14 @@ var moveToFinishedCalls luagenimpl.CallPool[moveToFinishedCall]
 // [ErrMissingJob], [ErrMissingLock], [ErrWrongToken]. Keys that hash to
 // different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
 // argument outside its bound (see MoveToFinishedArgs) fails with
-// [runtime.ErrBadArg] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line.
+// [runtime.ErrBadArg] before anything is sent. A key prefix (Prefix) without
+// the hash tag of the keys it goes with fails with [runtime.ErrBadArg] before
+// anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, args MoveToFinishedArgs) (int64, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.MoveToFinished", "prefix", args.Prefix, "active", keys.Active); err != nil {
+		return 0, err
+	}
 	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return 0, err
 	}
@@ -145,6 +150,9 @@ func (s *Scripts) MoveToFinished(ctx context.Context, keys MoveToFinishedKeys, a
 // after b.Send, the future's Result returns what MoveToFinished would have:
 // the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueMoveToFinished(b *runtime.Batch, keys MoveToFinishedKeys, args MoveToFinishedArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckPrefix("jobqueue.MoveToFinished", "prefix", args.Prefix, "active", keys.Active); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	if err := luagenimpl.CheckInt("jobqueue.MoveToFinished", "keepLast", args.KeepLast, -4503599627370496, 4503599627370496, "[-4503599627370496,4503599627370496]"); err != nil {
 		return runtime.NewFailedFuture[int64](err)
 	}

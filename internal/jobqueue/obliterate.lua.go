@@ -105,9 +105,14 @@ var obliterateCalls luagenimpl.CallPool[obliterateCall]
 //
 // It returns the number of jobs deleted. Declared failures: [ErrNotPaused],
 // [ErrActiveJobs]. Keys that hash to different slots fail with
-// [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line.
+// [runtime.ErrCrossSlot] before anything is sent. A key prefix (Prefix)
+// without the hash tag of the keys it goes with fails with [runtime.ErrBadArg]
+// before anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) Obliterate(ctx context.Context, keys ObliterateKeys, args ObliterateArgs) (int64, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.Obliterate", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return 0, err
+	}
 	// KEYS, then ARGV, in a buffer used again once the server has answered: no
 	// allocation when warm.
 	call := obliterateCalls.Get()
@@ -138,6 +143,9 @@ func (s *Scripts) Obliterate(ctx context.Context, keys ObliterateKeys, args Obli
 // b.Send, the future's Result returns what Obliterate would have: the same
 // value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueObliterate(b *runtime.Batch, keys ObliterateKeys, args ObliterateArgs) *runtime.Future[int64] {
+	if err := luagenimpl.CheckPrefix("jobqueue.Obliterate", "prefix", args.Prefix, "meta", keys.Meta); err != nil {
+		return runtime.NewFailedFuture[int64](err)
+	}
 	// KEYS, then ARGV: one allocation.
 	call := new(obliterateCall)
 	call.kv = [13]string{

@@ -90,9 +90,14 @@ var removeWaitingJobCalls luagenimpl.CallPool[removeWaitingJobCall]
 // It returns nil for a nil reply, else how many children the parent still
 // waits for, or nil when the job has no parent in this queue. Declared
 // failures: [ErrMissingJob]. Keys that hash to different slots fail with
-// [runtime.ErrCrossSlot] before anything is sent. An error raised inside the
-// script is a *[runtime.ScriptError] naming the line.
+// [runtime.ErrCrossSlot] before anything is sent. A key prefix (Prefix)
+// without the hash tag of the keys it goes with fails with [runtime.ErrBadArg]
+// before anything is sent. An error raised inside the script is a
+// *[runtime.ScriptError] naming the line.
 func (s *Scripts) RemoveWaitingJob(ctx context.Context, keys RemoveWaitingJobKeys, args RemoveWaitingJobArgs) (*int64, error) {
+	if err := luagenimpl.CheckPrefix("jobqueue.RemoveWaitingJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return nil, err
+	}
 	// KEYS, then ARGV, in a buffer used again once the server has answered: no
 	// allocation when warm.
 	call := removeWaitingJobCalls.Get()
@@ -116,6 +121,9 @@ func (s *Scripts) RemoveWaitingJob(ctx context.Context, keys RemoveWaitingJobKey
 // after b.Send, the future's Result returns what RemoveWaitingJob would have:
 // the same value and the same errors. See [runtime.Batch].
 func (s *Scripts) QueueRemoveWaitingJob(b *runtime.Batch, keys RemoveWaitingJobKeys, args RemoveWaitingJobArgs) *runtime.Future[*int64] {
+	if err := luagenimpl.CheckPrefix("jobqueue.RemoveWaitingJob", "prefix", args.Prefix, "wait", keys.Wait); err != nil {
+		return runtime.NewFailedFuture[*int64](err)
+	}
 	// KEYS, then ARGV: one allocation.
 	call := new(removeWaitingJobCall)
 	call.kv = [6]string{

@@ -94,9 +94,14 @@ var retryJobCalls luagenimpl.CallPool[retryJobCall]
 // It returns only an error: the script's reply is discarded (---@return none)
 // unless it is an error reply or a declared failure. Declared failures:
 // [ErrMissingJob], [ErrMissingLock], [ErrWrongToken]. Keys that hash to
-// different slots fail with [runtime.ErrCrossSlot] before anything is sent. An
-// error raised inside the script is a *[runtime.ScriptError] naming the line.
+// different slots fail with [runtime.ErrCrossSlot] before anything is sent. A
+// key prefix (Prefix) without the hash tag of the keys it goes with fails with
+// [runtime.ErrBadArg] before anything is sent. An error raised inside the
+// script is a *[runtime.ScriptError] naming the line.
 func (s *Scripts) RetryJob(ctx context.Context, keys RetryJobKeys, args RetryJobArgs) error {
+	if err := luagenimpl.CheckPrefix("jobqueue.RetryJob", "prefix", args.Prefix, "active", keys.Active); err != nil {
+		return err
+	}
 	// KEYS, then ARGV, and the digits of its numbers, in a buffer used again
 	// once the server has answered: no allocation when warm.
 	call := retryJobCalls.Get()
@@ -120,6 +125,9 @@ func (s *Scripts) RetryJob(ctx context.Context, keys RetryJobKeys, args RetryJob
 // QueueRetryJob queues on b the call [Scripts.RetryJob] makes; after b.Send,
 // the future's Err returns what RetryJob would have. See [runtime.Batch].
 func (s *Scripts) QueueRetryJob(b *runtime.Batch, keys RetryJobKeys, args RetryJobArgs) *runtime.Future[struct{}] {
+	if err := luagenimpl.CheckPrefix("jobqueue.RetryJob", "prefix", args.Prefix, "active", keys.Active); err != nil {
+		return runtime.NewFailedFuture[struct{}](err)
+	}
 	// KEYS, then ARGV, and the digits of its numbers: one allocation.
 	call := new(retryJobCall)
 	digits := call.digits[:0]

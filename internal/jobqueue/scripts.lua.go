@@ -109,7 +109,8 @@ type QueueKeys struct {
 // <prefix>:{queue}:completed and <prefix>:{queue}:failed. They share the hash
 // tag {queue}, so on Redis Cluster they hash to one slot. An empty queue gives
 // "{}", which is no hash tag: the keys then hash to different slots and calls
-// fail with [runtime.ErrCrossSlot].
+// fail with [runtime.ErrCrossSlot] (on a cluster client), or with
+// [runtime.ErrBadArg] where a script takes a key prefix of the family.
 func KeysFor(prefix, queue string) QueueKeys {
 	tag := prefix + ":{" + queue + "}"
 	return QueueKeys{

@@ -100,7 +100,8 @@ type SKUKeys struct {
 // prefix{sku}:orders and prefix{sku}:buyers. They share the hash tag {sku}, so
 // on Redis Cluster they hash to one slot. An empty sku gives "{}", which is no
 // hash tag: the keys then hash to different slots and calls fail with
-// [runtime.ErrCrossSlot].
+// [runtime.ErrCrossSlot] (on a cluster client), or with [runtime.ErrBadArg]
+// where a script takes a key prefix of the family.
 func KeysFor(prefix, sku string) SKUKeys {
 	tag := prefix + "{" + sku + "}"
 	return SKUKeys{

@@ -1,8 +1,10 @@
 package luagenimpl
 
 import (
+	"strconv"
 	"time"
 
+	"github.com/luagen/luagen/internal/hashtag"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -82,4 +84,19 @@ func CheckOneOf(script, arg, v string, bound string, allowed ...string) error {
 		}
 	}
 	return &runtime.BadArgError{Script: script, Arg: arg, Value: v, Bound: bound}
+}
+
+// CheckPrefix checks that v, a key prefix laid out in a key family (an
+// ---@arg with a template, such as bull:{q}:), carries a hash tag and
+// hashes to the slot of key, a key of the same family the script is given
+// (keyName is its header name): the keys the script builds by appending
+// to v are then on key's slot, as the cluster lint assumed. A prefix left
+// empty, built by hand without its {tag}, or of another family member
+// fails before anything is sent.
+func CheckPrefix(script, arg, v, keyName, key string) error {
+	if _, _, ok := hashtag.Span(v); ok && runtime.Slot(v) == runtime.Slot(key) {
+		return nil
+	}
+	return &runtime.BadArgError{Script: script, Arg: arg, Value: strconv.Quote(v),
+		Bound: "a prefix with the hash tag of key " + keyName + " (" + strconv.Quote(key) + "): build it with the family's constructor"}
 }

@@ -70,7 +70,9 @@ type LockKeys struct {
 // prefix{name}:fence, prefix{name}:queue, prefix{name}:waits and
 // prefix{name}:wake:. They share the hash tag {name}, so on Redis Cluster they
 // hash to one slot. An empty name gives "{}", which is no hash tag: the keys
-// then hash to different slots and calls fail with [runtime.ErrCrossSlot].
+// then hash to different slots and calls fail with [runtime.ErrCrossSlot] (on
+// a cluster client), or with [runtime.ErrBadArg] where a script takes a key
+// prefix of the family.
 func LockKeysFor(prefix, name string) LockKeys {
 	tag := prefix + "{" + name + "}"
 	return LockKeys{
