@@ -259,13 +259,24 @@ func (j job) run(e *env) int {
 			fmt.Fprintf(e.stdout, "%s: %s\n", filepath.Join(f.out, c.Name), c.Kind)
 		}
 		if len(plan) > 0 {
+			fmt.Fprintf(e.stderr, "luagen diff: %s out of date: run go generate (the generated files are never edited by hand; change the scripts)\n", plural(len(plan), "generated file is", "generated files are"))
 			return exitFail
 		}
 		return exitOK
 	}
-	if _, err := gen.Write(f.out, files); err != nil {
+	changes, err := gen.Write(f.out, files)
+	if err != nil {
 		j.errorf(e, "%v", err)
 		return exitFail
+	}
+	if goFile := e.getenv("GOFILE"); goFile != "" {
+		for _, c := range changes {
+			if c.Kind == gen.Extra && filepath.Clean(f.out) == "." && c.Name > goFile {
+				// go generate listed the package's files before this run
+				// and will look for this one next.
+				fmt.Fprintf(e.stderr, "luagen: removed %s, whose script is gone; if go generate now stops with \"open %s: no such file or directory\", run it again\n", c.Name, c.Name)
+			}
+		}
 	}
 	return exitOK
 }
@@ -327,4 +338,12 @@ func packageName(dir string) string {
 		return "scripts"
 	}
 	return b.String()
+}
+
+// plural is "1 thing is" or "n things are", from the two forms.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

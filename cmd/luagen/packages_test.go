@@ -19,6 +19,9 @@ func writeFile(t *testing.T, root, path, body string) {
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 }
 
+// staleNote is what diff says on stderr when three files differ.
+const staleNote = "luagen diff: 3 generated files are out of date: run go generate (the generated files are never edited by hand; change the scripts)\n"
+
 const kvDoc = "// Package kv holds the kv scripts.\npackage kv\n\n//go:generate go tool luagen generate ../lua/kv\n"
 
 // diff ./... runs each package's go:generate line and names what it would
@@ -31,7 +34,7 @@ func TestDiffPackages(t *testing.T) {
 	r := luagen(t, nil, "diff", "./...")
 	assert.Equal(t, 1, r.code, r.stderr)
 	assert.Equal(t, "kv/get.lua.go: missing\nkv/scripts.lua.go: missing\nkv/set.lua.go: missing\n", r.stdout)
-	assert.Empty(t, r.stderr)
+	assert.Equal(t, staleNote, r.stderr)
 
 	t.Chdir(filepath.Join(root, "kv"))
 	require.Equal(t, 0, luagen(t, map[string]string{"GOPACKAGE": "kv"}, "generate", "../lua/kv").code)
@@ -54,7 +57,7 @@ func TestDiffPackages(t *testing.T) {
 		r = luagen(t, nil, "diff", c.pattern)
 		assert.Equal(t, 1, r.code, "%s in %s: %s", c.pattern, c.dir, r.stderr)
 		assert.Equal(t, c.want, r.stdout, "%s in %s", c.pattern, c.dir)
-		assert.Empty(t, r.stderr, "%s in %s", c.pattern, c.dir)
+		assert.Equal(t, staleNote, r.stderr, "%s in %s", c.pattern, c.dir)
 	}
 	_, err := os.Stat(filepath.Join(root, "kv", "set.lua.go"))
 	assert.NoError(t, err, "diff deletes nothing")
@@ -304,4 +307,19 @@ func TestSelfGeneratingDirectoryTakesItsLine(t *testing.T) {
 	r = luagen(t, nil, "check", ".")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "move.lua:1:9: key from is not laid out in a ---@keys family")
+}
+
+// Under go generate (GOFILE set), removing a file whose script is gone
+// and that go generate has yet to reach says that a second run fixes the
+// error go generate then stops with.
+func TestGenerateRemovedScriptNote(t *testing.T) {
+	root := project(t, map[string]string{"get.lua": goodScript, "set.lua": otherScript})
+	vars := map[string]string{"GOPACKAGE": "kv", "GOFILE": "doc.go"}
+	require.Equal(t, 0, luagen(t, vars, "generate", "../lua/kv").code)
+	require.NoError(t, os.Remove(filepath.Join(root, "lua", "kv", "set.lua")))
+	r := luagen(t, vars, "generate", "../lua/kv")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "luagen: removed set.lua.go, whose script is gone; if go generate now stops with \"open set.lua.go: no such file or directory\", run it again\n", r.stderr)
+	_, err := os.Stat("set.lua.go")
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
