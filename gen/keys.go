@@ -432,7 +432,7 @@ func checkFamilies(scripts []*Script) (*familySet, Diagnostics) {
 			for _, f := range fs.list {
 				known = append(known, "{"+f.Tag+"} ("+f.Type+", "+where(f.s, f.TplPos)+")")
 			}
-			hint := "declare the family with ---@keys Type Constructor prefix{" + t.Tag + "}"
+			hint := "declare the family with ---@keys Type Constructor prefix{" + t.Tag + "} (in one script of the package: if another script declares it, check this one together with it, as generate does with the whole directory)"
 			if len(known) > 0 {
 				hint = "known tags: " + strings.Join(known, ", ") + "; or " + hint
 			}
