@@ -449,6 +449,62 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of the caller's number", line: line, args: t.args, text: t.text})
 			}
 		}
+	case "fmod", "modf":
+		// fmod(a, b) is exact, within |a|; modf's first value is a's
+		// integral part.
+		if s.inexact {
+			return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of a number that may not be exact", line: line, args: s.args, text: s.text, hint: s.hint})
+		}
+		if !s.ranged {
+			return one(lval{kind: vNum, what: what, line: line})
+		}
+		m := math.Max(-s.lo, s.hi)
+		v := lval{kind: vInt, ranged: true, lo: -m, hi: m, what: what, line: line, args: s.args, text: s.text}
+		if name == "fmod" {
+			v.fbits = s.fbits
+			for _, t := range ss[1:] {
+				v.args |= t.args
+				if t.frac {
+					v.fbits = max(v.fbits, t.fbits)
+					v.kind = vMaybeFrac
+				}
+			}
+			if s.frac {
+				v.kind = vMaybeFrac
+			}
+		}
+		return one(v)
+	case "random":
+		// math.random(m) is 1..m, random(m, n) m..n (integers).
+		lo, hi := 1.0, 0.0
+		var args uint64
+		switch len(ss) {
+		case 1:
+			lo, hi, args = 1, ss[0].hi, ss[0].args
+		case 2:
+			lo, hi, args = ss[0].lo, ss[1].hi, ss[0].args|ss[1].args
+		}
+		for _, t := range ss {
+			if t.inexact {
+				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of a number that may not be exact", line: line, args: t.args, text: t.text})
+			}
+			if !t.ranged {
+				return one(lval{kind: vNum, what: what, line: line})
+			}
+		}
+		return one(lval{kind: vInt, ranged: true, lo: lo, hi: hi, what: what, line: line, args: args})
+	case "sqrt":
+		if s.inexact || !s.ranged {
+			break
+		}
+		return one(lval{kind: vMaybeFrac, ranged: true, lo: 0, hi: math.Sqrt(math.Max(s.hi, 0)), fbits: 53, what: what, line: line, args: s.args, text: s.text})
+	}
+	for _, t := range ss {
+		if t.args != 0 {
+			// Another function of the caller's number (math.sin, math.log,
+			// math.deg, ...): nothing bounds what it gives.
+			return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of the caller's number", line: line, args: t.args, text: t.text})
+		}
 	}
 	return one(lval{kind: vNum, what: what, line: line})
 }

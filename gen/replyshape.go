@@ -842,7 +842,7 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 			return one(sh.message(vErr, e.Args[0], line))
 		case sh.global(a.Object, "redis") && k.Value == "status_reply" && len(e.Args) == 1:
 			return one(sh.message(vStatus, e.Args[0], line))
-		case sh.global(a.Object, "math") && slices.Contains([]string{"floor", "ceil", "min", "max", "abs", "pow", "ldexp", "exp"}, k.Value):
+		case sh.global(a.Object, "math") && k.Value != "huge" && k.Value != "pi":
 			return sh.mathCall(k.Value, e.Args, line)
 		case sh.global(a.Object, "string") && slices.Contains([]string{"format", "rep", "sub", "upper", "lower", "reverse", "char"}, k.Value),
 			sh.global(a.Object, "table") && k.Value == "concat",
