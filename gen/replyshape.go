@@ -381,9 +381,11 @@ func (sh *shaper) evalExpr(e ast.Expr) lset {
 		return one(lval{kind: vInt, what: "a length (#)", line: line})
 	case *ast.StringConcatOpExpr:
 		v := lval{kind: vStr, what: "a string built with ..", line: line}
-		if l := sh.eval(e.Lhs); len(l) == 1 && l[0].kind == vStr && (l[0].known || l[0].prefix) {
+		l := sh.eval(e.Lhs)
+		if len(l) == 1 && l[0].kind == vStr && (l[0].known || l[0].prefix) {
 			v.lit, v.prefix = l[0].lit, true
 		}
+		v.args = sh.textArgs(l) | sh.textArgs(sh.eval(e.Rhs))
 		return one(v)
 	case *ast.RelationalOpExpr:
 		return boolean(line, "a comparison ("+e.Operator+")")
@@ -844,8 +846,15 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 			return one(sh.message(vStatus, e.Args[0], line))
 		case sh.global(a.Object, "math") && k.Value != "huge" && k.Value != "pi":
 			return sh.mathCall(k.Value, e.Args, line)
-		case sh.global(a.Object, "string") && slices.Contains([]string{"format", "rep", "sub", "upper", "lower", "reverse", "char"}, k.Value),
-			sh.global(a.Object, "table") && k.Value == "concat",
+		case sh.global(a.Object, "string") && slices.Contains([]string{"format", "rep", "sub", "upper", "lower", "reverse", "char"}, k.Value):
+			// Text made from the caller's: tonumber of it is the caller's
+			// number reshaped, which no ---@arg type bounds.
+			var args uint64
+			for _, x := range e.Args {
+				args |= sh.textArgs(sh.eval(x))
+			}
+			return one(lval{kind: vStr, what: "a string", line: line, args: args})
+		case sh.global(a.Object, "table") && k.Value == "concat",
 			sh.global(a.Object, "cjson") && k.Value == "encode",
 			sh.global(a.Object, "cmsgpack") && k.Value == "pack":
 			return one(lval{kind: vStr, what: "a string", line: line})
@@ -870,9 +879,13 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 			for _, v := range sh.eval(e.Args[0]) {
 				switch v.kind {
 				case vStr:
-					if v.argv != 0 {
+					switch {
+					case v.argv != 0:
 						v = sh.argNumber(v.argv, line)
-					} else {
+					case v.args != 0:
+						v = lval{kind: vMaybeFrac, inexact: true, text: true, args: v.args, what: "tonumber of text made from the caller's (ARGV[1] .. '000', ARGV[1]:sub(...))", line: line,
+							hint: "convert the caller's number itself (tonumber(ARGV[n])) and compute with it, so that its ---@arg type bounds it"}
+					default:
 						v = lval{kind: vNum, what: "tonumber(...)", line: line}
 					}
 				case vInt, vFrac, vMaybeFrac, vNum:
@@ -1332,4 +1345,21 @@ func (sh *shaper) oneValue(c *ast.FuncCallExpr) bool {
 		return k.Value == "format" || k.Value == "rep" || k.Value == "sub" || k.Value == "upper" || k.Value == "lower" || k.Value == "reverse" || k.Value == "char"
 	}
 	return false
+}
+
+// textArgs are the ---@arg positions whose caller's text, or number, vs
+// are made from: ARGV[n] itself, or text built from it.
+func (sh *shaper) textArgs(vs lset) uint64 {
+	var args uint64
+	for _, v := range vs {
+		switch {
+		case v.kind == vStr && v.argv > 0 && v.argv <= 64:
+			args |= 1 << (v.argv - 1)
+		case v.kind == vStr && v.argv < 0:
+			args |= ^uint64(0) >> (64 - min(len(sh.l.s.Args), 64))
+		default:
+			args |= v.args
+		}
+	}
+	return args
 }
