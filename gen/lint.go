@@ -89,6 +89,10 @@ type binding struct {
 	// forLoop is the numeric for whose variable this is: its values lie
 	// between the loop's start and its limit (the number checks).
 	forLoop *ast.NumberForStmt
+	// multi is the call whose multiIndex-th value a local declared from
+	// a call's values holds (local ok, v = pcall(...)).
+	multi      *ast.FuncCallExpr
+	multiIndex int
 }
 
 type scope struct {
@@ -360,6 +364,9 @@ func (l *linter) stmt(st ast.Stmt) bool {
 				last := st.Exprs[len(st.Exprs)-1]
 				t := l.elemTaint(last)
 				b := l.declare(name, &t)
+				if c, ok := last.(*ast.FuncCallExpr); ok {
+					b.multi, b.multiIndex = c, i-(len(st.Exprs)-1)
+				}
 				if c, ok := last.(*ast.FuncCallExpr); ok && l.isUnpack(c) && l.isGlobal(c.Args[0], "ARGV") {
 					b.argvElem = true
 				}

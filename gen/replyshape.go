@@ -593,15 +593,32 @@ func (sh *shaper) binding(b *binding) lset {
 	if f := b.forLoop; f != nil && !b.reassigned {
 		return sh.forVar(b, f)
 	}
-	if b.fixed != nil && b.init != nil && !b.reassigned && !b.bare {
+	if c := b.multi; c != nil && !b.reassigned && b.multiIndex > 0 && b.init == nil {
+		// local ok, v = pcall(f, n): a later value of a call.
+		if sh.busy[b] {
+			return nil
+		}
+		sh.busy[b] = true
+		sh.depth++
+		out := sh.laterValue(c, b.multiIndex)
+		sh.depth--
+		sh.busy[b] = false
+		sh.memo[b] = out
+		return out
+	}
+	init := b.init
+	if init == nil && b.multi != nil {
+		init = b.multi // local a, b = f(...): a is the call's first value
+	}
+	if b.fixed != nil && init != nil && !b.reassigned && !b.bare {
 		// local x = f(...): the call's first value (eval gives it).
-		if _, ok := b.init.(*ast.FuncCallExpr); ok && b.param == nil {
+		if _, ok := init.(*ast.FuncCallExpr); ok && b.param == nil {
 			if sh.busy[b] {
 				return nil
 			}
 			sh.busy[b] = true
 			sh.depth++
-			out := slices.Clone(sh.eval(b.init))
+			out := slices.Clone(sh.eval(init))
 			sh.depth--
 			sh.busy[b] = false
 			for i := range out {
@@ -832,12 +849,16 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 		case "upper", "lower", "rep", "sub", "reverse", "format":
 			return one(lval{kind: vStr, what: "a string", line: line})
 		}
-		return unknown(line)
+		return sh.opaque(e, line)
 	}
 	if a, ok := e.Func.(*ast.AttrGetExpr); ok {
 		k, _ := a.Key.(*ast.StringExpr)
 		if k == nil {
-			return unknown(line)
+			return sh.opaque(e, line)
+		}
+		if sh.global(a.Object, "bit") {
+			// Lua BitOp works on 32-bit integers: what it gives is one.
+			return one(lval{kind: vInt, ranged: true, lo: math.MinInt32, hi: math.MaxInt32, what: "bit." + k.Value, line: line})
 		}
 		switch {
 		case sh.global(a.Object, "redis") && k.Value == "error_reply" && len(e.Args) == 1:
@@ -859,7 +880,12 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 			sh.global(a.Object, "cmsgpack") && k.Value == "pack":
 			return one(lval{kind: vStr, what: "a string", line: line})
 		}
-		return unknown(line)
+		for _, lib := range []string{"redis", "string", "table", "cjson", "cmsgpack", "struct", "os", "coroutine"} {
+			if sh.global(a.Object, lib) {
+				return unknown(line)
+			}
+		}
+		return sh.opaque(e, line) // M.scale(x), a function in a table
 	}
 	switch {
 	case sh.global(e.Func, "tonumber"):
@@ -929,13 +955,100 @@ func (sh *shaper) call(e *ast.FuncCallExpr) lset {
 				return sh.fnResult(fe, line)
 			}
 		}
+		if b := sh.l.resolved[id]; b == nil && (id.Value == "type" || id.Value == "select" && len(e.Args) > 0 && isWord(e.Args[0], "#")) {
+			return unknown(line) // type(x) is text, select('#', ...) a count
+		}
 	}
-	return unknown(line)
+	return sh.opaque(e, line)
+}
+
+// opaque is what a call the analysis cannot see into gives: unknown, as
+// everywhere, unless it is given the caller's numbers (a function in a
+// table, a method, one reassigned or passed through pcall, select(2,
+// ...)): then a number nothing bounds, which is reported where it may go
+// wrong, so that the generated method's check is not trusted for what
+// such a call makes of it.
+func (sh *shaper) opaque(e *ast.FuncCallExpr, line int) lset {
+	var args uint64
+	text := false
+	exprs := e.Args
+	if e.Receiver != nil {
+		exprs = append([]ast.Expr{e.Receiver}, exprs...)
+	}
+	for _, x := range exprs {
+		if _, ok := x.(*ast.FunctionExpr); ok {
+			continue
+		}
+		for _, v := range sh.eval(x) {
+			switch v.kind {
+			case vInt, vFrac, vMaybeFrac, vNum:
+				args |= v.args
+				text = text || v.text
+			}
+		}
+	}
+	if args == 0 {
+		return unknown(line)
+	}
+	return one(lval{kind: vMaybeFrac, inexact: true, what: "what a call the analysis cannot follow makes of the caller's number", line: line, args: args, text: text,
+		hint: "compute with the caller's number in the script itself or in a local function called directly, which the analysis follows"})
 }
 
 // fnResult is every first value a local function's returns can give:
 // the analysis follows helpers the script only calls (their parameters
 // take what the calls pass; see paramArgs), whatever the call.
+// laterValue is the i-th value (from 0) of the call c, for i > 0: the
+// i-th expression of the returns of a local function called directly,
+// else what an opaque call makes of the caller's numbers (see opaque).
+func (sh *shaper) laterValue(c *ast.FuncCallExpr, i int) lset {
+	line := c.Line()
+	if id, ok := c.Func.(*ast.IdentExpr); ok {
+		if b := sh.l.resolved[id]; b != nil && !sh.l.escaped[b] {
+			if fe := localFunc(b); fe != nil {
+				var out lset
+				var visit func(ss []ast.Stmt)
+				visit = func(ss []ast.Stmt) {
+					for _, st := range ss {
+						switch st := st.(type) {
+						case *ast.ReturnStmt:
+							switch n := len(st.Exprs); {
+							case i < n-1 || i == n-1 && !multi(st.Exprs[i]):
+								out = append(out, sh.eval(st.Exprs[i])...)
+							case n > 0 && multi(st.Exprs[n-1]):
+								out = append(out, lval{kind: vUnknown, line: st.Line()})
+							default:
+								out = append(out, lval{kind: vNil, what: "a missing return value (nil)", line: st.Line(), data: true})
+							}
+						case *ast.IfStmt:
+							visit(st.Then)
+							visit(st.Else)
+						case *ast.DoBlockStmt:
+							visit(st.Stmts)
+						case *ast.WhileStmt:
+							visit(st.Stmts)
+						case *ast.RepeatStmt:
+							visit(st.Stmts)
+						case *ast.NumberForStmt:
+							visit(st.Stmts)
+						case *ast.GenericForStmt:
+							visit(st.Stmts)
+						}
+					}
+				}
+				visit(fe.Stmts)
+				if out == nil {
+					return unknown(line)
+				}
+				return out
+			}
+		}
+	}
+	if sh.l.redisCall(c) != "" {
+		return unknown(line)
+	}
+	return sh.opaque(c, line)
+}
+
 func (sh *shaper) fnResult(fe *ast.FunctionExpr, line int) lset {
 	if v, ok := sh.fnMemo[fe]; ok {
 		return v
