@@ -93,6 +93,11 @@ type binding struct {
 	// a call's values holds (local ok, v = pcall(...)).
 	multi      *ast.FuncCallExpr
 	multiIndex int
+	// loops is how many loops enclose the declaration; runsOnce holds the
+	// values assigned in the same function at that depth, which run at
+	// most once each time the declaration does.
+	loops    int
+	runsOnce map[ast.Expr]bool
 }
 
 type scope struct {
@@ -129,6 +134,7 @@ type linter struct {
 	// caller's number).
 	bounds map[*binding]bound
 	fn     *fnState   // the function being walked (limits.go)
+	loops  int        // loops enclosing the statement being walked (in any function)
 	fns    []*fnState // every function, the main chunk first
 	line   int        // line of the statement being walked
 	walk   *luaWalk   // the walk of the chunk, with l's hooks
@@ -320,7 +326,7 @@ func (l *linter) pop() {
 }
 
 func (l *linter) declare(name string, fixed *taint, values ...ast.Expr) *binding {
-	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn, guards: l.guardsNow()}
+	b := &binding{name: name, fixed: fixed, values: values, fn: l.fn, guards: l.guardsNow(), loops: l.loops}
 	l.scope.vars[name] = b
 	l.addLocals(1, l.line)
 	if _, ok := l.declaredAt[name]; !ok {
@@ -424,6 +430,12 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 	}
 	if i < len(st.Rhs) {
 		b.values = append(b.values, st.Rhs[i])
+		if l.fn == b.fn && l.loops == b.loops {
+			if b.runsOnce == nil {
+				b.runsOnce = map[ast.Expr]bool{}
+			}
+			b.runsOnce[st.Rhs[i]] = true
+		}
 	} else {
 		b.fixed = &taint{origin: fromUnknown, why: ""}
 	}
@@ -435,6 +447,9 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 func (l *linter) open(owner ast.PositionHolder) {
 	if st, ok := owner.(*ast.IfStmt); ok {
 		l.openIf(st)
+	}
+	if isLoop(owner) {
+		l.loops++
 	}
 	switch o := owner.(type) {
 	case *ast.NumberForStmt:
@@ -490,6 +505,9 @@ func (l *linter) open(owner ast.PositionHolder) {
 // close is the walk's hook where a block's scope ends.
 func (l *linter) close(owner ast.PositionHolder) {
 	l.pop()
+	if isLoop(owner) {
+		l.loops--
+	}
 	if _, ok := owner.(*ast.IfStmt); ok {
 		l.closeIf()
 	}
@@ -1556,4 +1574,13 @@ func elementOf(why string) string {
 		return why
 	}
 	return "comes from an element of " + strings.TrimPrefix(why, "comes from ")
+}
+
+// isLoop reports a block that may run more than once.
+func isLoop(owner ast.PositionHolder) bool {
+	switch owner.(type) {
+	case *ast.WhileStmt, *ast.RepeatStmt, *ast.NumberForStmt, *ast.GenericForStmt:
+		return true
+	}
+	return false
 }

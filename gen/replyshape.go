@@ -659,16 +659,54 @@ func (sh *shaper) binding(b *binding) lset {
 	if sh.self == nil {
 		sh.self = map[*binding]bool{}
 	}
+	var once []ast.Expr // self-updates that run at most once: see below
 	for _, e := range values {
 		sh.self[b] = false
 		vs := sh.eval(e)
 		if sh.self[b] {
+			if b.runsOnce[e] {
+				once = append(once, e)
+				continue
+			}
 			vs = sh.selfUpdate(b, e, vs)
 		}
 		for _, v := range vs {
 			v.reassigned = v.reassigned || len(values) > 1
 			out = append(out, v)
 		}
+	}
+	if len(once) > 8 {
+		// Too many to apply in every order: taken as updates that repeat.
+		for _, e := range once {
+			sh.memo[b] = nil
+			delete(sh.memo, b)
+			sh.self[b] = false
+			for _, v := range sh.selfUpdate(b, e, sh.eval(e)) {
+				v.reassigned = true
+				out = append(out, v)
+			}
+		}
+		once = nil
+	}
+	if len(once) > 0 {
+		// x = x * 1000 in the function that declares x and in no loop of
+		// it (if unit == 's' then ttl = ttl * 1000 end) runs at most once a
+		// call: k such updates apply at most k times, in any order, to
+		// what x holds otherwise.
+		cur := dedupe(out)
+		for range once {
+			sh.memo[b] = cur
+			next := slices.Clone(cur)
+			for _, e := range once {
+				for _, v := range sh.eval(e) {
+					v.reassigned = true
+					next = append(next, v)
+				}
+			}
+			cur = dedupe(next)
+		}
+		delete(sh.memo, b)
+		out = cur
 	}
 	if len(values) == 0 {
 		out = unknown(0)
