@@ -548,7 +548,16 @@
 //     string.format), followed as that function;
 //   - math.huge and literals past the double range (1e309) are inf, and a
 //     bound that overflows to inf (a product of a thousand factors) is
-//     reported like any other.
+//     reported like any other;
+//   - the variable of a numeric for (between its start and its limit),
+//     math.fmod, modf, random and sqrt, bit.* (a 32-bit integer), and the
+//     later values of a local function's return (local a, b = f());
+//   - a decimal literal with no exact binary form (0.7, 1.1) makes floor,
+//     ceil and truncation unsure: floor(90 * 0.7) is 62, write x * 7 / 10;
+//   - a call the analysis cannot see into (a function in a table, a
+//     method, pcall of a function, a reassigned local function) given the
+//     caller's number gives a number nothing bounds, and so does tonumber
+//     of text made from the caller's (ARGV[1] .. '000').
 //
 // Where a number becomes text: .., tostring, string.format's %s and
 // cjson.encode write it with %.14g (reported from 1e14, or with a
@@ -574,10 +583,12 @@
 // a script that still exhausts the 200,000-step bound (locals feeding
 // each other in a loop) is reported, never passed silently.
 //
-// A local assigned arithmetic on itself (x = x * 1000; s = s + a in a
-// loop; acc = acc * k in a closure) runs again and again, so its value has
-// no bound the analysis can see, and reaching a reply or text it is
-// reported. A counter stays an exact integer: x = x + y or x - y with y an
+// A local assigned arithmetic on itself in a loop or a closure (s = s + a
+// in a loop; acc = acc * k in a closure) runs again and again, so its value
+// has no bound the analysis can see, and reaching a reply or text it is
+// reported. In the function that declares it and outside loops (if unit ==
+// 's' then ttl = ttl * 1000 end) it runs at most once, and up to eight such
+// updates are applied in every order to what the local holds otherwise. A counter stays an exact integer: x = x + y or x - y with y an
 // integer literal or one bounded within ±2^20, or a number the analysis
 // trusts or cannot see (a loop variable); a script would need 2^33 steps
 // to leave 2^53. Declare a range on the args summed to keep such a sum
