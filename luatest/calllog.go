@@ -17,6 +17,13 @@ type Call struct {
 	File      string     // the .lua file when the script came through the Executor; "" for raw EVAL
 	Line      int        // the script line of the call
 	Protected bool       // redis.pcall rather than redis.call
+	// Mode is the command the script or function making the call ran
+	// with: runtime.ModeEvalSha (EVALSHA or EVALSHA_RO), runtime.ModeEval
+	// (EVAL, EVAL_RO) or runtime.ModeFCall (FCALL, FCALL_RO), whether it
+	// came through the Executor methods, Do, Command or the wire. So a test
+	// sees runtime.Script.Exec's NOSCRIPT fallback, or a library's call
+	// run as FCALL.
+	Mode runtime.Mode
 }
 
 // Value returns the reply as a [runtime.Value], or the error reply as a

@@ -35,7 +35,7 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 		return FromRESP(resp.ErrorReply("ERR Function not found"))
 	}
 	reply := r.callFunctionShifted(fn, keys, args,
-		runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx}, s.FunctionLine()-1)
+		runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx, mode: runtime.ModeFCall}, s.FunctionLine()-1)
 	return r.replied(ctx, reply)
 }
 

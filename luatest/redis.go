@@ -33,6 +33,7 @@ type Redis struct {
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
+	hook      runtime.Hook // WithHook; nil for none
 
 	run *runCtx // the script running now, if any
 	// runSlot is the context of every run: runs never nest (a script
@@ -73,6 +74,18 @@ func WithScriptTimeout(d time.Duration) Option { return func(r *Redis) { r.timeo
 // [DefaultCallLog]. A bound keeps long offline load tests from spending
 // their time growing the log.
 func WithCallLog(max int) Option { return func(r *Redis) { r.callsMax = max } }
+
+// WithHook attaches h to the server as an executor: h sees every script
+// call runtime.Script.Exec and runtime.Batch run on it, as it would on
+// runtime.NewRueidisExecutor(c, runtime.WithHook(h)), so a
+// [runtime.Hook] such as package luagenotel's is tested offline. Its
+// CallEnd.Mode says EVALSHA, EVAL (after NOSCRIPT) or FCALL as against a
+// server; CallStart.Server is "" (there is no address). A nil h means no
+// hook.
+func WithHook(h runtime.Hook) Option { return func(r *Redis) { r.hook = h } }
+
+// Hook implements [runtime.Hooked]: the hook given with [WithHook], or nil.
+func (r *Redis) Hook() runtime.Hook { return r.hook }
 
 // DefaultCallLog is how many calls the call log keeps by default.
 const DefaultCallLog = 10_000
@@ -116,7 +129,10 @@ func Start(tb testing.TB, opts ...Option) *Redis {
 	return r
 }
 
-var _ runtime.Executor = (*Redis)(nil)
+var (
+	_ runtime.Executor = (*Redis)(nil)
+	_ runtime.Hooked   = (*Redis)(nil)
+)
 
 // Close frees the Lua interpreter. The keyspace stays readable (Do, Get
 // and the other inspection methods), but the [runtime.Executor] methods
