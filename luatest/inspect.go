@@ -18,6 +18,7 @@ func (r *Redis) Set(key, value string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.setString(key, value, false)
+	r.touched(r.dbIndex, key)
 }
 
 // SetTTL stores a string value that expires ttl from the virtual clock's
@@ -29,6 +30,7 @@ func (r *Redis) SetTTL(key, value string, ttl time.Duration) {
 	if ms := ttl.Milliseconds(); ms > 0 {
 		r.db[key].expireAt = r.nowMs() + ms
 	}
+	r.touched(r.dbIndex, key)
 }
 
 // Get returns key's string value; ok is false when the key is missing or

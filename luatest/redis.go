@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rediscmd "github.com/luagen/luagen/internal/commands"
+	"github.com/luagen/luagen/luatest/internal/engine"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 )
@@ -34,6 +35,9 @@ type Redis struct {
 	keysCheck KeysCheck
 	timeout   time.Duration
 	hook      runtime.Hook // WithHook; nil for none
+	// observer sees writes and published messages for a wire server
+	// (package luatest/server); nil without one.
+	observer engine.Observer
 
 	run *runCtx // the script running now, if any
 	// runSlot is the context of every run: runs never nest (a script
@@ -206,25 +210,44 @@ func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.command(proto, args)
+}
+
+// command is Command with r.mu held and proto and args checked.
+func (r *Redis) command(proto int, args []string) (reply resp.Reply) {
 	defer func() {
 		// A bug in a command must not take the test binary down with it.
 		if p := recover(); p != nil {
 			reply = resp.ErrorReply(fmt.Sprintf("ERR luatest: internal error in %s: %v", args[0], p))
 		}
 	}()
-	rc, ok := resolve(args)
+	rc, bad := check(args)
 	switch {
-	case !ok:
-		if c, ok := rediscmd.Lookup(args[0]); ok && c.Subcommands {
-			return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(args[0])))
-		}
-		return errUnknownCommand(args)
-	case !rc.info.ArityOK(len(args)):
-		return errArity(rc.info.Name)
+	case bad != nil:
+		return *bad
 	case rc.impl == nil:
 		return errNotImplemented(rc.info.Name)
 	}
 	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: args[0]}, args)
+}
+
+// check resolves args as processCommand does before running a command:
+// an unknown command or subcommand, or a wrong number of arguments, is an
+// error reply.
+func check(args []string) (resolved, *resp.Reply) {
+	rc, ok := resolve(args)
+	switch {
+	case !ok:
+		bad := errUnknownCommand(args)
+		if c, ok := rediscmd.Lookup(args[0]); ok && c.Subcommands {
+			bad = resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(args[0])))
+		}
+		return rc, &bad
+	case !rc.info.ArityOK(len(args)):
+		bad := errArity(rc.info.Name)
+		return rc, &bad
+	}
+	return rc, nil
 }
 
 // errUnknownCommand is the server's reply to an unknown command
