@@ -482,7 +482,7 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return errClosed
@@ -498,7 +498,7 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return runtime.Value{}, errClosed

@@ -476,3 +476,15 @@ end
 	}
 	assert.Equal(t, []int{2, 3, 4, 7, 10, 11, 13, 14, 17, 18, 19, 19, 21}, lines)
 }
+
+// WithWallClock: the clock is the wall clock's time (plus what Advance
+// added), so a key expires by itself.
+func TestWallClock(t *testing.T) {
+	before := time.Now().Truncate(time.Millisecond)
+	r := luatest.Start(t, luatest.WithWallClock())
+	assert.False(t, r.Now().Before(before))
+	r.Advance(time.Hour)
+	assert.False(t, r.Now().Before(before.Add(time.Hour)), "Advance stays added")
+	r.MustDo("SET", "k", "v", "PX", "1")
+	require.Eventually(t, func() bool { return !r.Exists("k") }, 5*time.Second, time.Millisecond)
+}

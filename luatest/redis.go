@@ -34,7 +34,9 @@ type Redis struct {
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
-	hook      runtime.Hook // WithHook; nil for none
+	hook      runtime.Hook  // WithHook; nil for none
+	wallClock bool          // WithWallClock
+	ahead     time.Duration // what Advance added, kept ahead of the wall clock
 	// observer sees writes and published messages for a wire server
 	// (package luatest/server); nil without one.
 	observer engine.Observer
@@ -91,6 +93,14 @@ func WithHook(h runtime.Hook) Option { return func(r *Redis) { r.hook = h } }
 // Hook implements [runtime.Hooked]: the hook given with [WithHook], or nil.
 func (r *Redis) Hook() runtime.Hook { return r.hook }
 
+// WithWallClock makes the clock follow the wall clock instead of standing
+// still: before each command, script run or inspection it moves to the
+// current time (plus what [Redis.Advance] added, and never back), so keys
+// expire as time passes, as on a server. It is for servers that other
+// processes use (package luatest/server, luagen serve); a test that
+// controls time keeps the default and moves the clock itself.
+func WithWallClock() Option { return func(r *Redis) { r.wallClock = true } }
+
 // DefaultCallLog is how many calls the call log keeps by default.
 const DefaultCallLog = 10_000
 
@@ -143,7 +153,7 @@ var (
 // return an error matching [runtime.ErrClientClosed] from then on, as a
 // closed rueidis or go-redis client does.
 func (r *Redis) Close() {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.closed = true
 	if r.vm != nil {
@@ -158,7 +168,7 @@ var errClosed = fmt.Errorf("luatest: %w", runtime.ErrClientClosed)
 
 // Now returns the virtual clock.
 func (r *Redis) Now() time.Time {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.now
 }
@@ -167,14 +177,27 @@ func (r *Redis) Now() time.Time {
 // keys whose expiry passes are gone from then on. A negative d is ignored:
 // Redis' clock does not go back.
 func (r *Redis) Advance(d time.Duration) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if d > 0 {
 		r.now = r.now.Add(d).Truncate(time.Millisecond)
+		r.ahead += d
 	}
 }
 
 func (r *Redis) nowMs() int64 { return r.now.UnixMilli() }
+
+// lock takes r.mu and, with [WithWallClock], moves the clock to the wall
+// clock's time: once per command or script run, so time stands still
+// while one runs, as the server's does (its cached mstime).
+func (r *Redis) lock() {
+	r.mu.Lock()
+	if r.wallClock {
+		if t := time.Now().Add(r.ahead).Truncate(time.Millisecond); t.After(r.now) {
+			r.now = t
+		}
+	}
+}
 
 // Do runs one command as a RESP3 client (such as rueidis) would and
 // returns its reply, with an error reply as a *[runtime.ReplyError] whose
@@ -208,7 +231,7 @@ func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 	if len(args) == 0 {
 		return resp.ErrorReply("ERR luatest: empty command")
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.command(proto, args)
 }

@@ -15,13 +15,13 @@ func init() {
 type wireEngine struct{ r *Redis }
 
 func (e wireEngine) Do(db *int, proto int, args []string) resp.Reply {
-	e.r.mu.Lock()
+	e.r.lock()
 	defer e.r.mu.Unlock()
 	return e.r.doIn(db, proto, args)
 }
 
 func (e wireEngine) Atomic(fn func(do func(db *int, proto int, args []string) resp.Reply)) {
-	e.r.mu.Lock()
+	e.r.lock()
 	defer e.r.mu.Unlock()
 	fn(e.r.doIn)
 }
@@ -37,7 +37,7 @@ func (e wireEngine) Check(args []string) (resp.Reply, bool) {
 }
 
 func (e wireEngine) Observe(o engine.Observer) {
-	e.r.mu.Lock()
+	e.r.lock()
 	defer e.r.mu.Unlock()
 	e.r.observer = o
 }

@@ -147,8 +147,8 @@
 // Serve runs luatest's offline Redis 7 on a TCP port (-addr, default
 // 127.0.0.1:6379; -password requires AUTH) until interrupted, so redis-cli,
 // any client library or another language's test suite talks to it as to
-// redis-server, with luatest's Lua and replies. Its virtual clock stands
-// still. See github.com/luagen/luagen/luatest/server.
+// redis-server, with luatest's Lua and replies. Its clock follows the wall
+// clock. See github.com/luagen/luagen/luatest/server.
 //
 // # version
 //

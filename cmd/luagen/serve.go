@@ -19,8 +19,7 @@ func init() {
 		short: "serve luatest's offline Redis 7 over RESP2/RESP3 for redis-cli and other clients",
 		long: "Serve answers on -addr (default 127.0.0.1:6379) until interrupted, with luatest's\n" +
 			"keyspace, Lua and replies (package github.com/luagen/luagen/luatest/server).\n" +
-			"The virtual clock starts at the wall-clock time and stands still: keys\n" +
-			"with an expiry never expire while it serves.",
+			"Its clock is the wall clock (luatest.WithWallClock): keys expire as time passes.",
 		run: func(e *env, args []string) int {
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			fs.SetOutput(e.stderr)
@@ -39,7 +38,7 @@ func init() {
 				defer cancel()
 				stop = ctx.Done()
 			}
-			r := luatest.New()
+			r := luatest.New(luatest.WithWallClock())
 			defer r.Close()
 			opts := []server.Option{server.WithAddr(*addr)}
 			if *password != "" {
