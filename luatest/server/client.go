@@ -170,14 +170,9 @@ func (c *conn) client(args []string, do doFunc) (quit bool) {
 	case sub == "kill":
 		return c.clientKill(args[1:])
 	case sub == "tracking" && len(args) >= 2:
-		switch strings.ToLower(args[1]) {
-		case "off":
-			c.write(resp.OK)
-		case "on":
-			c.write(resp.ErrorReply("ERR luatest: client-side caching (CLIENT TRACKING ON) is not supported; turn it off in the client (rueidis: DisableCache)"))
-		default:
-			c.write(resp.ErrorReply("ERR syntax error"))
-		}
+		c.clientTracking(args[1:])
+	case sub == "caching" && len(args) == 2:
+		c.clientCaching(args[1])
 	case sub == "getredir" && len(args) == 1:
 		c.write(resp.IntReply(-1))
 	case sub == "no-evict" && len(args) == 2, sub == "pause" && len(args) >= 2, sub == "unpause" && len(args) == 1:

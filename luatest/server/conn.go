@@ -37,13 +37,13 @@ type conn struct {
 	blocked atomic.Bool // in a blocking command, for CLIENT LIST's flags=b
 
 	// Guarded by s.mu: other connections read or change them.
-	name       string
-	dirty      bool                // a WATCHed key changed
-	subs       map[string]struct{} // SUBSCRIBE
-	psubs      map[string]struct{} // PSUBSCRIBE
-	ssubs      map[string]struct{} // SSUBSCRIBE
-	nsubs      int                 // len(subs)+len(psubs)+len(ssubs)
-	killedByID bool
+	name        string
+	dirty       bool                // a WATCHed key changed
+	subs        map[string]struct{} // SUBSCRIBE
+	psubs       map[string]struct{} // PSUBSCRIBE
+	ssubs       map[string]struct{} // SSUBSCRIBE
+	nsubs       int                 // len(subs)+len(psubs)+len(ssubs)
+	trackedKeys map[string]struct{} // the keys s.tracked holds for it (CLIENT TRACKING)
 
 	// The processor's own.
 	db       int
@@ -52,6 +52,7 @@ type conn struct {
 	queued   [][]string // MULTI's commands
 	multiErr bool       // a command was refused while queuing: EXEC aborts
 	watched  []watch
+	track    tracking // CLIENT TRACKING
 }
 
 // request is what the reader hands the processor: a command, or the
@@ -135,6 +136,7 @@ func (c *conn) finish() {
 	s.mu.Lock()
 	c.unsubscribeAllLocked()
 	c.unwatchLocked()
+	c.untrackLocked()
 	delete(s.conns, c)
 	s.mu.Unlock()
 	close(c.procDone)
@@ -229,6 +231,7 @@ func (c *conn) handle(args []string) (quit bool) {
 		c.write(resp.StatusReply("QUEUED"))
 		return false
 	}
+	defer c.endCommand(name)
 	return c.run(name, args, c.s.eng.Do, false)
 }
 
@@ -315,6 +318,7 @@ func (c *conn) run(name string, args []string, do doFunc, inExec bool) (quit boo
 		}
 		c.block(name, args)
 	default:
+		c.trackRead(args)
 		c.write(do(&c.db, proto, args))
 	}
 	return false

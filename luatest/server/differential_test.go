@@ -98,6 +98,13 @@ var wireSequence = []step{
 	send(0, "BZPOPMAX", "zq", "0"), waitBlockedStep, do(1, "ZADD", "zq", "1", "a", "2", "b"), recv(0, 1),
 	send(0, "BLMOVE", "mq", "dst", "RIGHT", "LEFT", "0"), waitBlockedStep, do(1, "LPUSH", "mq", "m"), recv(0, 1),
 	send(0, "XREAD", "BLOCK", "0", "STREAMS", "st", "$"), waitBlockedStep, do(1, "XADD", "st", "2-1", "f", "w"), recv(0, 1),
+	// Client-side caching (RESP3): an invalidation push after another
+	// client's write, and after a flush.
+	only(3, do(0, "CLIENT", "CACHING", "YES")), only(3, do(0, "CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT")),
+	only(3, do(0, "CLIENT", "TRACKING", "ON")), only(3, do(0, "CLIENT", "CACHING", "YES")),
+	only(3, do(0, "GET", "tk")), only(3, do(1, "SET", "tk", "x")), only(3, recv(0, 1)),
+	only(3, do(0, "MGET", "tk", "tk2")), only(3, do(1, "FLUSHDB")), only(3, recv(0, 1)),
+	only(3, do(0, "CLIENT", "TRACKING", "OFF")), only(3, do(0, "GET", "tk")), only(3, do(1, "SET", "tk", "y")),
 	// Pub/sub: confirmations and messages are pushes in RESP3.
 	doN(0, 2, "SUBSCRIBE", "ch", "other"), do(1, "PUBLISH", "ch", "hello"), recv(0, 1),
 	do(1, "EVAL", "return redis.call('PUBLISH', 'ch', 'from lua')", "0"), recv(0, 1),

@@ -124,15 +124,32 @@ func TestRueidis(t *testing.T) {
 	}
 }
 
-// rueidis with client-side caching on asks for CLIENT TRACKING, which
-// luatest refuses with an error naming the option to turn off: the
-// client fails to connect rather than serve stale reads.
-func TestRueidisCachingRefused(t *testing.T) {
+// rueidis with client-side caching on (its default: CLIENT TRACKING ON
+// OPTIN, CLIENT CACHING YES before each cached read): a second read is
+// served from its cache, and a write by another client (or the test)
+// invalidates it, so the next read sees the new value.
+func TestRueidisClientSideCaching(t *testing.T) {
+	ctx := context.Background()
 	srv := server.Start(t, nil)
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}})
-	if err == nil {
-		c.Close()
-	}
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "DisableCache")
+	require.NoError(t, err)
+	defer c.Close()
+	other := newRueidis(t, srv, true)
+
+	srv.Set("k", "v1")
+	get := func() rueidis.RedisResult { return c.DoCache(ctx, c.B().Get().Key("k").Cache(), time.Minute) }
+	v, err := get().ToString()
+	require.NoError(t, err)
+	assert.Equal(t, "v1", v)
+	assert.True(t, get().IsCacheHit(), "the second read comes from the client's cache")
+
+	require.NoError(t, other.Do(ctx, other.B().Set().Key("k").Value("v2").Build()).Error())
+	require.Eventually(t, func() bool { v, _ := get().ToString(); return v == "v2" }, 5*time.Second, time.Millisecond)
+	assert.True(t, get().IsCacheHit())
+
+	srv.Set("k", "v3") // the test's own write invalidates too
+	require.Eventually(t, func() bool { v, _ := get().ToString(); return v == "v3" }, 5*time.Second, time.Millisecond)
+
+	require.NoError(t, other.Do(ctx, other.B().Flushall().Build()).Error())
+	require.Eventually(t, func() bool { return rueidis.IsRedisNil(get().Error()) }, 5*time.Second, time.Millisecond)
 }

@@ -59,6 +59,7 @@ type Server struct {
 	patterns map[string]map[*conn]struct{} // PSUBSCRIBE
 	shards   map[string]map[*conn]struct{} // SSUBSCRIBE
 	watchers map[dbKey]map[*conn]struct{}  // WATCH
+	tracked  map[string]map[*conn]struct{} // CLIENT TRACKING: key → the clients that read it
 	config   map[string]string             // CONFIG SET's values
 }
 
@@ -111,6 +112,7 @@ func New(r *luatest.Redis, opts ...Option) (*Server, error) {
 		patterns: map[string]map[*conn]struct{}{},
 		shards:   map[string]map[*conn]struct{}{},
 		watchers: map[dbKey]map[*conn]struct{}{},
+		tracked:  map[string]map[*conn]struct{}{},
 		config:   defaultConfig(ln.Addr(), cfg.password),
 	}
 	s.eng.Observe(observer{s})
@@ -204,8 +206,9 @@ func (s *Server) waitChan() <-chan struct{} {
 // kept off the Server's own methods.
 type observer struct{ s *Server }
 
-// Touched wakes the blocked connections and marks the connections that
-// WATCH the key dirty (touchWatchedKey, signalKeyAsReady).
+// Touched wakes the blocked connections, sends the invalidations of
+// client-side caching and marks the connections that WATCH the key dirty
+// (signalKeyAsReady, trackingInvalidateKey, touchWatchedKey).
 func (o observer) Touched(db int, key string) {
 	s := o.s
 	s.mu.Lock()
@@ -214,6 +217,7 @@ func (o observer) Touched(db int, key string) {
 		close(s.wake)
 		s.wake = nil
 	}
+	s.invalidateLocked(key)
 	if len(s.watchers) == 0 {
 		return
 	}
