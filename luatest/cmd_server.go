@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/luagen/luagen/luatest/resp"
 )
@@ -41,9 +42,15 @@ func cmdPing(c *cmdCtx, args []string) resp.Reply {
 func cmdEcho(c *cmdCtx, args []string) resp.Reply { return resp.BulkReply(args[0]) }
 
 // TIME — https://redis.io/commands/time/ (the virtual clock: Unix seconds
-// and microseconds, as two bulk strings).
+// and microseconds, as two bulk strings; with WithWallClock, the wall
+// clock's time, microseconds included).
 func cmdTime(c *cmdCtx, args []string) resp.Reply {
 	us := c.r.now.UnixMicro()
+	if c.r.wallClock {
+		// The server's TIME reads the clock itself, also inside a script
+		// whose other commands see the time it started at.
+		us = max(us, time.Now().Add(c.r.ahead).UnixMicro())
+	}
 	return resp.BulkArray([]string{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)})
 }
 
