@@ -31,7 +31,7 @@ var adminCommands = []*command{
 	{name: "pfselftest", fn: func(c *cmdCtx, args []string) resp.Reply { return resp.OK }},
 	{name: "acl", fn: cmdHelpOnly},
 	{name: "client", fn: cmdHelpOnly},
-	{name: "config", fn: cmdHelpOnly},
+	{name: "config", fn: cmdConfig},
 	{name: "latency", fn: cmdHelpOnly},
 	{name: "module", fn: cmdHelpOnly},
 	{name: "migrate", fn: cmdMigrate},

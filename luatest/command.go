@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/luagen/luagen/luatest/resp"
@@ -350,7 +351,9 @@ func (c *cmdCtx) nowMs() int64 { return c.r.nowMs() }
 // conversions it made to the keys it names (noteEncoding), since the
 // server never undoes them.
 func (r *Redis) call(rc resolved, c *cmdCtx, argv []string) resp.Reply {
+	start := time.Now()
 	reply := rc.impl.fn(c, argv[1:])
+	r.countCall(rc.info.Name, time.Since(start), reply.Kind == resp.Error)
 	if rc.info.Flags&rediscmd.Write != 0 {
 		// A refused command, or a blocking one that found nothing,
 		// changed nothing: a wire connection blocked in it must not wake

@@ -34,9 +34,10 @@ type Redis struct {
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
-	hook      runtime.Hook  // WithHook; nil for none
-	wallClock bool          // WithWallClock
-	ahead     time.Duration // what Advance added, kept ahead of the wall clock
+	hook      runtime.Hook        // WithHook; nil for none
+	wallClock bool                // WithWallClock
+	cmdStats  map[string]*cmdStat // INFO commandstats, by command name
+	ahead     time.Duration       // what Advance added, kept ahead of the wall clock
 	// observer sees writes and published messages for a wire server
 	// (package luatest/server); nil without one.
 	observer engine.Observer

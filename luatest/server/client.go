@@ -391,8 +391,6 @@ func (c *conn) configCmd(args []string, do doFunc) {
 			s.config[strings.ToLower(args[i])] = args[i+1]
 		}
 		c.write(resp.OK)
-	case sub == "resetstat" && len(args) == 2:
-		c.write(resp.OK)
 	case sub == "rewrite" && len(args) == 2:
 		c.write(resp.ErrorReply("ERR The server is running without a config file"))
 	default:
