@@ -248,11 +248,16 @@ func (c *conn) clientList(args []string) {
 	c.s.mu.Lock()
 	var all []*conn
 	for o := range c.s.conns {
-		if len(ids) > 0 && !slices.Contains(ids, o.id) {
+		if o.killed || len(ids) > 0 && !slices.Contains(ids, o.id) {
 			continue
 		}
-		if (typ == "pubsub") != (o.nsubs > 0) && typ != "" || typ == "master" || typ == "replica" || typ == "slave" {
+		switch typ {
+		case "master", "replica", "slave": // luatest has none
 			continue
+		case "pubsub", "normal":
+			if (typ == "pubsub") != (o.nsubs > 0) {
+				continue
+			}
 		}
 		all = append(all, o)
 	}
@@ -323,9 +328,11 @@ func (c *conn) clientKill(args []string) (quit bool) {
 			user != "" && user != "default",
 			typ != "" && typ != "normal" && (typ != "pubsub" || o.nsubs == 0),
 			typ == "normal" && o.nsubs > 0,
-			skipMe && o == c:
+			skipMe && o == c,
+			o.killed:
 			continue
 		}
+		o.killed = true
 		victims = append(victims, o)
 	}
 	c.s.mu.Unlock()

@@ -44,6 +44,7 @@ type conn struct {
 	ssubs       map[string]struct{} // SSUBSCRIBE
 	nsubs       int                 // len(subs)+len(psubs)+len(ssubs)
 	trackedKeys map[string]struct{} // the keys s.tracked holds for it (CLIENT TRACKING)
+	killed      bool                // CLIENT KILL closed it: gone for CLIENT LIST and KILL already
 
 	// The processor's own.
 	db       int
