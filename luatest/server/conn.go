@@ -212,7 +212,7 @@ var subscribedOK = map[string]bool{"subscribe": true, "unsubscribe": true, "psub
 func (c *conn) handle(args []string) (quit bool) {
 	name := strings.ToLower(args[0])
 	c.lastCmd.Store(&name)
-	defer c.shownDB.Store(int32(c.db))
+	defer func() { c.shownDB.Store(int32(c.db)) }()
 	if reply, ok := c.s.eng.Check(args); !ok {
 		c.flagMulti()
 		c.write(reply)

@@ -92,6 +92,7 @@ func TestGoRedis(t *testing.T) {
 			require.NoError(t, other.Set(ctx, "k", "db3", 0).Err())
 			assert.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil, "database 0 is not database 3")
 			assert.Equal(t, "db3", other.Get(ctx, "k").Val())
+			assert.Equal(t, 3, other.ClientInfo(ctx).Val().DB, "CLIENT INFO shows the database SELECT chose")
 			srv.MustDo("SELECT", "3")
 			v, _ = srv.Get("k")
 			srv.MustDo("SELECT", "0")

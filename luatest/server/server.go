@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/luagen/luagen/luatest"
 	"github.com/luagen/luagen/luatest/internal/engine"
@@ -44,7 +43,6 @@ type Server struct {
 	eng      engine.Engine
 	ln       net.Listener
 	password string
-	started  time.Time
 
 	wg sync.WaitGroup // the accept loop and every connection's goroutines
 
@@ -106,7 +104,6 @@ func New(r *luatest.Redis, opts ...Option) (*Server, error) {
 		eng:      engine.Of(r),
 		ln:       ln,
 		password: cfg.password,
-		started:  time.Now(),
 		conns:    map[*conn]struct{}{},
 		channels: map[string]map[*conn]struct{}{},
 		patterns: map[string]map[*conn]struct{}{},
