@@ -98,6 +98,9 @@ var wireSequence = []step{
 	send(0, "BZPOPMAX", "zq", "0"), waitBlockedStep, do(1, "ZADD", "zq", "1", "a", "2", "b"), recv(0, 1),
 	send(0, "BLMOVE", "mq", "dst", "RIGHT", "LEFT", "0"), waitBlockedStep, do(1, "LPUSH", "mq", "m"), recv(0, 1),
 	send(0, "XREAD", "BLOCK", "0", "STREAMS", "st", "$"), waitBlockedStep, do(1, "XADD", "st", "2-1", "f", "w"), recv(0, 1),
+	do(0, "XGROUP", "CREATE", "st", "g", "$"), do(0, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", "st", ">"),
+	send(0, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "COUNT", "1", "STREAMS", "st", ">"), waitBlockedStep,
+	do(1, "XADD", "st", "3-1", "f", "x"), recv(0, 1), do(0, "XPENDING", "st", "g"),
 	// Client-side caching (RESP3): an invalidation push after another
 	// client's write, and after a flush.
 	only(3, do(0, "CLIENT", "CACHING", "YES")), only(3, do(0, "CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT")),
