@@ -12,13 +12,14 @@
 //	srv := server.Start(t, luatest.Start(t, luatest.WithTime(t0)))
 //	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 //	// ... client.Set(ctx, "k", "v", time.Second) ...
-//	srv.Advance(time.Second) // the key expires for every client
+//	srv.Advance(2 * time.Second) // the key has expired for every client
 //
 // The server keeps what belongs to connections, as redis-server's
 // networking.c, multi.c, pubsub.c and blocking.c do: HELLO and the
-// protocol, AUTH, the selected database, CLIENT, MULTI/EXEC/WATCH,
-// subscriptions (pushes in RESP3), blocking commands and WAIT; every
-// other command is luatest's. Differences from redis-server are listed in
+// protocol, AUTH, the selected database, CLIENT (client-side caching
+// with TRACKING included), CONFIG GET/SET, MULTI/EXEC/WATCH, subscriptions
+// (pushes in RESP3), blocking commands and WAIT; every other command is
+// luatest's. Differences from redis-server are listed in
 // luatest/README.md.
 package server
 
@@ -85,8 +86,8 @@ func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 func WithPassword(p string) Option { return func(c *config) { c.password = p } }
 
 // New serves r (a new [luatest.New] when r is nil) on a free loopback
-// port, or the address [WithAddr] gives, until Close. The error is the
-// listener's.
+// port, or the address [WithAddr] gives, until Close. A Redis serves one
+// Server at a time. The error is the listener's.
 func New(r *luatest.Redis, opts ...Option) (*Server, error) {
 	cfg := config{addr: "127.0.0.1:0"}
 	for _, o := range opts {
