@@ -51,6 +51,7 @@ func (c *conn) block(name string, args []string) {
 			return
 		}
 		c.blocked.Store(true)
+		c.flush() // what came before the blocked command
 		select {
 		case <-wake:
 		case <-deadline:
@@ -77,6 +78,7 @@ func (c *conn) wait(args []string, timeout time.Duration) {
 		deadline = t.C
 	}
 	c.blocked.Store(true)
+	c.flush()
 	select {
 	case <-deadline:
 		c.write(reply)

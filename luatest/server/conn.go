@@ -14,9 +14,9 @@ import (
 
 // conn is one client connection. Three goroutines serve it: the reader
 // parses requests, the processor runs them in order (and is the one that
-// blocks in BLPOP), and the writer sends what the processor and other
-// connections' PUBLISH put in its output, so a subscriber that reads
-// slowly never stalls the server.
+// blocks in BLPOP) and writes its replies, and the writer sends what
+// other connections' PUBLISH (and invalidations) put in its output, so a
+// subscriber that reads slowly never stalls the server.
 type conn struct {
 	s       *Server
 	nc      net.Conn
@@ -27,9 +27,11 @@ type conn struct {
 	gone     chan struct{} // closed when the reader stops: the peer left
 	procDone chan struct{} // closed when the processor stops
 
-	outMu  sync.Mutex
-	out    []byte
-	outSig chan struct{} // a token when out has bytes for the writer
+	outMu   sync.Mutex
+	out     []byte
+	outSig  chan struct{} // a token when others added to out, for the writer
+	writeMu sync.Mutex    // held while out is written to the socket
+	wbuf    []byte        // the buffer being written, under writeMu
 
 	proto   atomic.Int32 // 2 or 3; others' PUBLISH reads it
 	shownDB atomic.Int32 // the selected database, for CLIENT LIST
@@ -127,6 +129,9 @@ func (c *conn) process() {
 		if c.handle(req.args) {
 			return
 		}
+		if len(c.reqs) == 0 && c.flush() != nil {
+			return
+		}
 	}
 }
 
@@ -146,29 +151,41 @@ func (c *conn) finish() {
 func (c *conn) writeLoop() {
 	defer c.s.wg.Done()
 	defer c.nc.Close()
-	var buf []byte
 	for {
-		done := false
 		select {
 		case <-c.outSig:
-		case <-c.procDone:
-			done = true
-		}
-		c.outMu.Lock()
-		buf, c.out = c.out, buf[:0]
-		c.outMu.Unlock()
-		if len(buf) > 0 {
-			if _, err := c.nc.Write(buf); err != nil {
+			if c.flush() != nil {
 				return
 			}
-		}
-		if done {
+		case <-c.procDone:
+			c.flush()
 			return
 		}
 	}
 }
 
-// send appends bytes made by f to the output and wakes the writer.
+// flush writes the output to the socket. The processor flushes its own
+// replies when it has no request left to run or is about to wait (one
+// write for a pipeline, and no hand-off to the writer), the writer what
+// other connections add; writeMu keeps their writes in output order.
+func (c *conn) flush() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.outMu.Lock()
+	c.wbuf, c.out = c.out, c.wbuf[:0]
+	c.outMu.Unlock()
+	if len(c.wbuf) == 0 {
+		return nil
+	}
+	_, err := c.nc.Write(c.wbuf)
+	if err != nil {
+		c.nc.Close() // the reader stops, and with it the processor
+	}
+	return err
+}
+
+// send appends bytes made by f to the output and wakes the writer: for
+// what other goroutines (PUBLISH, invalidations) send.
 func (c *conn) send(f func(b []byte) []byte) {
 	c.outMu.Lock()
 	c.out = f(c.out)
@@ -179,10 +196,13 @@ func (c *conn) send(f func(b []byte) []byte) {
 	}
 }
 
-// write sends r in the connection's protocol.
+// write adds the processor's reply r, in the connection's protocol, to
+// the output, which the processor flushes itself.
 func (c *conn) write(r resp.Reply) {
 	proto := int(c.proto.Load())
-	c.send(func(b []byte) []byte { return appendReply(b, r, proto) })
+	c.outMu.Lock()
+	c.out = appendReply(c.out, r, proto)
+	c.outMu.Unlock()
 }
 
 // push sends a pub/sub message (see appendPush).
