@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/luagen/luagen => ../
 
 require (
+	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/luagen/luagen v0.0.0-00010101000000-000000000000

@@ -17,6 +17,13 @@ type Call struct {
 	File      string     // the .lua file when the script came through the Executor; "" for raw EVAL
 	Line      int        // the script line of the call
 	Protected bool       // redis.pcall rather than redis.call
+	// Mode is the command the script or function making the call ran
+	// with: runtime.ModeEvalSha (EVALSHA or EVALSHA_RO), runtime.ModeEval
+	// (EVAL, EVAL_RO) or runtime.ModeFCall (FCALL, FCALL_RO), whether it
+	// came through the Executor methods, Do, Command or the wire. So a test
+	// sees runtime.Script.Exec's NOSCRIPT fallback, or a library's call
+	// run as FCALL.
+	Mode runtime.Mode
 }
 
 // Value returns the reply as a [runtime.Value], or the error reply as a
@@ -63,7 +70,7 @@ func (r *Redis) logCall(c Call) {
 // of them, or the most recent ones when there were more than the log keeps
 // (see [WithCallLog]).
 func (r *Redis) Calls() []Call {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return append(append([]Call(nil), r.calls[r.callsOldest:]...), r.calls[:r.callsOldest]...)
 }
@@ -80,7 +87,7 @@ func (r *Redis) CommandLines() []string {
 
 // ResetCalls empties the call log, the published events and the log lines.
 func (r *Redis) ResetCalls() {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.calls, r.events, r.logs = nil, nil, nil
 	r.callsOldest = 0
@@ -88,14 +95,14 @@ func (r *Redis) ResetCalls() {
 
 // Events returns the messages scripts published (PUBLISH, SPUBLISH), in order.
 func (r *Redis) Events() []Event {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return append([]Event(nil), r.events...)
 }
 
 // Logs returns the redis.log lines scripts wrote, in order.
 func (r *Redis) Logs() []LogEntry {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return append([]LogEntry(nil), r.logs...)
 }

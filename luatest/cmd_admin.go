@@ -31,11 +31,9 @@ var adminCommands = []*command{
 	{name: "pfselftest", fn: func(c *cmdCtx, args []string) resp.Reply { return resp.OK }},
 	{name: "acl", fn: cmdHelpOnly},
 	{name: "client", fn: cmdHelpOnly},
-	{name: "config", fn: cmdHelpOnly},
+	{name: "config", fn: cmdConfig},
 	{name: "latency", fn: cmdHelpOnly},
 	{name: "module", fn: cmdHelpOnly},
-	{name: "blmpop", fn: cmdBlockingMpop},
-	{name: "bzmpop", fn: cmdBlockingMpop},
 	{name: "migrate", fn: cmdMigrate},
 }
 
@@ -96,27 +94,6 @@ func cmdHelpOnly(c *cmdCtx, args []string) resp.Reply {
 // READONLY, READWRITE, ASKING, CLUSTER INFO — the standalone server's error.
 func cmdClusterDisabled(c *cmdCtx, args []string) resp.Reply {
 	return resp.ErrorReply("ERR This instance has cluster support disabled")
-}
-
-// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count] and BZMPOP
-// — https://redis.io/commands/blmpop/. A script never blocks: they answer
-// like LMPOP and ZMPOP (nil when every key is empty), as on the server.
-func cmdBlockingMpop(c *cmdCtx, args []string) resp.Reply {
-	t, ok := parseFloat(args[0])
-	if !ok {
-		return resp.ErrorReply("ERR timeout is not a float or out of range")
-	}
-	// getTimeoutFromObjectOrReply: (long long)(timeout * 1000.0), which
-	// truncates toward zero (-0.0001 is 0, no error) and turns what
-	// int64 cannot hold, infinity included, into LLONG_MIN on x86-64.
-	if ms := t * 1000; ms <= -1 || ms >= math.MaxInt64 || ms < math.MinInt64 {
-		return resp.ErrorReply("ERR timeout is negative")
-	}
-	inner := &cmdCtx{r: c.r, proto: c.proto, name: c.name[1:], argv0: c.argv0, run: c.run}
-	if c.name == "blmpop" {
-		return cmdLmpop(inner, args[1:])
-	}
-	return cmdZmpop(inner, args[1:])
 }
 
 // COMMAND COUNT | LIST | INFO | GETKEYS | GETKEYSANDFLAGS | DOCS | HELP —

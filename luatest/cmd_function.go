@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/luagen/luagen/luatest/resp"
+	"github.com/luagen/luagen/runtime"
 )
 
 var functionCommands = []*command{
@@ -201,7 +202,7 @@ func cmdFcall(c *cmdCtx, args []string) resp.Reply {
 	if n < 0 {
 		return resp.ErrorReply("ERR Number of keys can't be negative")
 	}
-	return c.r.callFunction(fn, args[2:2+n], args[2+n:], runOptions{proto: c.proto, ro: c.name == "fcall_ro"})
+	return c.r.callFunction(fn, args[2:2+n], args[2+n:], runOptions{proto: c.proto, ro: c.name == "fcall_ro", mode: runtime.ModeFCall})
 }
 
 // FUNCTION HELP — https://redis.io/commands/function-help/: the text of

@@ -11,8 +11,8 @@ var pubsubCommands = []*command{
 	{name: "spublish", fn: cmdPublish},
 }
 
-// Event is a message a script published with PUBLISH or SPUBLISH. The fake
-// server has no subscribers; tests read events with [Redis.Events].
+// Event is a message published with PUBLISH or SPUBLISH, by a script or a
+// client; tests read events with [Redis.Events].
 type Event struct {
 	Command string // "PUBLISH" or "SPUBLISH"
 	Channel string
@@ -20,13 +20,17 @@ type Event struct {
 }
 
 // PUBLISH channel message — https://redis.io/commands/publish/ and
-// SPUBLISH shardchannel message. Both answer 0 receivers: luatest records
-// the message as an [Event] instead of delivering it.
+// SPUBLISH shardchannel message. luatest records the message as an
+// [Event]; the subscribers of a wire server (package luatest/server)
+// receive it too, and the reply counts them (0 without a server).
 func cmdPublish(c *cmdCtx, args []string) resp.Reply {
 	cmd := "PUBLISH"
 	if c.name == "spublish" {
 		cmd = "SPUBLISH"
 	}
 	c.r.events = append(c.r.events, Event{Command: cmd, Channel: args[0], Message: args[1]})
+	if c.r.observer != nil {
+		return resp.IntReply(c.r.observer.Publish(cmd == "SPUBLISH", args[0], args[1]))
+	}
 	return resp.IntReply(0)
 }

@@ -45,6 +45,7 @@ type script struct {
 type runCtx struct {
 	sc       *script
 	src      *runtime.Script // the script, for the .lua file and line of messages; nil when unknown
+	mode     runtime.Mode    // EVALSHA, EVAL or FCALL (their _RO forms too): how the run was asked for
 	keys     map[string]bool // KEYS as a set, for declares; built on first use
 	keyList  []string
 	resp     int  // redis.setresp: 2 (the default) or 3
@@ -149,7 +150,11 @@ func cmdEval(c *cmdCtx, args []string) resp.Reply {
 			return *errReply
 		}
 	}
-	return c.r.runScript(sc, args[2:2+n], args[2+n:], runOptions{proto: c.proto, ro: ro})
+	mode := runtime.ModeEval
+	if isSha {
+		mode = runtime.ModeEvalSha
+	}
+	return c.r.runScript(sc, args[2:2+n], args[2+n:], runOptions{proto: c.proto, ro: ro, mode: mode})
 }
 
 var errNoScript = resp.ErrorReply("NOSCRIPT No matching script. Please use EVAL.")
@@ -211,6 +216,7 @@ type runOptions struct {
 	ro    bool            // EVAL_RO / EVALSHA_RO
 	src   *runtime.Script // the script run, for the .lua file and line of the KEYS check message; nil for raw EVAL
 	ctx   context.Context
+	mode  runtime.Mode // the command that runs it, for the call log
 }
 
 // runScript runs a cached script (scriptPrepareForRun, luaCallFunction).
@@ -229,7 +235,7 @@ func (r *Redis) runScript(sc *script, keys, argv []string, opt runOptions) resp.
 		sc.fn.Env = vm.globals
 		sc.vm = vm
 	}
-	run := r.newRun(runCtx{sc: sc, src: opt.src, keyList: keys, resp: 2,
+	run := r.newRun(runCtx{sc: sc, src: opt.src, mode: opt.mode, keyList: keys, resp: 2,
 		readOnly: opt.ro || sc.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 
@@ -476,7 +482,7 @@ func (r *Redis) Load(ctx context.Context, s *runtime.Script) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return errClosed
@@ -492,7 +498,7 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return runtime.Value{}, errClosed
@@ -517,7 +523,11 @@ func (r *Redis) exec(ctx context.Context, s *runtime.Script, keys, args []string
 			return FromRESP(*errReply)
 		}
 	}
-	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx})
+	mode := runtime.ModeEval
+	if bySha {
+		mode = runtime.ModeEvalSha
+	}
+	reply := r.runScript(sc, keys, args, runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx, mode: mode})
 	return r.replied(ctx, reply)
 }
 

@@ -6,8 +6,10 @@ package luatest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/luagen/luagen/luatest/resp"
 )
@@ -41,9 +43,15 @@ func cmdPing(c *cmdCtx, args []string) resp.Reply {
 func cmdEcho(c *cmdCtx, args []string) resp.Reply { return resp.BulkReply(args[0]) }
 
 // TIME — https://redis.io/commands/time/ (the virtual clock: Unix seconds
-// and microseconds, as two bulk strings).
+// and microseconds, as two bulk strings; with WithWallClock, the wall
+// clock's time, microseconds included).
 func cmdTime(c *cmdCtx, args []string) resp.Reply {
 	us := c.r.now.UnixMicro()
+	if c.r.wallClock {
+		// The server's TIME reads the clock itself, also inside a script
+		// whose other commands see the time it started at.
+		us = max(us, time.Now().Add(c.r.ahead).UnixMicro())
+	}
 	return resp.BulkArray([]string{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)})
 }
 
@@ -118,13 +126,13 @@ func cmdSwapdb(c *cmdCtx, args []string) resp.Reply {
 // (avg_ttl is 0: the server samples it in its expiry cycle); the other
 // sections answer plausible values for a fresh standalone 7.0.15 server.
 func cmdInfo(c *cmdCtx, args []string) resp.Reply {
-	order := []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+	order := []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "commandstats", "errorstats", "cluster", "keyspace"}
 	want := map[string]bool{}
 	for _, a := range args {
 		switch a = strings.ToLower(a); a {
 		case "all", "everything", "default":
 			for _, s := range order {
-				want[s] = true
+				want[s] = a != "default" || s != "commandstats"
 			}
 		default:
 			want[a] = true
@@ -132,7 +140,7 @@ func cmdInfo(c *cmdCtx, args []string) resp.Reply {
 	}
 	if len(args) == 0 {
 		for _, s := range order {
-			want[s] = true
+			want[s] = s != "commandstats" // not in the default sections
 		}
 	}
 	var b strings.Builder
@@ -171,6 +179,19 @@ func (r *Redis) infoSection(sec string) []string {
 		return []string{"used_cpu_sys:0.000000", "used_cpu_user:0.000000"}
 	case "cluster":
 		return []string{"cluster_enabled:0"}
+	case "commandstats":
+		names := make([]string, 0, len(r.cmdStats))
+		for n := range r.cmdStats {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		out := make([]string, len(names))
+		for i, n := range names {
+			st := r.cmdStats[n]
+			out[i] = fmt.Sprintf("cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=%d",
+				n, st.calls, st.usec, float64(st.usec)/float64(st.calls), st.failed)
+		}
+		return out
 	case "keyspace":
 		var out []string
 		for i := range r.dbs {
@@ -192,6 +213,40 @@ func (r *Redis) infoSection(sec string) []string {
 		return out
 	}
 	return nil
+}
+
+// cmdStat is one command's line of INFO commandstats.
+type cmdStat struct{ calls, usec, failed int64 }
+
+// countCall adds a run of command name (a subcommand as "config|get") to
+// INFO commandstats: clients' commands and scripts' alike, as call() in
+// server.c counts them; failed when it answered an error.
+func (r *Redis) countCall(name string, d time.Duration, failed bool) {
+	st := r.cmdStats[name]
+	if st == nil {
+		if r.cmdStats == nil {
+			r.cmdStats = map[string]*cmdStat{}
+		}
+		st = &cmdStat{}
+		r.cmdStats[name] = st
+	}
+	st.calls++
+	st.usec += d.Microseconds()
+	if failed {
+		st.failed++
+	}
+}
+
+// CONFIG RESETSTAT | HELP — https://redis.io/commands/config-resetstat/:
+// RESETSTAT empties INFO commandstats. CONFIG GET and SET are the wire
+// server's (package luatest/server); here, and in scripts, which may not
+// call CONFIG, the help.
+func cmdConfig(c *cmdCtx, args []string) resp.Reply {
+	if strings.EqualFold(args[0], "resetstat") && len(args) == 1 {
+		clear(c.r.cmdStats)
+		return resp.OK
+	}
+	return helpReply(c.name)
 }
 
 // LASTSAVE — https://redis.io/commands/lastsave/ (the virtual clock's

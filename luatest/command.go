@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	rediscmd "github.com/luagen/luagen/internal/commands"
 	"github.com/luagen/luagen/luatest/resp"
@@ -56,6 +57,7 @@ func init() {
 	register(geoCommands...)
 	register(hllCommands...)
 	register(adminCommands...)
+	register(blockingCommands...)
 	register(scriptingCommands...)
 	register(dumpCommands...)
 	for _, name := range rediscmd.Names() {
@@ -340,7 +342,7 @@ func (c *cmdCtx) setReply(members []string) resp.Reply {
 
 // nullArray is the reply of commands that answer a null array in RESP2
 // ("*-1") and a null in RESP3; both are a nil Reply here.
-var nullArray = resp.NilReply
+var nullArray = resp.NullArray
 
 // now returns the virtual clock in Unix milliseconds.
 func (c *cmdCtx) nowMs() int64 { return c.r.nowMs() }
@@ -349,11 +351,28 @@ func (c *cmdCtx) nowMs() int64 { return c.r.nowMs() }
 // conversions it made to the keys it names (noteEncoding), since the
 // server never undoes them.
 func (r *Redis) call(rc resolved, c *cmdCtx, argv []string) resp.Reply {
+	start := time.Now()
 	reply := rc.impl.fn(c, argv[1:])
+	r.countCall(rc.info.Name, time.Since(start), reply.Kind == resp.Error)
 	if rc.info.Flags&rediscmd.Write != 0 {
+		// A refused command, or a blocking one that found nothing,
+		// changed nothing: a wire connection blocked in it must not wake
+		// itself.
+		touch := r.observer != nil && reply.Kind != resp.Error && (reply.Kind != resp.Nil || !rc.info.Has(rediscmd.Blocking))
 		for _, k := range rc.keysOf(argv) {
 			if e := r.db[k]; e != nil {
 				e.noteEncoding()
+			}
+			if touch {
+				r.touched(r.dbIndex, k)
+			}
+		}
+		if touch {
+			switch rc.impl.name {
+			case "flushdb":
+				r.touched(r.dbIndex, "")
+			case "flushall", "swapdb", "move", "copy":
+				r.touched(-1, "") // more than the keys of this database
 			}
 		}
 	}

@@ -29,6 +29,12 @@
 // hash tables). [Redis.Dump] is something else: a readable listing of the
 // whole keyspace for test failures.
 //
+// Package github.com/luagen/luagen/luatest/server serves a Redis over
+// RESP2 and RESP3 on a TCP port, so clients in any language use it as a
+// redis-server; [WithWallClock] gives such a server a clock that moves by
+// itself, [WithHook] a [runtime.Hook] for the calls made through the
+// Executor methods.
+//
 // It is proven against a real server: every case of testdata/corpus runs
 // on both and must give the same reply and keyspace. luatest/README.md in
 // the repository lists what is covered and every known deviation from the

@@ -70,7 +70,7 @@ func (f *faults) takeLostReply() bool {
 // 'maxmemory'."). An errMsg without an upper-case code word gets "ERR ".
 // redis.call raises it, redis.pcall returns it, like any error reply.
 func (r *Redis) FailCall(n int, errMsg string) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.faults.nth == nil {
 		r.faults.nth = map[int]string{}
@@ -81,7 +81,7 @@ func (r *Redis) FailCall(n int, errMsg string) {
 // FailCommand makes every call of command (e.g. "SET") from a script
 // answer the error reply errMsg until [Redis.ClearFaults].
 func (r *Redis) FailCommand(command, errMsg string) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.faults.byCommand == nil {
 		r.faults.byCommand = map[string]string{}
@@ -93,14 +93,14 @@ func (r *Redis) FailCommand(command, errMsg string) {
 // keep its effects, then return [ErrReplyLost] instead of the reply: the
 // "did my write happen?" case after a connection drop.
 func (r *Redis) LoseReply() {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.faults.lost++
 }
 
 // ClearFaults removes every injected fault.
 func (r *Redis) ClearFaults() {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.faults.nth, r.faults.byCommand, r.faults.lost = nil, nil, 0
 }

@@ -20,7 +20,7 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 	if err := ctx.Err(); err != nil {
 		return runtime.Value{}, err
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return runtime.Value{}, errClosed
@@ -35,7 +35,7 @@ func (r *Redis) FCall(ctx context.Context, s *runtime.Script, keys, args []strin
 		return FromRESP(resp.ErrorReply("ERR Function not found"))
 	}
 	reply := r.callFunctionShifted(fn, keys, args,
-		runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx}, s.FunctionLine()-1)
+		runOptions{proto: 3, ro: s.ReadOnly(), src: s, ctx: ctx, mode: runtime.ModeFCall}, s.FunctionLine()-1)
 	return r.replied(ctx, reply)
 }
 
@@ -53,7 +53,7 @@ func (r *Redis) LoadLibrary(ctx context.Context, l *runtime.Library) error {
 		if err := ctx.Err(); err != nil {
 			return runtime.Value{}, err
 		}
-		r.mu.Lock()
+		r.lock()
 		closed := r.closed
 		r.mu.Unlock()
 		if closed {

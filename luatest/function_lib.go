@@ -434,7 +434,7 @@ func (r *Redis) callFunctionShifted(fn *function, keys, argv []string, opt runOp
 	}
 	f := r.fns()
 	L := f.vm.L
-	run := r.newRun(runCtx{src: opt.src, keyList: keys, resp: 2, lineShift: lineShift,
+	run := r.newRun(runCtx{src: opt.src, mode: opt.mode, keyList: keys, resp: 2, lineShift: lineShift,
 		readOnly: opt.ro || fn.flags&flagNoWrites != 0})
 	defer r.endRun(r.beginRun(run))
 

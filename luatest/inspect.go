@@ -15,26 +15,28 @@ import (
 
 // Set stores a string value without expiry (SET key value).
 func (r *Redis) Set(key, value string) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.setString(key, value, false)
+	r.touched(r.dbIndex, key)
 }
 
 // SetTTL stores a string value that expires ttl from the virtual clock's
 // now (SET key value PX ttl); a ttl under 1 ms stores no expiry.
 func (r *Redis) SetTTL(key, value string, ttl time.Duration) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.setString(key, value, false)
 	if ms := ttl.Milliseconds(); ms > 0 {
 		r.db[key].expireAt = r.nowMs() + ms
 	}
+	r.touched(r.dbIndex, key)
 }
 
 // Get returns key's string value; ok is false when the key is missing or
 // holds another type.
 func (r *Redis) Get(key string) (value string, ok bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e, _ := r.lookupType(key, typeString)
 	if e == nil {
@@ -46,7 +48,7 @@ func (r *Redis) Get(key string) (value string, ok bool) {
 // Type returns what TYPE answers: "string", "hash", "list", "set", "zset",
 // or "none" for a missing key.
 func (r *Redis) Type(key string) string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if e := r.lookup(key); e != nil {
 		return typeNames[e.kind]
@@ -61,7 +63,7 @@ func (r *Redis) Exists(key string) bool { return r.Type(key) != "none" }
 // millisecond precision) and true when the key has an expiry; 0 and false
 // when it has none or is missing.
 func (r *Redis) PTTL(key string) (time.Duration, bool) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e := r.lookup(key)
 	if e == nil || e.expireAt == 0 {
@@ -72,7 +74,7 @@ func (r *Redis) PTTL(key string) (time.Duration, bool) {
 
 // HGetAll returns a hash's fields (nil when the key is missing or not a hash).
 func (r *Redis) HGetAll(key string) map[string]string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e, _ := r.lookupType(key, typeHash)
 	if e == nil {
@@ -87,7 +89,7 @@ func (r *Redis) HGetAll(key string) map[string]string {
 
 // List returns a list's elements, head first (nil when missing or not a list).
 func (r *Redis) List(key string) []string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e, _ := r.lookupType(key, typeList)
 	if e == nil {
@@ -98,7 +100,7 @@ func (r *Redis) List(key string) []string {
 
 // Members returns a set's members sorted (nil when missing or not a set).
 func (r *Redis) Members(key string) []string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e, _ := r.lookupType(key, typeSet)
 	if e == nil {
@@ -111,7 +113,7 @@ func (r *Redis) Members(key string) []string {
 
 // ZScores returns a sorted set's member → score (nil when missing or not a zset).
 func (r *Redis) ZScores(key string) map[string]float64 {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	e, _ := r.lookupType(key, typeZSet)
 	if e == nil {
@@ -126,7 +128,7 @@ func (r *Redis) ZScores(key string) map[string]float64 {
 
 // Keys returns every live key, sorted.
 func (r *Redis) Keys() []string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.keys("*")
 }
@@ -142,7 +144,7 @@ func (r *Redis) Keys() []string {
 // Sorted-set scores read as ZSCORE answers them (Redis' "%.17g"):
 // millisecond timestamps in full, 0.1 as 0.10000000000000001.
 func (r *Redis) Dump() string {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
 	for _, k := range r.keys("*") {

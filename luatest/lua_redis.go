@@ -113,6 +113,7 @@ func (r *Redis) luaCallAt(L *lua.LState, raise bool, base, line int) int {
 	}
 	call := Call{Command: argv[0], Args: argv[1:], Line: line, Protected: !raise}
 	if run != nil {
+		call.Mode = run.mode
 		if run.src != nil {
 			// The line of the .lua file, or of the ---@include file the
 			// line came from, as runtime.ScriptError names it.

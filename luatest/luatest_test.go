@@ -3,6 +3,7 @@ package luatest_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -475,4 +476,36 @@ end
 		lines = append(lines, c.Line)
 	}
 	assert.Equal(t, []int{2, 3, 4, 7, 10, 11, 13, 14, 17, 18, 19, 19, 21}, lines)
+}
+
+// WithWallClock: the clock is the wall clock's time (plus what Advance
+// added), so a key expires by itself.
+func TestWallClock(t *testing.T) {
+	before := time.Now().Truncate(time.Millisecond)
+	r := luatest.Start(t, luatest.WithWallClock())
+	assert.False(t, r.Now().Before(before))
+	r.Advance(time.Hour)
+	assert.False(t, r.Now().Before(before.Add(time.Hour)), "Advance stays added")
+	r.MustDo("SET", "k", "v", "PX", "1")
+	require.Eventually(t, func() bool { return !r.Exists("k") }, 5*time.Second, time.Millisecond)
+}
+
+// INFO commandstats counts clients' and scripts' commands by name, with
+// the failed ones; CONFIG RESETSTAT empties it.
+func TestCommandStats(t *testing.T) {
+	r := luatest.Start(t)
+	r.MustDo("SET", "k", "v")
+	r.MustDo("EVAL", "redis.call('GET', KEYS[1]); redis.pcall('INCR', KEYS[1]); return 1", "1", "k")
+	assert.Contains(t, r.MustDo("INFO", "commandstats").Str, "cmdstat_incr:calls=1,", "a script's commands count")
+	r.MustDo("CONFIG", "RESETSTAT")
+	r.MustDo("GET", "k")
+	_, err := r.Do("INCR", "k")
+	require.Error(t, err)
+	info := r.MustDo("INFO", "commandstats").Str
+	assert.Equal(t, "# Commandstats\r\n"+
+		"cmdstat_config|resetstat:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=0\r\n"+
+		"cmdstat_get:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=0\r\n"+
+		"cmdstat_incr:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=1\r\n",
+		regexp.MustCompile(`usec=\d+,usec_per_call=[\d.]+`).ReplaceAllString(info, "usec=0,usec_per_call=0.00"))
+	assert.NotContains(t, r.MustDo("INFO").Str, "Commandstats", "not a default section")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rediscmd "github.com/luagen/luagen/internal/commands"
+	"github.com/luagen/luagen/luatest/internal/engine"
 	"github.com/luagen/luagen/luatest/resp"
 	"github.com/luagen/luagen/runtime"
 )
@@ -33,6 +34,13 @@ type Redis struct {
 	rand      rand48
 	keysCheck KeysCheck
 	timeout   time.Duration
+	hook      runtime.Hook        // WithHook; nil for none
+	wallClock bool                // WithWallClock
+	cmdStats  map[string]*cmdStat // INFO commandstats, by command name
+	ahead     time.Duration       // what Advance added, kept ahead of the wall clock
+	// observer sees writes and published messages for a wire server
+	// (package luatest/server); nil without one.
+	observer engine.Observer
 
 	run *runCtx // the script running now, if any
 	// runSlot is the context of every run: runs never nest (a script
@@ -73,6 +81,26 @@ func WithScriptTimeout(d time.Duration) Option { return func(r *Redis) { r.timeo
 // [DefaultCallLog]. A bound keeps long offline load tests from spending
 // their time growing the log.
 func WithCallLog(max int) Option { return func(r *Redis) { r.callsMax = max } }
+
+// WithHook attaches h to the server as an executor: h sees every script
+// call runtime.Script.Exec and runtime.Batch run on it, as it would on
+// runtime.NewRueidisExecutor(c, runtime.WithHook(h)), so a
+// [runtime.Hook] such as package luagenotel's is tested offline. Its
+// CallEnd.Mode says EVALSHA, EVAL (after NOSCRIPT) or FCALL as against a
+// server; CallStart.Server is "" (there is no address). A nil h means no
+// hook.
+func WithHook(h runtime.Hook) Option { return func(r *Redis) { r.hook = h } }
+
+// Hook implements [runtime.Hooked]: the hook given with [WithHook], or nil.
+func (r *Redis) Hook() runtime.Hook { return r.hook }
+
+// WithWallClock makes the clock follow the wall clock instead of standing
+// still: before each command, script run or inspection it moves to the
+// current time (plus what [Redis.Advance] added, and never back), so keys
+// expire as time passes, as on a server. It is for servers that other
+// processes use (package luatest/server, luagen serve); a test that
+// controls time keeps the default and moves the clock itself.
+func WithWallClock() Option { return func(r *Redis) { r.wallClock = true } }
 
 // DefaultCallLog is how many calls the call log keeps by default.
 const DefaultCallLog = 10_000
@@ -116,14 +144,17 @@ func Start(tb testing.TB, opts ...Option) *Redis {
 	return r
 }
 
-var _ runtime.Executor = (*Redis)(nil)
+var (
+	_ runtime.Executor = (*Redis)(nil)
+	_ runtime.Hooked   = (*Redis)(nil)
+)
 
 // Close frees the Lua interpreter. The keyspace stays readable (Do, Get
 // and the other inspection methods), but the [runtime.Executor] methods
 // return an error matching [runtime.ErrClientClosed] from then on, as a
 // closed rueidis or go-redis client does.
 func (r *Redis) Close() {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.closed = true
 	if r.vm != nil {
@@ -138,7 +169,7 @@ var errClosed = fmt.Errorf("luatest: %w", runtime.ErrClientClosed)
 
 // Now returns the virtual clock.
 func (r *Redis) Now() time.Time {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.now
 }
@@ -147,14 +178,27 @@ func (r *Redis) Now() time.Time {
 // keys whose expiry passes are gone from then on. A negative d is ignored:
 // Redis' clock does not go back.
 func (r *Redis) Advance(d time.Duration) {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if d > 0 {
 		r.now = r.now.Add(d).Truncate(time.Millisecond)
+		r.ahead += d
 	}
 }
 
 func (r *Redis) nowMs() int64 { return r.now.UnixMilli() }
+
+// lock takes r.mu and, with [WithWallClock], moves the clock to the wall
+// clock's time: once per command or script run, so time stands still
+// while one runs, as the server's does (its cached mstime).
+func (r *Redis) lock() {
+	r.mu.Lock()
+	if r.wallClock {
+		if t := time.Now().Add(r.ahead).Truncate(time.Millisecond); t.After(r.now) {
+			r.now = t
+		}
+	}
+}
 
 // Do runs one command as a RESP3 client (such as rueidis) would and
 // returns its reply, with an error reply as a *[runtime.ReplyError] whose
@@ -188,27 +232,46 @@ func (r *Redis) Command(proto int, args ...string) (reply resp.Reply) {
 	if len(args) == 0 {
 		return resp.ErrorReply("ERR luatest: empty command")
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
+	return r.command(proto, args)
+}
+
+// command is Command with r.mu held and proto and args checked.
+func (r *Redis) command(proto int, args []string) (reply resp.Reply) {
 	defer func() {
 		// A bug in a command must not take the test binary down with it.
 		if p := recover(); p != nil {
 			reply = resp.ErrorReply(fmt.Sprintf("ERR luatest: internal error in %s: %v", args[0], p))
 		}
 	}()
-	rc, ok := resolve(args)
+	rc, bad := check(args)
 	switch {
-	case !ok:
-		if c, ok := rediscmd.Lookup(args[0]); ok && c.Subcommands {
-			return resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(args[0])))
-		}
-		return errUnknownCommand(args)
-	case !rc.info.ArityOK(len(args)):
-		return errArity(rc.info.Name)
+	case bad != nil:
+		return *bad
 	case rc.impl == nil:
 		return errNotImplemented(rc.info.Name)
 	}
 	return r.call(rc, &cmdCtx{r: r, proto: proto, name: rc.impl.name, argv0: args[0]}, args)
+}
+
+// check resolves args as processCommand does before running a command:
+// an unknown command or subcommand, or a wrong number of arguments, is an
+// error reply.
+func check(args []string) (resolved, *resp.Reply) {
+	rc, ok := resolve(args)
+	switch {
+	case !ok:
+		bad := errUnknownCommand(args)
+		if c, ok := rediscmd.Lookup(args[0]); ok && c.Subcommands {
+			bad = resp.ErrorReply(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(args[0])))
+		}
+		return rc, &bad
+	case !rc.info.ArityOK(len(args)):
+		bad := errArity(rc.info.Name)
+		return rc, &bad
+	}
+	return rc, nil
 }
 
 // errUnknownCommand is the server's reply to an unknown command

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/luagen/luagen/luatest/server"
 )
 
 // Server is one redis-server process.
@@ -30,7 +32,9 @@ type Server struct {
 	Dir  string // working directory: redis.log, nodes.conf
 	cmd  *exec.Cmd
 	args []string
-	conf string // a sentinel's configuration file; "" for a redis-server
+	conf string         // a sentinel's configuration file; "" for a redis-server
+	lt   *server.Server // luatest's server instead of a process (BackendEnv)
+	fake bool           // BackendEnv chose luatest for this server
 }
 
 // Start runs a redis-server with persistence off on a free loopback port and
@@ -50,6 +54,20 @@ func Start(tb testing.TB, extra ...string) *Server {
 // NewServer is [Start] without a testing.TB: it runs the server in dir and
 // the caller must call Stop.
 func NewServer(dir string, extra ...string) (*Server, error) {
+	if useLuatest() && len(extra) == 0 {
+		s := &Server{Dir: dir, fake: true}
+		var err error
+		for range 5 {
+			if s.Port, err = freePort(); err != nil {
+				return nil, err
+			}
+			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+			if err = s.start(); err == nil {
+				return s, nil
+			}
+		}
+		return nil, err
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("redis-server 7 is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %w", err)
 	}
@@ -70,6 +88,9 @@ func NewServer(dir string, extra ...string) (*Server, error) {
 }
 
 func (s *Server) start() error {
+	if s.fake {
+		return s.startLuatest()
+	}
 	if s.conf != "" {
 		s.cmd = exec.Command("redis-server", s.conf, "--sentinel")
 	} else {
@@ -96,6 +117,10 @@ func (s *Server) start() error {
 
 // Stop kills the server by PID (SIGKILL) and reaps it. It is idempotent.
 func (s *Server) Stop() {
+	if s.lt != nil {
+		s.stopLuatest()
+		return
+	}
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -122,6 +147,9 @@ func (s *Server) Restart() error {
 
 // Signal sends sig to the server process (SIGSTOP/SIGCONT to pause it).
 func (s *Server) Signal(sig syscall.Signal) error {
+	if s.fake {
+		return errNoProcess
+	}
 	if s.cmd == nil || s.cmd.Process == nil {
 		return errors.New("redistest: server not running")
 	}

@@ -8,6 +8,7 @@
 //	luagen diff     [-pkg name] [-new name] [-out dir] [-functions] [-unsafe-keys] dir|file.lua... | packages
 //	luagen check    [-new name] [-functions] [-unsafe-keys] dir|file.lua... | packages
 //	luagen eval     [--init FILE] [--resp3] [--redis ADDR] [--check-keys] [--timeout D] [--any-arity] script.lua [key ...] [, arg ...]
+//	luagen serve    [-addr host:port] [-password P]
 //	luagen version
 //	luagen help     [command]
 //
@@ -141,6 +142,14 @@
 //
 // See github.com/luagen/luagen/internal/evalcmd for every flag.
 //
+// # serve
+//
+// Serve runs luatest's offline Redis 7 on a TCP port (-addr, default
+// 127.0.0.1:6379; -password requires AUTH) until interrupted, so redis-cli,
+// any client library or another language's test suite talks to it as to
+// redis-server, with luatest's Lua and replies. Its clock follows the wall
+// clock. See github.com/luagen/luagen/luatest/server.
+//
 // # version
 //
 // Version prints "luagen <version>", the version generate records.
@@ -199,6 +208,9 @@ func register(c *command) {
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// stop, when not nil, ends a command that runs until interrupted
+	// (serve) when it is closed; nil means SIGINT or SIGTERM does.
+	stop <-chan struct{}
 }
 
 // Exit statuses.

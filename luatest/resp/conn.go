@@ -145,6 +145,9 @@ func Read(r *bufio.Reader) (Reply, error) {
 			return Reply{}, fmt.Errorf("%w: length %q", ErrProtocol, body)
 		}
 		if n < 0 {
+			if typ == '*' {
+				return NullArray, nil
+			}
 			return Reply{}, nil
 		}
 		count := n

@@ -55,6 +55,12 @@ type Reply struct {
 // NilReply is the nil reply.
 var NilReply = Reply{}
 
+// NullArray is the nil reply of a command that answers a null array:
+// "*-1" in RESP2, "_" in RESP3 like [NilReply]. Int is 1 to tell it from
+// the null bulk string "$-1" when the reply is written as RESP2; [Equal]
+// does not tell them apart, since redis-cli and clients do not either.
+var NullArray = Reply{Kind: Nil, Int: 1}
+
 // OK is the "+OK" status reply.
 var OK = Reply{Kind: Status, Str: "OK"}
 
@@ -184,6 +190,9 @@ func (r Reply) writeOneLine(b *strings.Builder) {
 // Equal reports whether a and b are the same reply. Doubles compare by
 // their wire text, so NaN equals NaN.
 func Equal(a, b Reply) bool {
+	if a.Kind == Nil && b.Kind == Nil {
+		return true
+	}
 	if a.Kind != b.Kind || a.Str != b.Str || a.Int != b.Int || len(a.Elems) != len(b.Elems) {
 		return false
 	}
