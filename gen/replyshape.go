@@ -660,22 +660,44 @@ func (sh *shaper) binding(b *binding) lset {
 		sh.self = map[*binding]bool{}
 	}
 	var once []ast.Expr // self-updates that run at most once: see below
-	for _, e := range values {
+	recursive := false  // a call passes the parameter b what it computed from b
+	nPassed := len(values) - len(b.values)
+	for i, e := range values {
 		sh.self[b] = false
+		before := sh.cycled
+		sh.cycled = false
 		vs := sh.eval(e)
-		if sh.self[b] {
-			if b.runsOnce[e] {
-				once = append(once, e)
-				continue
-			}
+		through := sh.cycled && !sh.self[b] // back to a local being evaluated, through another
+		sh.cycled = sh.cycled || before
+		if i < nPassed && (sh.self[b] || through) {
+			recursive = true
+		}
+		if sh.self[b] && b.runsOnce[e] {
+			once = append(once, e)
+			continue
+		}
+		if sh.self[b] || through {
+			// x = x * 1000 in a loop, or local t = x; x = t * 1000: a
+			// value computed from itself, again and again.
 			vs = sh.selfUpdate(b, e, vs)
+			if _, arith := e.(*ast.ArithmeticOpExpr); !arith && through && !b.runsOnce[e] {
+				// acc = t in a closure, t computed from acc elsewhere: the
+				// loop goes through arithmetic the analysis saw once.
+				for _, v := range vs {
+					if v.args != 0 && (v.kind == vInt || v.kind == vFrac || v.kind == vMaybeFrac || v.kind == vNum) {
+						vs = append(vs, lval{kind: vMaybeFrac, inexact: true, line: e.Line(), args: v.args, text: v.text,
+							what: fmt.Sprintf("%s, which is computed again and again from itself (through %s)", b.name, exprName(e))})
+						break
+					}
+				}
+			}
 		}
 		for _, v := range vs {
 			v.reassigned = v.reassigned || len(values) > 1
 			out = append(out, v)
 		}
 	}
-	if len(once) > 8 {
+	if len(once) > 8 || recursive && len(once) > 0 {
 		// Too many to apply in every order: taken as updates that repeat.
 		for _, e := range once {
 			sh.memo[b] = nil
@@ -743,7 +765,19 @@ func (sh *shaper) selfUpdate(b *binding, e ast.Expr, vs lset) lset {
 	}
 	reads := func(x ast.Expr) bool {
 		id, ok := x.(*ast.IdentExpr)
-		return ok && sh.l.resolved[id] == b
+		if !ok {
+			return false
+		}
+		c := sh.l.resolved[id]
+		if c == b {
+			return true
+		}
+		if c == nil || !sh.l.once(c) {
+			return false
+		}
+		// local t = x; x = t + 1: t is x.
+		init, ok := c.init.(*ast.IdentExpr)
+		return ok && sh.l.resolved[init] == b
 	}
 	line := e.Line()
 	if (a.Operator == "+" || a.Operator == "-") && (reads(a.Lhs) || reads(a.Rhs) && a.Operator == "+") {
@@ -1513,4 +1547,12 @@ func (sh *shaper) textArgs(vs lset) uint64 {
 		}
 	}
 	return args
+}
+
+// exprName is how a message names a short expression: the local's name.
+func exprName(e ast.Expr) string {
+	if id, ok := e.(*ast.IdentExpr); ok {
+		return "local " + id.Value
+	}
+	return "an expression"
 }
