@@ -764,15 +764,14 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Lock()
 	ev := Event{Kind: EventReleased, HoldCount: left}
 	var cause error
+	resume := false // the server counted more holds than this Mutex did
 	switch {
 	case err == nil && left == 0:
 		m.holds, m.token = 0, 0
 		cause = ErrUnlocked
 	case err == nil:
 		m.holds = left
-		if h != nil && last {
-			h.launch() // the server counted more holds than this Mutex did
-		}
+		resume = h != nil && last
 	case errors.Is(err, ErrNotHeld):
 		m.holds, m.token = 0, 0
 		cause = ErrLost
@@ -789,6 +788,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		ev.Hold = time.Since(h.start)
 	}
 	m.mu.Unlock()
+	if resume {
+		h.resume()
+	}
 	if ended != nil {
 		if ended.ctx.Err() != nil && ev.Kind == EventLost {
 			ev.Kind = 0 // the holder knew already

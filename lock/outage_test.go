@@ -234,3 +234,35 @@ func TestReentrantLockAcrossAGiveUp(t *testing.T) {
 	require.NoError(t, m.Unlock(ctx))
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
 }
+
+// A held context never outlives its lease on the holder's clock, whatever
+// Unlock is waiting for (the adversary's finding: with a 1 s lease and
+// the server SIGSTOPped for 2.5 s, the context of a holder whose Unlock
+// was waiting for the server was still live 1.5 s into the pause).
+func TestHeldContextEndsDuringUnlock(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const lease = time.Second
+	for i, opt := range []lock.Option{lock.WithLease(lease), lock.WithWatchdogLease(lease)} {
+		m := newMutex(t, newClient(t, srv.Client(t), opt), "held-during-unlock")
+		start := time.Now()
+		held, err := m.Lock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, srv.Signal(syscall.SIGSTOP))
+		unlocked := make(chan error, 1)
+		go func() { unlocked <- m.Unlock(ctx) }()
+		select {
+		case <-held.Done():
+			assert.Less(t, time.Since(start), lease+500*time.Millisecond, "it ended at the lease")
+		case <-time.After(lease + time.Second):
+			t.Error("the held context outlived its lease while Unlock waited")
+		}
+		if held.Err() != nil {
+			assert.ErrorIs(t, context.Cause(held), map[bool]error{true: lock.ErrLeaseExpired, false: lock.ErrLost}[i == 0])
+		}
+		require.NoError(t, srv.Signal(syscall.SIGCONT))
+		err = <-unlocked
+		t.Logf("Unlock after the stall: %v; held context: %v", err, context.Cause(held))
+		assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()), "the lock is free")
+	}
+}
