@@ -205,9 +205,16 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	defer m.end()
-	if m.c.isClosed() {
+	// Counted among the Client's goroutines, so that Close waits for the
+	// rollback this acquire may start when Close ends it.
+	if !m.c.track() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
+	defer m.c.wg.Done()
+	// Close ends every step at once, an attempt in flight included.
+	actx, closed := context.WithCancelCause(actx)
+	defer closed(nil)
+	defer context.AfterFunc(m.c.ctx, func() { closed(ErrClosed) })()
 	// Lock's retry window counts from here: the wait for a call of this
 	// Mutex in progress (another goroutine's) is no silence of the server.
 	begun := time.Now()
@@ -257,7 +264,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 		if n == 1 {
 			from = begun
 		}
-		res, sent, err := m.tryAcquire(actx, seq, queue, from)
+		res, sent, err := m.tryAcquire(ctx, actx, seq, queue, from)
 		switch {
 		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
 			// TryLock's wait and grace are over (rueidis may report it a
@@ -433,12 +440,17 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 	m.mu.Lock()
 	losses := m.losses
 	m.mu.Unlock()
-	res, sent, err := m.acquireAgain(actx)
-	if ra := (*ReplicaError)(nil); errors.As(err, &ra) {
-		// The primary counted the extra hold; give it back (a release
-		// that fails leaves the server one hold above this Mutex, which
-		// Unlock copes with).
-		_, _ = m.release(context.WithoutCancel(ctx), false)
+	latch := m.newLatch()
+	res, sent, err := m.acquireAgain(actx, latch)
+	if err != nil && mayHaveRun(err) {
+		// The server may count the extra hold (or count it later): give
+		// it back, before returning when the replicas did not confirm it
+		// (a *ReplicaError promises nothing of it is held), else in the
+		// background, which the next Lock or Unlock waits for.
+		undo := m.startRollback(true, m.undoAgain(latch))
+		if m.unconfirmed(ctx, actx, err) {
+			err = m.confirmUndo(ctx, err, undo)
+		}
 	}
 	var validUntil time.Time
 	if err == nil && res.Acquired {
@@ -570,9 +582,11 @@ func (m *Mutex) giveUpLocked(cause error) *givenUp {
 
 // startGiveBack sends the rollback that giveUpLocked counted.
 func (m *Mutex) startGiveBack(g *givenUp) {
-	m.startRollback(int64(m.seq.Add(1)), func(released bool, err error) {
-		g.released, g.err = released, err
+	rollback := m.abandonCall(int64(m.seq.Add(1)))
+	m.runRollback(false, func(ctx context.Context) (bool, error) {
+		g.released, g.err = rollback(ctx)
 		close(g.done)
+		return g.released, g.err
 	})
 }
 
@@ -608,6 +622,13 @@ func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (
 // retry window (a dead or stalled server, a rollback that did not get
 // through) is ErrNoAnswer too, wrapping the last transport error.
 func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error, answered bool) (context.Context, bool, error) {
+	var ra *ReplicaError
+	switch {
+	case ctx.Err() == nil && m.c.isClosed():
+		return m.failed(ctx, start, n, ErrClosed)
+	case errors.As(err, &ra): // the answer: the replicas fell short
+		return m.failed(ctx, start, n, err)
+	}
 	if ctx.Err() == nil {
 		waitOver := actx != ctx && actx.Err() != nil
 		switch {
@@ -740,6 +761,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	defer m.end()
 	if m.c.isClosed() {
 		return ErrClosed
+	}
+	// A reentrant acquire's extra hold may be being given back: count
+	// holds once that is done.
+	if err := m.waitUndo(ctx, time.Now()); err != nil {
+		return m.wrap(err)
 	}
 	m.mu.Lock()
 	h, holds, g := m.hold, m.holds, m.gaveUp

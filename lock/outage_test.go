@@ -235,6 +235,65 @@ func TestReentrantLockAcrossAGiveUp(t *testing.T) {
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
 }
 
+// Close ends every wait at once with ErrClosed (the adversary's finding:
+// Close 100 ms into a TryLock(ctx, 2s) against a stalled server made it
+// return after 7 s with ErrNoAnswer, the rollback of its attempt run on
+// its own goroutine for the whole retry window). Both a TryLock and a
+// Lock, each with its attempt in flight into a SIGSTOPped server, return
+// ErrClosed well before TryLock's wait would have ended.
+func TestCloseEndsWaitsAtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	c, err := lock.NewClient(srv.Client(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	try := newMutex(t, c, "close-ends-waits")
+	lck := newMutex(t, c, "close-ends-waits")
+	_, err = try.IsLocked(ctx) // connected before the stall
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Signal(syscall.SIGSTOP))
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = srv.Signal(syscall.SIGCONT)
+		}
+	}()
+	const wait = 2 * time.Second
+	type result struct {
+		err error
+		at  time.Time
+	}
+	tried, locked := make(chan result, 1), make(chan result, 1)
+	go func() {
+		_, _, err := try.TryLock(ctx, wait)
+		tried <- result{err, time.Now()}
+	}()
+	go func() {
+		_, err := lck.Lock(ctx) // no deadline: its attempt runs on this goroutine
+		locked <- result{err, time.Now()}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	closed := time.Now()
+	closeDone := make(chan struct{})
+	go func() {
+		defer close(closeDone)
+		c.Close()
+	}()
+	for _, ch := range []chan result{tried, locked} {
+		select {
+		case r := <-ch:
+			assert.ErrorIs(t, r.err, lock.ErrClosed)
+			assert.Less(t, r.at.Sub(closed), wait-100*time.Millisecond, "returned at Close, before the wait would have ended")
+			t.Logf("returned %v after Close", r.at.Sub(closed))
+		case <-time.After(30 * time.Second):
+			t.Fatal("a wait did not end")
+		}
+	}
+	require.NoError(t, srv.Signal(syscall.SIGCONT))
+	stopped = false
+	<-closeDone
+}
+
 // A held context never outlives its lease on the holder's clock, whatever
 // Unlock is waiting for (the adversary's finding: with a 1 s lease and
 // the server SIGSTOPped for 2.5 s, the context of a holder whose Unlock
