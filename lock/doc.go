@@ -130,8 +130,12 @@
 // replication offset of exactly that script's writes. Its reply is always
 // checked. An acquire fewer replicas acknowledged is rolled back (Abandon,
 // as for a cancelled acquire; a reentrant acquire's extra hold is
-// released) and Lock or TryLock returns a *ReplicaError{Want, Acked}
-// (errors.Is ErrNotReplicated): nothing is held. A renewal fewer
+// released) and, once the rollback has answered, Lock or TryLock returns
+// a *ReplicaError{Want, Acked} (errors.Is ErrNotReplicated): nothing is
+// held at that moment. Redis checks a blocked WAIT's timeout in its event
+// loop, which may sleep 1/hz (100 ms) past it; an attempt whose WAIT has
+// not answered by TryLock's bound is rolled back at once, and a rollback
+// that gave back the attempt's hold makes it a *ReplicaError too. A renewal fewer
 // acknowledged is a failed renewal (EventRenewFailed, retried sooner):
 // the hold keeps the validity of its last acknowledged write and ends
 // with ErrLost when none comes in time. A handoff is acknowledged by the
@@ -153,9 +157,9 @@
 // map), and a first acquire whose WAIT failed (the script was redirected
 // to the new primary, WAIT was not) is simply attempted again: the retry
 // finds its own hold and writes it anew, so nothing is stuck and no
-// acquire fails for good after a failover (redisson#4706); a Lock never
-// waits on WAIT longer than timeout per attempt (TryLock's bound grows by
-// timeout).
+// acquire fails for good after a failover (redisson#4706); TryLock's
+// bound grows by timeout, counted apart from its grace, and by the
+// rollback's round trip when the replicas fell short.
 //
 // What it guarantees: when Lock returns, n replicas had the hold. A
 // failover that promotes one of them keeps the hold, so nobody else

@@ -151,6 +151,10 @@ var notHeld = func() context.Context {
 // server is asked for the hold's PTTL once more, so a Lock that returns
 // holds a live lease on both sides.
 //
+// With WithReplicas an acquire fewer replicas acknowledged fails with a
+// *ReplicaError once it has been rolled back: nothing of it is held when
+// Lock returns.
+//
 // On failure it returns an already cancelled context and ctx's error, an
 // error matching ErrNoAnswer when no try got an answer within the retry
 // window (WithRetryWindow; a dead or stalled server; it wraps the last
@@ -178,6 +182,9 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // Lock, and when no attempt got an answer the error matches ErrNoAnswer
 // (wrapping the last transport error, if any), whatever ctx, so a dead
 // server is never taken for a busy lock. ctx bounds the hold as for Lock.
+// With WithReplicas the bound is wait + WaitGrace + the replica timeout,
+// and a *ReplicaError is returned only once its rollback was answered
+// (see WithReplicas).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -725,6 +732,9 @@ func (m *Mutex) holding() bool {
 // release stops the watchdog, cancels the held context (cause ErrUnlocked)
 // and frees the lock, or hands it to the first live waiter in the queue in
 // the same script (see WaitStrategy).
+//
+// While the release waits for the server, the held context still ends
+// when the hold's validity runs out on this process' clock.
 //
 // Only the owner can release: when this Mutex holds no lock as far as it
 // knows, Unlock returns ErrNotHeld without asking the server. A hold this
