@@ -129,7 +129,7 @@ func (m *Mutex) confirmUndo(ctx context.Context, err error, done <-chan undone) 
 func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs) {
 	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
 	args := scripts.AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL,
-		Attempt: seq, GrantLease: m.cfg.grantLease()}
+		Attempt: seq, GrantLease: m.cfg.grantLease(), Starve: m.cfg.starve()}
 	return keys, args
 }
 

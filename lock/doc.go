@@ -67,6 +67,19 @@
 // round trip per section, and nobody waits behind a newcomer. Waiters in
 // this process and in others are served by this one mechanism.
 //
+// With WaitStrategy.PollOnly (no pub/sub) a waiter learns of a handoff
+// only at its next poll, so strict FIFO would idle the lock for a poll at
+// every section. Polling waiters follow Go's sync.Mutex instead. In normal
+// mode a release frees the lock and whoever asks first takes it: the
+// releaser asking again, a newcomer, or any waiter, which then leaves the
+// queue. Once the first waiter in the queue has waited PollStarvation
+// (10 ms), the lock switches to starvation mode: releases hand it to the
+// head of the queue, and newcomers queue behind, until the head is a
+// waiter that has waited less. Normal mode keeps the lock busy (a holder
+// that asks again needs no other client to wake up); starvation mode
+// bounds how long a waiter is passed over. Waiters woken by messages are
+// never passed: a queue whose first live waiter is one is strict FIFO.
+//
 // A waiter subscribes to its Client's wake channel after its first refusal
 // (one subscription per Client and lock, shared by its waiters) and
 // attempts again once subscribed, unless the subscription was ready
@@ -197,7 +210,7 @@
 //	p{name}                      hash owner → hold count, PEXPIRE lease
 //	p{name}:fence                fencing counter (string), expires WithFenceTTL after the last first acquire
 //	p{name}:queue                list of waiting owners, oldest first; expires QueueTTL after the last attempt
-//	p{name}:waits                hash owner → "deadline grantLease" (server ms), beside queue
+//	p{name}:waits                hash owner → "deadline grantLease[ since starve]" (server ms), beside queue
 //	p{name}:tomb:<owner>         the owner's highest abandoned attempt, expires after 2 × the retry window
 //	p{name}:latch:<owner>.<n>    a reentrant acquire's or a partial release's answer, expires likewise
 //	p{name}:wake:<client>        pub/sub channel of a Client's handoff messages (not a key)

@@ -262,6 +262,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 	}()
 	var pace queuePace    // without wake messages: how fast the queue moves
 	var refused time.Time // when the last refused attempt was sent: a handoff came later
+	var queued time.Time  // when the first refused attempt was sent: the place in the queue dates from it
 	answered := false     // an attempt got the server's answer: another owner holds it
 	trigger := TriggerFirst
 	for n := 1; ; n++ {
@@ -299,6 +300,9 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 			return m.timedOut(start, n)
 		}
 		refused, answered = sent, true
+		if queued.IsZero() {
+			queued = sent
+		}
 		m.emit(Event{Kind: EventRefused, Attempt: n, Wait: time.Since(start)})
 
 		again, err := m.subscribeWake(ctx, &sub, sent, deadline, bounded)
@@ -311,7 +315,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 			continue
 		}
 
-		sleep, next := m.nap(res, &pace, sub, deadline, bounded)
+		sleep, next := m.nap(res, &pace, sub, time.Since(queued), deadline, bounded)
 		t := time.NewTimer(sleep)
 		select {
 		case token := <-m.wake:
@@ -383,9 +387,21 @@ func (m *Mutex) subscribeWake(ctx context.Context, sub **subscription, sent, dea
 // the sleep if no wake message does: the poll interval for res's lease
 // (paced by the queue when sub is nil, without wake messages), cut to the
 // deadline of a bounded wait.
-func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, deadline time.Time, bounded bool) (time.Duration, Trigger) {
+func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
-	if sub == nil { // no wake messages
+	switch {
+	case m.cfg.wait.PollOnly:
+		// Normal mode: any waiter may take a free lock, so each asks
+		// every defaultSection, as bsm/redislock's waiters do. Once the
+		// next two in line have waited about PollStarvation, a release
+		// hands them the lock (starvation mode), and they ask again as
+		// soon as each answer is in.
+		if res.Ahead <= 1 && waited >= PollStarvation-defaultSection {
+			sleep = 0
+		} else {
+			sleep = min(sleep, defaultSection)
+		}
+	case sub == nil: // no wake messages
 		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
 	}
 	if rem := time.Until(deadline); bounded && rem <= sleep {
