@@ -138,13 +138,20 @@ func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs
 // the reply reports began after that, so sent + its TTL is a safe end of
 // the hold even when the reply came late (a retry, a stalled server).
 //
-// When ctx ends (TryLock's wait, the caller's deadline, Close),
-// runAcquire returns at once even if the executor does not: rueidis, for
-// one, holds a call while it reconnects (up to its dial timeout, 5 s by
-// default), and a call to a stalled server until its own deadline,
-// whatever the call's ctx. The call then ends in the background, and the
-// caller rolls the attempt back as for any unknown outcome.
+// When ctx has a deadline (TryLock's wait, the caller's), runAcquire
+// returns when it passes, or when the Client closes (ErrClosed), even if
+// the executor does not: rueidis, for one, holds a call while it
+// reconnects (up to its dial timeout, 5 s by default), and a call to a
+// stalled server until its own deadline, whatever the call's ctx. The
+// call then ends in the background, and the caller rolls the attempt back
+// as for any unknown outcome. Without a deadline the call runs on the
+// caller's goroutine (a goroutine per attempt would cost the uncontended
+// Lock about a quarter of its allocations), bounded by the retry window.
 func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (scripts.AcquireResult, time.Time, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		r := m.callAcquire(ctx, keys, args, window)
+		return r.res, r.sent, r.outcome()
+	}
 	// The call itself may outlive ctx, so that an answer that came in
 	// time but found this goroutine not yet running again (a GC pause, a
 	// busy or throttled host) still counts; it is cancelled once the
@@ -155,17 +162,20 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 		defer cancel()
 		ch <- m.callAcquire(cctx, keys, args, window)
 	}()
+	err := ErrClosed
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.outcome()
 	case <-ctx.Done():
+		err = ctx.Err()
+	case <-m.c.done:
 	}
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.outcome()
 	default:
 		cancel()
-		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
+		return scripts.AcquireResult{}, time.Time{}, err
 	}
 }
 
@@ -437,5 +447,7 @@ func (m *Mutex) waitUndo(ctx context.Context, from time.Time) error {
 		return fmt.Errorf("%w: the rollback of an earlier attempt is still in flight", ErrNoAnswer)
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-m.c.done:
+		return ErrClosed
 	}
 }

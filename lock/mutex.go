@@ -218,10 +218,6 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
 	defer m.c.wg.Done()
-	// Close ends every step at once, an attempt in flight included.
-	actx, closed := context.WithCancelCause(actx)
-	defer closed(nil)
-	defer context.AfterFunc(m.c.ctx, func() { closed(ErrClosed) })()
 	// Lock's retry window counts from here: the wait for a call of this
 	// Mutex in progress (another goroutine's) is no silence of the server.
 	begun := time.Now()

@@ -238,12 +238,14 @@ func TestReentrantLockAcrossAGiveUp(t *testing.T) {
 // Close ends every wait at once with ErrClosed (the adversary's finding:
 // Close 100 ms into a TryLock(ctx, 2s) against a stalled server made it
 // return after 7 s with ErrNoAnswer, the rollback of its attempt run on
-// its own goroutine for the whole retry window). Both a TryLock and a
-// Lock, each with its attempt in flight into a SIGSTOPped server, return
-// ErrClosed well before TryLock's wait would have ended.
+// its own goroutine for the whole retry window). A TryLock and a Lock
+// with a deadline, each with its attempt in flight into a SIGSTOPped
+// server, return ErrClosed well before TryLock's wait would have ended; a
+// Lock without a deadline, whose attempt runs on its own goroutine,
+// returns ErrClosed within the retry window (1 s here).
 func TestCloseEndsWaitsAtOnce(t *testing.T) {
 	srv := redistest.Start(t)
-	c, err := lock.NewClient(srv.Client(t))
+	c, err := lock.NewClient(srv.Client(t), lock.WithRetryWindow(time.Second))
 	require.NoError(t, err)
 	ctx := context.Background()
 	try := newMutex(t, c, "close-ends-waits")
@@ -263,14 +265,21 @@ func TestCloseEndsWaitsAtOnce(t *testing.T) {
 		err error
 		at  time.Time
 	}
-	tried, locked := make(chan result, 1), make(chan result, 1)
+	tried, locked, plain := make(chan result, 1), make(chan result, 1), make(chan result, 1)
+	pln := newMutex(t, c, "close-ends-waits")
 	go func() {
 		_, _, err := try.TryLock(ctx, wait)
 		tried <- result{err, time.Now()}
 	}()
 	go func() {
-		_, err := lck.Lock(ctx) // no deadline: its attempt runs on this goroutine
+		lctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		_, err := lck.Lock(lctx)
 		locked <- result{err, time.Now()}
+	}()
+	go func() {
+		_, err := pln.Lock(ctx) // no deadline: its attempt runs on this goroutine
+		plain <- result{err, time.Now()}
 	}()
 	time.Sleep(100 * time.Millisecond)
 	closed := time.Now()
@@ -288,6 +297,13 @@ func TestCloseEndsWaitsAtOnce(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("a wait did not end")
 		}
+	}
+	select {
+	case r := <-plain:
+		assert.ErrorIs(t, r.err, lock.ErrClosed)
+		assert.Less(t, r.at.Sub(closed), time.Second+slack, "within the retry window")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the Lock without a deadline did not end")
 	}
 	require.NoError(t, srv.Signal(syscall.SIGCONT))
 	stopped = false
