@@ -9,6 +9,7 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -95,9 +96,27 @@ func (r *replicated) slowClient(t *testing.T, abandonLate, waitLate time.Duratio
 // double the WAIT's time in the scenarios below.
 func warmUp(t *testing.T, m *lock.Mutex) {
 	t.Helper()
-	_, err := m.Lock(context.Background())
-	require.NoError(t, err)
+	lockAcked(t, m)
 	require.NoError(t, m.Unlock(context.Background()))
+}
+
+// lockAcked locks m while the replica runs, again after a *ReplicaError:
+// on a busy machine the replica may take longer than WithReplicas' short
+// timeouts here to acknowledge.
+func lockAcked(t *testing.T, m *lock.Mutex) context.Context {
+	t.Helper()
+	var held context.Context
+	waitFor(t, 30*time.Second, "a Lock the replica acknowledges", func() bool {
+		var err error
+		held, err = m.Lock(context.Background())
+		var re *lock.ReplicaError
+		if errors.As(err, &re) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	})
+	return held
 }
 
 // requireShort asserts that err is the *ReplicaError of one replica
@@ -150,8 +169,7 @@ func TestReplicasHandoffRolledBackBeforeReturn(t *testing.T) {
 	b := newMutex(t, cb, "rep-handoff-rolled-back", lock.WithReplicas(1, timeout), lock.WithHook(bEvents.hook))
 
 	warmUp(t, b)
-	_, err := a.Lock(ctx)
-	require.NoError(t, err)
+	lockAcked(t, a)
 	type result struct {
 		err    error
 		holder string // the primary's hold count for B when Lock returned
@@ -235,8 +253,7 @@ func TestReplicasReentrantLateWait(t *testing.T) {
 	c := env.slowClient(t, 0, 150*time.Millisecond)
 	m := newMutex(t, c, "rep-reenter-late", lock.WithReplicas(1, timeout), lock.WithWatchdogLease(3*time.Second))
 	other := newMutex(t, newClient(t, env.primary.Client(t)), "rep-reenter-late")
-	held, err := m.Lock(ctx)
-	require.NoError(t, err)
+	held := lockAcked(t, m)
 
 	env.cutOff(t)
 	again, ok, err := m.TryLock(ctx, 0)
