@@ -410,9 +410,16 @@ if ARGV[6] ~= '0' then
   if not now then
     t, now = clock()
   end
+  local deadline, _, since = waiter(owner)
+  if deadline and deadline - now > tonumber(ARGV[6]) / 2 then
+    -- A place with more than half its queueTTL left is kept as it is:
+    -- polling waiters ask every millisecond, and writing the place anew
+    -- each time would cost the server three writes a poll. (The queue's
+    -- keys outlive every place: each write of one sets them to queueTTL.)
+    return {0, 0, ttl, 0, redis.call('LPOS', KEYS[3], owner) or 0}
+  end
   local entry = string.format('%d %s', now + tonumber(ARGV[6]), ARGV[7])
   if ARGV[8] ~= '0' then
-    local deadline, _, since = waiter(owner)
     if not deadline or deadline < now then
       since = now -- a new place in the queue
     end
