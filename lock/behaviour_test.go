@@ -430,7 +430,8 @@ func TestPollOnlyStarvationHandsOver(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	strategy := lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true})
-	a := newMutex(t, newClient(t, srv.Client(t), strategy), "polled-starving")
+	// a's TryLock asserts an answer: a grace for a busy machine.
+	a := newMutex(t, newClient(t, srv.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, Grace: 5 * time.Second})), "polled-starving")
 	var ev events
 	b := newMutex(t, newClient(t, srv.Client(t), strategy), "polled-starving", lock.WithHook(ev.hook))
 	_, err := a.Lock(ctx)
