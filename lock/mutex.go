@@ -784,10 +784,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.c.isClosed() {
 		return ErrClosed
 	}
-	// A reentrant acquire's extra hold may be being given back: count
-	// holds once that is done.
-	if err := m.waitUndo(ctx, time.Now()); err != nil {
-		return m.wrap(err)
+	// While a hold is counted, a reentrant acquire's extra hold may be
+	// being given back: count holds once that is done.
+	if m.holding() {
+		if err := m.waitUndo(ctx, time.Now()); err != nil {
+			return m.wrap(err)
+		}
 	}
 	m.mu.Lock()
 	h, holds, g := m.hold, m.holds, m.gaveUp
