@@ -407,6 +407,9 @@ func TestPollOnlyHandoffDoesNotIdle(t *testing.T) {
 		require.Eventually(t, func() bool { return srv.Do(t, "LLEN", holder.Key()+":queue") == strconv.Itoa(i+1) },
 			5*time.Second, time.Millisecond, "queued in this order")
 	}
+	// Past PollStarvation every waiter is served in queue order (until
+	// then a waiter further back may take a free lock first).
+	time.Sleep(2 * lock.PollStarvation)
 	start := time.Now()
 	require.NoError(t, holder.Unlock(ctx))
 	for i, m := range ms {
@@ -417,6 +420,33 @@ func TestPollOnlyHandoffDoesNotIdle(t *testing.T) {
 	took := time.Since(start)
 	t.Logf("%d handoffs by polling in %v", waiters, took)
 	assert.Less(t, took, 10*time.Second/2, "well before one fallback poll")
+}
+
+// PollOnly's starvation mode: a waiter that has waited past
+// PollStarvation is handed the lock by the next release, so the releaser
+// that asks again at once is refused (in normal mode it would take the
+// free lock again, as the offline script tests show).
+func TestPollOnlyStarvationHandsOver(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	strategy := lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true})
+	// a's TryLock asserts an answer: a grace for a busy machine.
+	a := newMutex(t, newClient(t, srv.Client(t), lock.WithWaitStrategy(lock.WaitStrategy{PollOnly: true, Grace: 5 * time.Second})), "polled-starving")
+	var ev events
+	b := newMutex(t, newClient(t, srv.Client(t), strategy), "polled-starving", lock.WithHook(ev.hook))
+	_, err := a.Lock(ctx)
+	require.NoError(t, err)
+	bLock := goLock(ctx, b, 0)
+	require.Eventually(t, func() bool { return len(ev.of(lock.EventRefused)) > 0 }, 5*time.Second, time.Millisecond)
+	time.Sleep(2 * lock.PollStarvation)
+	require.NoError(t, a.Unlock(ctx))
+	_, ok, err := a.TryLock(ctx, 0)
+	require.NoError(t, err)
+	assert.False(t, ok, "the lock went to B, which had waited past PollStarvation")
+	r := await(t, bLock)
+	require.NoError(t, r.err)
+	assert.Equal(t, "1", srv.Do(t, "HGET", b.Key(), b.Owner()))
+	require.NoError(t, b.Unlock(ctx))
 }
 
 // A waiter whose context ends returns at once with its error.

@@ -27,24 +27,101 @@ var retryPolicy = runtime.RetryPolicy{
 // The retry window counts from from (a first attempt's from when its call
 // got its turn on the Mutex, so that a wait for an earlier rollback is
 // part of it).
-func (m *Mutex) tryAcquire(ctx context.Context, seq int64, queue bool, from time.Time) (res scripts.AcquireResult, sent time.Time, err error) {
+//
+// With WithReplicas, a hold too few replicas acknowledged, or an attempt
+// whose WAIT had not answered when actx ended (TryLock's bound: Redis
+// answers WAIT up to 1/hz after its timeout), is rolled back before
+// tryAcquire returns, and the error is then a *ReplicaError (see
+// confirmUndo).
+func (m *Mutex) tryAcquire(ctx, actx context.Context, seq int64, queue bool, from time.Time) (res scripts.AcquireResult, sent time.Time, err error) {
 	keys, args := m.acquireCall(seq)
 	if queue {
 		args.QueueTTL = m.cfg.queueTTL()
 	}
-	res, sent, err = m.runAcquire(ctx, keys, args, max(m.cfg.retryWindow-time.Since(from), time.Millisecond))
-	if err != nil && mayHaveRun(err) {
+	res, sent, err = m.runAcquire(actx, keys, args, max(m.cfg.retryWindow-time.Since(from), time.Millisecond))
+	switch {
+	case err == nil || !mayHaveRun(err):
+	case m.unconfirmed(ctx, actx, err):
+		err = m.confirmUndo(ctx, err, m.startRollback(true, m.abandonCall(seq)))
+	default:
 		m.abandon(seq)
 	}
 	return res, sent, err
 }
 
-// acquireAgain is a reentrant acquire: it raises the hold count under a
+// acquireAgain is a reentrant acquire: it raises the hold count under
 // latch, so that a retry after a lost reply returns the first answer.
-func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, time.Time, error) {
+func (m *Mutex) acquireAgain(ctx context.Context, latch string) (scripts.AcquireResult, time.Time, error) {
 	keys, args := m.acquireCall(1)
-	keys.Latch = []string{m.newLatch()}
+	keys.Latch = []string{latch}
 	return m.runAcquire(ctx, keys, args, m.cfg.retryWindow)
+}
+
+// undoAgain gives back the extra hold of the reentrant acquire named by
+// latch, whose outcome is unknown: it sends that acquire again (the latch
+// makes it count at most once, whether the first send ran, runs later or
+// never arrives) and releases the hold it counted. It reports whether it
+// gave a hold back; false with a nil error when the owner held nothing
+// any more.
+func (m *Mutex) undoAgain(latch string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		keys, args := m.acquireCall(1)
+		keys.Latch = []string{latch}
+		var res scripts.AcquireResult
+		err := m.retry(ctx, func(ctx context.Context) (err error) {
+			res, err = m.scripts.Acquire(ctx, keys, args) // no WAIT: ctx asks for none
+			return err
+		})
+		if err != nil || !res.Acquired {
+			return false, err
+		}
+		if _, err = m.release(ctx, false); errors.Is(err, ErrNotHeld) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+}
+
+// unconfirmed reports whether err, the failure of an acquire that may have
+// run, leaves a hold the replicas did not confirm: WAIT fell short or
+// failed (a *ReplicaError), or had not answered when TryLock's bound
+// (actx) passed, with the caller's ctx live.
+func (m *Mutex) unconfirmed(ctx, actx context.Context, err error) bool {
+	if m.cfg.replicas == 0 || ctx.Err() != nil || m.c.isClosed() {
+		return false
+	}
+	var ra *ReplicaError
+	return errors.As(err, &ra) || (errors.Is(err, context.DeadlineExceeded) && actx.Err() != nil)
+}
+
+// confirmUndo waits for the rollback done of an acquire that replicas did
+// not confirm (see unconfirmed; err is its failure), so that nothing of
+// it is held when the caller returns a *ReplicaError: it returns err's
+// *ReplicaError, or a new one when WAIT had not answered but the rollback
+// gave a hold back (the attempt had taken it; no acknowledgement came in
+// time), or err when there was nothing to give back. It waits within ctx
+// (the rollback is one round trip, retried within the retry window: also
+// past TryLock's bound, which a *ReplicaError's promise outweighs); when
+// the rollback got no answer the error matches ErrNoAnswer.
+func (m *Mutex) confirmUndo(ctx context.Context, err error, done <-chan undone) error {
+	var u undone
+	select {
+	case u = <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-m.c.done:
+		return ErrClosed
+	}
+	var ra *ReplicaError
+	switch {
+	case u.err != nil:
+		return fmt.Errorf("%w: the rollback of a hold the replicas did not acknowledge failed: %w", ErrNoAnswer, u.err)
+	case errors.As(err, &ra):
+		return ra
+	case u.released:
+		return &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout}
+	}
+	return err
 }
 
 // acquireCall returns the keys and arguments of acquire attempt seq, with
@@ -52,7 +129,7 @@ func (m *Mutex) acquireAgain(ctx context.Context) (scripts.AcquireResult, time.T
 func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs) {
 	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
 	args := scripts.AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL,
-		Attempt: seq, GrantLease: m.cfg.grantLease()}
+		Attempt: seq, GrantLease: m.cfg.grantLease(), Starve: m.cfg.starve()}
 	return keys, args
 }
 
@@ -62,10 +139,14 @@ func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs
 // the hold even when the reply came late (a retry, a stalled server).
 //
 // When ctx has a deadline (TryLock's wait, the caller's), runAcquire
-// returns when it passes even if the executor does not: rueidis, for one,
-// holds a call while it reconnects (up to its dial timeout, 5 s by
-// default), whatever the call's ctx. The call then ends in the background,
-// and the caller rolls the attempt back as for any unknown outcome.
+// returns when it passes, or when the Client closes (ErrClosed), even if
+// the executor does not: rueidis, for one, holds a call while it
+// reconnects (up to its dial timeout, 5 s by default), and a call to a
+// stalled server until its own deadline, whatever the call's ctx. The
+// call then ends in the background, and the caller rolls the attempt back
+// as for any unknown outcome. Without a deadline the call runs on the
+// caller's goroutine (a goroutine per attempt would cost the uncontended
+// Lock about a quarter of its allocations), bounded by the retry window.
 func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (scripts.AcquireResult, time.Time, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		r := m.callAcquire(ctx, keys, args, window)
@@ -81,17 +162,20 @@ func (m *Mutex) runAcquire(ctx context.Context, keys scripts.AcquireKeys, args s
 		defer cancel()
 		ch <- m.callAcquire(cctx, keys, args, window)
 	}()
+	err := ErrClosed
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.outcome()
 	case <-ctx.Done():
+		err = ctx.Err()
+	case <-m.c.done:
 	}
 	select {
 	case r := <-ch:
 		return r.res, r.sent, r.outcome()
 	default:
 		cancel()
-		return scripts.AcquireResult{}, time.Time{}, ctx.Err()
+		return scripts.AcquireResult{}, time.Time{}, err
 	}
 }
 
@@ -177,35 +261,62 @@ func (m *Mutex) release(ctx context.Context, last bool) (int64, error) {
 // about to be given back. It runs for at most the retry window, also when
 // the Client is closing (Close waits for it).
 func (m *Mutex) abandon(seq int64) {
-	m.beginUndo()
-	m.startRollback(seq, nil)
+	m.startRollback(true, m.abandonCall(seq))
 }
 
-// startRollback runs a rollback counted by beginUndo, and tells report
-// (when not nil), once it is done, whether it gave back a hold the server
-// counted, or why it did not get through.
-func (m *Mutex) startRollback(seq int64, report func(released bool, err error)) {
-	undo := func() {
-		defer m.endUndo()
-		var released bool
-		err := m.retry(context.Background(), func(ctx context.Context) (err error) {
+// abandonCall is the rollback of attempt seq: the Abandon script, which
+// reports whether it gave back a hold of the owner.
+func (m *Mutex) abandonCall(seq int64) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (released bool, err error) {
+		err = m.retry(ctx, func(ctx context.Context) (err error) {
 			released, err = m.scripts.Abandon(ctx,
 				scripts.AbandonKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Wake: m.keys.Wake, Tomb: m.tomb},
 				scripts.AbandonArgs{Owner: m.owner, Sharded: m.c.sharded, TombTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL, Attempt: seq})
 			return err
 		})
-		if report != nil {
-			report(released, err)
-		}
+		return released, err
+	}
+}
+
+// undone is what a rollback found: whether it gave back a hold the server
+// counted, or why it did not get through.
+type undone struct {
+	released bool
+	err      error
+}
+
+// startRollback counts a rollback (beginUndo) and runs it (run, retried
+// within the retry window), and delivers what it found on the channel it
+// returns (buffered) once it is done. inAcquire says the caller is an
+// acquire, counted among the Client's goroutines: the rollback then runs
+// in the background even once Close has begun (Close waits for it), so
+// that Close ends the acquire at once; elsewhere a closed Client runs it
+// on the caller's goroutine.
+func (m *Mutex) startRollback(inAcquire bool, run func(context.Context) (bool, error)) <-chan undone {
+	m.beginUndo()
+	return m.runRollback(inAcquire, run)
+}
+
+// runRollback is startRollback for a rollback counted already.
+func (m *Mutex) runRollback(inAcquire bool, run func(context.Context) (bool, error)) <-chan undone {
+	done := make(chan undone, 1)
+	undo := func() {
+		defer m.endUndo()
+		released, err := run(context.Background())
+		done <- undone{released, err}
 	}
 	if !m.c.track() {
-		undo() // closed: do it now rather than not at all
-		return
+		if !inAcquire {
+			undo() // closed: do it now rather than not at all
+			return done
+		}
+		m.c.wg.Add(1) // the acquire's own count keeps Close waiting meanwhile
 	}
 	go func() {
 		defer m.c.wg.Done()
 		undo()
 	}()
+	return done
 }
 
 // retry runs call until it succeeds, fails in a way a retry cannot fix, ctx
@@ -336,5 +447,7 @@ func (m *Mutex) waitUndo(ctx context.Context, from time.Time) error {
 		return fmt.Errorf("%w: the rollback of an earlier attempt is still in flight", ErrNoAnswer)
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-m.c.done:
+		return ErrClosed
 	}
 }

@@ -80,7 +80,11 @@ func (c *Client) executor(cfg *config) runtime.Executor {
 	return runtime.NewRueidisExecutor(c.rc)
 }
 
-// Close stops the Client: waiters return ErrClosed, watchdogs stop (held
+// Close stops the Client: every Lock and TryLock in progress returns
+// ErrClosed at once, an attempt in flight included (it is rolled back in
+// the background, which Close waits for), except an attempt of a Lock
+// whose ctx has no deadline, which runs on the caller's goroutine and
+// ends within the retry window; watchdogs stop (held
 // contexts are cancelled with cause ErrClosed; the locks themselves are not
 // released and expire when their lease runs out), later calls of its
 // Mutexes (Lock, TryLock, Unlock, HoldCount, IsHeld, IsLocked, RemainingLease and

@@ -67,6 +67,19 @@
 // round trip per section, and nobody waits behind a newcomer. Waiters in
 // this process and in others are served by this one mechanism.
 //
+// With WaitStrategy.PollOnly (no pub/sub) a waiter learns of a handoff
+// only at its next poll, so strict FIFO would idle the lock for a poll at
+// every section. Polling waiters follow Go's sync.Mutex instead. In normal
+// mode a release frees the lock and whoever asks first takes it: the
+// releaser asking again, a newcomer, or any waiter, which then leaves the
+// queue. Once the first waiter in the queue has waited PollStarvation
+// (10 ms), the lock switches to starvation mode: releases hand it to the
+// head of the queue, and newcomers queue behind, until the head is a
+// waiter that has waited less. Normal mode keeps the lock busy (a holder
+// that asks again needs no other client to wake up); starvation mode
+// bounds how long a waiter is passed over. Waiters woken by messages are
+// never passed: a queue whose first live waiter is one is strict FIFO.
+//
 // A waiter subscribes to its Client's wake channel after its first refusal
 // (one subscription per Client and lock, shared by its waiters) and
 // attempts again once subscribed, unless the subscription was ready
@@ -130,8 +143,12 @@
 // replication offset of exactly that script's writes. Its reply is always
 // checked. An acquire fewer replicas acknowledged is rolled back (Abandon,
 // as for a cancelled acquire; a reentrant acquire's extra hold is
-// released) and Lock or TryLock returns a *ReplicaError{Want, Acked}
-// (errors.Is ErrNotReplicated): nothing is held. A renewal fewer
+// released) and, once the rollback has answered, Lock or TryLock returns
+// a *ReplicaError{Want, Acked} (errors.Is ErrNotReplicated): nothing is
+// held at that moment. Redis checks a blocked WAIT's timeout in its event
+// loop, which may sleep 1/hz (100 ms) past it; an attempt whose WAIT has
+// not answered by TryLock's bound is rolled back at once, and a rollback
+// that gave back the attempt's hold makes it a *ReplicaError too. A renewal fewer
 // acknowledged is a failed renewal (EventRenewFailed, retried sooner):
 // the hold keeps the validity of its last acknowledged write and ends
 // with ErrLost when none comes in time. A handoff is acknowledged by the
@@ -153,9 +170,9 @@
 // map), and a first acquire whose WAIT failed (the script was redirected
 // to the new primary, WAIT was not) is simply attempted again: the retry
 // finds its own hold and writes it anew, so nothing is stuck and no
-// acquire fails for good after a failover (redisson#4706); a Lock never
-// waits on WAIT longer than timeout per attempt (TryLock's bound grows by
-// timeout).
+// acquire fails for good after a failover (redisson#4706); TryLock's
+// bound grows by timeout, counted apart from its grace, and by the
+// rollback's round trip when the replicas fell short.
 //
 // What it guarantees: when Lock returns, n replicas had the hold. A
 // failover that promotes one of them keeps the hold, so nobody else
@@ -193,7 +210,7 @@
 //	p{name}                      hash owner → hold count, PEXPIRE lease
 //	p{name}:fence                fencing counter (string), expires WithFenceTTL after the last first acquire
 //	p{name}:queue                list of waiting owners, oldest first; expires QueueTTL after the last attempt
-//	p{name}:waits                hash owner → "deadline grantLease" (server ms), beside queue
+//	p{name}:waits                hash owner → "deadline grantLease[ since starve]" (server ms), beside queue
 //	p{name}:tomb:<owner>         the owner's highest abandoned attempt, expires after 2 × the retry window
 //	p{name}:latch:<owner>.<n>    a reentrant acquire's or a partial release's answer, expires likewise
 //	p{name}:wake:<client>        pub/sub channel of a Client's handoff messages (not a key)

@@ -33,6 +33,7 @@ type hold struct {
 	mu         sync.Mutex
 	validUntil time.Time
 	stopped    bool          // the timers are off and nothing more will run
+	halted     bool          // no renewal is sent: an Unlock is releasing the hold
 	renewing   chan struct{} // closed when the renewal in flight ends; nil when none is
 	valid      *time.Timer   // runs expire
 	renew      *time.Timer   // runs renewTick; nil with WithLease
@@ -59,7 +60,7 @@ func (m *Mutex) startHold(parent context.Context, validUntil time.Time) *hold {
 	return h
 }
 
-// launch arms the hold's timers (again, after halt).
+// launch arms the hold's timers.
 func (h *hold) launch() {
 	m := h.m
 	h.mu.Lock()
@@ -123,12 +124,17 @@ func (h *hold) child(parent context.Context) context.Context {
 	return ctx
 }
 
-// halt turns the timers off and waits for a renewal in flight to have its
+// halt stops the watchdog and waits for a renewal in flight to have its
 // answer, so that no renewal reaches the server after a release sent next.
-// It gives up when ctx ends. The hold's context stays live.
+// It gives up when ctx ends. The hold's context stays live until the
+// release is done (end) or its validity runs out meanwhile (expire): a
+// release that waits for a stalled server does not stretch the hold.
 func (h *hold) halt(ctx context.Context) error {
 	h.mu.Lock()
-	h.stop()
+	h.halted = true
+	if h.renew != nil {
+		h.renew.Stop()
+	}
 	done := h.renewing
 	h.mu.Unlock()
 	if done == nil {
@@ -139,6 +145,22 @@ func (h *hold) halt(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// resume restarts the watchdog after halt, when the release left holds
+// (the server counted more than this Mutex did); a hold whose validity ran
+// out meanwhile is given up instead, as expire does.
+func (h *hold) resume() {
+	h.mu.Lock()
+	h.halted = false
+	over := h.ctx.Err() != nil
+	if !over && !h.stopped && h.renew != nil {
+		h.renew.Reset(min(h.m.cfg.renewEvery(), time.Until(h.validUntil)/2))
+	}
+	h.mu.Unlock()
+	if over {
+		h.over(context.Cause(h.ctx), true, true)
 	}
 }
 
@@ -201,10 +223,18 @@ func (h *hold) expire() {
 		h.mu.Unlock()
 		return
 	}
+	halted := h.halted
 	h.mu.Unlock()
 	cause := ErrLost
 	if h.m.cfg.leaseSet {
 		cause = ErrLeaseExpired
+	}
+	if halted {
+		// An Unlock is releasing the hold and ends it when done; the
+		// holder learns now that it no longer holds it.
+		h.cancel(cause)
+		h.m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
+		return
 	}
 	// The server's lease may outlast this one (a renewal that ran but
 	// answered too late): what it still counts is given back.
@@ -219,7 +249,7 @@ func (h *hold) renewTick() {
 	}
 	defer m.c.wg.Done()
 	h.mu.Lock()
-	if h.stopped {
+	if h.stopped || h.halted {
 		h.mu.Unlock()
 		return
 	}
@@ -241,7 +271,9 @@ func (h *hold) renewTick() {
 		return
 	}
 	h.valid.Reset(time.Until(h.validUntil))
-	h.renew.Reset(next)
+	if !h.halted {
+		h.renew.Reset(next)
+	}
 	h.mu.Unlock()
 }
 

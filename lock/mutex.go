@@ -151,6 +151,10 @@ var notHeld = func() context.Context {
 // server is asked for the hold's PTTL once more, so a Lock that returns
 // holds a live lease on both sides.
 //
+// With WithReplicas an acquire fewer replicas acknowledged fails with a
+// *ReplicaError once it has been rolled back: nothing of it is held when
+// Lock returns.
+//
 // On failure it returns an already cancelled context and ctx's error, an
 // error matching ErrNoAnswer when no try got an answer within the retry
 // window (WithRetryWindow; a dead or stalled server; it wraps the last
@@ -178,6 +182,9 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // Lock, and when no attempt got an answer the error matches ErrNoAnswer
 // (wrapping the last transport error, if any), whatever ctx, so a dead
 // server is never taken for a busy lock. ctx bounds the hold as for Lock.
+// With WithReplicas the bound is wait + WaitGrace + the replica timeout,
+// and a *ReplicaError is returned only once its rollback was answered
+// (see WithReplicas).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
 }
@@ -205,9 +212,12 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return m.stopped(ctx, actx, start, 0, err, false)
 	}
 	defer m.end()
-	if m.c.isClosed() {
+	// Counted among the Client's goroutines, so that Close waits for the
+	// rollback this acquire may start when Close ends it.
+	if !m.c.track() {
 		return m.failed(ctx, start, 0, ErrClosed)
 	}
+	defer m.c.wg.Done()
 	// Lock's retry window counts from here: the wait for a call of this
 	// Mutex in progress (another goroutine's) is no silence of the server.
 	begun := time.Now()
@@ -248,6 +258,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 	}()
 	var pace queuePace    // without wake messages: how fast the queue moves
 	var refused time.Time // when the last refused attempt was sent: a handoff came later
+	var queued time.Time  // when the first refused attempt was sent: the place in the queue dates from it
 	answered := false     // an attempt got the server's answer: another owner holds it
 	trigger := TriggerFirst
 	for n := 1; ; n++ {
@@ -257,7 +268,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 		if n == 1 {
 			from = begun
 		}
-		res, sent, err := m.tryAcquire(actx, seq, queue, from)
+		res, sent, err := m.tryAcquire(ctx, actx, seq, queue, from)
 		switch {
 		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
 			// TryLock's wait and grace are over (rueidis may report it a
@@ -285,6 +296,9 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 			return m.timedOut(start, n)
 		}
 		refused, answered = sent, true
+		if queued.IsZero() {
+			queued = sent
+		}
 		m.emit(Event{Kind: EventRefused, Attempt: n, Wait: time.Since(start)})
 
 		again, err := m.subscribeWake(ctx, &sub, sent, deadline, bounded)
@@ -297,7 +311,7 @@ func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait ti
 			continue
 		}
 
-		sleep, next := m.nap(res, &pace, sub, deadline, bounded)
+		sleep, next := m.nap(res, &pace, sub, time.Since(queued), deadline, bounded)
 		t := time.NewTimer(sleep)
 		select {
 		case token := <-m.wake:
@@ -369,9 +383,21 @@ func (m *Mutex) subscribeWake(ctx context.Context, sub **subscription, sent, dea
 // the sleep if no wake message does: the poll interval for res's lease
 // (paced by the queue when sub is nil, without wake messages), cut to the
 // deadline of a bounded wait.
-func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, deadline time.Time, bounded bool) (time.Duration, Trigger) {
+func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
-	if sub == nil { // no wake messages
+	switch {
+	case m.cfg.wait.PollOnly:
+		// Normal mode: any waiter may take a free lock, so each asks
+		// every defaultSection, as bsm/redislock's waiters do. Once the
+		// next two in line have waited about PollStarvation, a release
+		// hands them the lock (starvation mode), and they ask again as
+		// soon as each answer is in.
+		if res.Ahead <= 1 && waited >= PollStarvation-defaultSection {
+			sleep = 0
+		} else {
+			sleep = min(sleep, defaultSection)
+		}
+	case sub == nil: // no wake messages
 		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
 	}
 	if rem := time.Until(deadline); bounded && rem <= sleep {
@@ -433,12 +459,17 @@ func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held contex
 	m.mu.Lock()
 	losses := m.losses
 	m.mu.Unlock()
-	res, sent, err := m.acquireAgain(actx)
-	if ra := (*ReplicaError)(nil); errors.As(err, &ra) {
-		// The primary counted the extra hold; give it back (a release
-		// that fails leaves the server one hold above this Mutex, which
-		// Unlock copes with).
-		_, _ = m.release(context.WithoutCancel(ctx), false)
+	latch := m.newLatch()
+	res, sent, err := m.acquireAgain(actx, latch)
+	if err != nil && mayHaveRun(err) {
+		// The server may count the extra hold (or count it later): give
+		// it back, before returning when the replicas did not confirm it
+		// (a *ReplicaError promises nothing of it is held), else in the
+		// background, which the next Lock or Unlock waits for.
+		undo := m.startRollback(true, m.undoAgain(latch))
+		if m.unconfirmed(ctx, actx, err) {
+			err = m.confirmUndo(ctx, err, undo)
+		}
 	}
 	var validUntil time.Time
 	if err == nil && res.Acquired {
@@ -570,9 +601,11 @@ func (m *Mutex) giveUpLocked(cause error) *givenUp {
 
 // startGiveBack sends the rollback that giveUpLocked counted.
 func (m *Mutex) startGiveBack(g *givenUp) {
-	m.startRollback(int64(m.seq.Add(1)), func(released bool, err error) {
-		g.released, g.err = released, err
+	rollback := m.abandonCall(int64(m.seq.Add(1)))
+	m.runRollback(false, func(ctx context.Context) (bool, error) {
+		g.released, g.err = rollback(ctx)
 		close(g.done)
+		return g.released, g.err
 	})
 }
 
@@ -608,6 +641,13 @@ func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (
 // retry window (a dead or stalled server, a rollback that did not get
 // through) is ErrNoAnswer too, wrapping the last transport error.
 func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error, answered bool) (context.Context, bool, error) {
+	var ra *ReplicaError
+	switch {
+	case ctx.Err() == nil && m.c.isClosed():
+		return m.failed(ctx, start, n, ErrClosed)
+	case errors.As(err, &ra): // the answer: the replicas fell short
+		return m.failed(ctx, start, n, err)
+	}
 	if ctx.Err() == nil {
 		waitOver := actx != ctx && actx.Err() != nil
 		switch {
@@ -705,6 +745,9 @@ func (m *Mutex) holding() bool {
 // and frees the lock, or hands it to the first live waiter in the queue in
 // the same script (see WaitStrategy).
 //
+// While the release waits for the server, the held context still ends
+// when the hold's validity runs out on this process' clock.
+//
 // Only the owner can release: when this Mutex holds no lock as far as it
 // knows, Unlock returns ErrNotHeld without asking the server. A hold this
 // process gave up as lost because its lease ran out on the process' clock
@@ -741,6 +784,13 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.c.isClosed() {
 		return ErrClosed
 	}
+	// While a hold is counted, a reentrant acquire's extra hold may be
+	// being given back: count holds once that is done.
+	if m.holding() {
+		if err := m.waitUndo(ctx, time.Now()); err != nil {
+			return m.wrap(err)
+		}
+	}
 	m.mu.Lock()
 	h, holds, g := m.hold, m.holds, m.gaveUp
 	m.mu.Unlock()
@@ -764,15 +814,14 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Lock()
 	ev := Event{Kind: EventReleased, HoldCount: left}
 	var cause error
+	resume := false // the server counted more holds than this Mutex did
 	switch {
 	case err == nil && left == 0:
 		m.holds, m.token = 0, 0
 		cause = ErrUnlocked
 	case err == nil:
 		m.holds = left
-		if h != nil && last {
-			h.launch() // the server counted more holds than this Mutex did
-		}
+		resume = h != nil && last
 	case errors.Is(err, ErrNotHeld):
 		m.holds, m.token = 0, 0
 		cause = ErrLost
@@ -789,6 +838,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		ev.Hold = time.Since(h.start)
 	}
 	m.mu.Unlock()
+	if resume {
+		h.resume()
+	}
 	if ended != nil {
 		if ended.ctx.Err() != nil && ev.Kind == EventLost {
 			ev.Kind = 0 // the holder knew already

@@ -117,15 +117,18 @@ func WithExecutor(e runtime.Executor) Option {
 // attempt also renews the waiter's place in the queue.
 type WaitStrategy struct {
 	// PollOnly turns wake messages off, for deployments where pub/sub is
-	// unavailable (some proxies): waiters keep their place in the queue
-	// and learn of a handoff at their next poll, so they pace their polls
-	// by their place: the next two in line ask again as soon as each
-	// answer is in (a handoff idles about a round trip), those further
-	// back after half the time the sections ahead of them took (measured
-	// from how fast their place moves), never later than the holder's
-	// remaining lease or the fallback poll. This costs the server a
-	// refused attempt per round trip for each of the two, about what
-	// bsm/redislock's 1 ms polling costs with 8 waiters.
+	// unavailable (some proxies), and follows Go's sync.Mutex (see the
+	// package documentation, "Waiting and handoff"): waiters keep their
+	// place in the queue, but while the first of them has waited less
+	// than PollStarvation a release frees the lock and whoever asks first
+	// takes it (normal mode: the releaser asking again, a newcomer, a
+	// waiter further back); once it has waited longer, releases hand the
+	// lock over in queue order (starvation mode) until the first waiter is
+	// one that has not. Waiters ask every millisecond (bsm/redislock's
+	// LinearBackoff as its users set it), never later than the holder's
+	// remaining lease or the fallback poll; the next two in line, once
+	// they have waited about PollStarvation, as soon as each answer is
+	// in, so a handoff idles about a round trip.
 	PollOnly bool
 	// QueueTTL is how long a waiter's place in the queue lives without a
 	// renewal (default DefaultQueueTTL): a waiter that died is skipped
@@ -280,6 +283,25 @@ func (c *config) grace() time.Duration {
 		g += c.replicaTimeout
 	}
 	return g
+}
+
+// PollStarvation is how long a PollOnly waiter lets others take a free
+// lock ahead of it (normal mode) before releases hand the lock to it in
+// queue order (starvation mode); see WaitStrategy.PollOnly. Go's
+// sync.Mutex uses 1 ms for sections of nanoseconds; a Redis section costs
+// two round trips (tens of µs on loopback, hundreds across a data
+// centre), so 10 ms lets a releaser or newcomer pass a waiter for some
+// tens of sections at most, and bounds how long a waiter at the head of
+// the queue waits behind them.
+const PollStarvation = 10 * time.Millisecond
+
+// starve is the bound a waiter puts in its queue entry: PollStarvation
+// with PollOnly, else 0 (wake messages: strict FIFO).
+func (c *config) starve() time.Duration {
+	if c.wait.PollOnly {
+		return PollStarvation
+	}
+	return 0
 }
 
 // queueTTL is the resolved WaitStrategy.QueueTTL.

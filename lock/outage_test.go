@@ -234,3 +234,110 @@ func TestReentrantLockAcrossAGiveUp(t *testing.T) {
 	require.NoError(t, m.Unlock(ctx))
 	assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()))
 }
+
+// Close ends every wait at once with ErrClosed (the adversary's finding:
+// Close 100 ms into a TryLock(ctx, 2s) against a stalled server made it
+// return after 7 s with ErrNoAnswer, the rollback of its attempt run on
+// its own goroutine for the whole retry window). A TryLock and a Lock
+// with a deadline, each with its attempt in flight into a SIGSTOPped
+// server, return ErrClosed well before TryLock's wait would have ended; a
+// Lock without a deadline, whose attempt runs on its own goroutine,
+// returns ErrClosed within the retry window (1 s here).
+func TestCloseEndsWaitsAtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	c, err := lock.NewClient(srv.Client(t), lock.WithRetryWindow(time.Second))
+	require.NoError(t, err)
+	ctx := context.Background()
+	try := newMutex(t, c, "close-ends-waits")
+	lck := newMutex(t, c, "close-ends-waits")
+	_, err = try.IsLocked(ctx) // connected before the stall
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Signal(syscall.SIGSTOP))
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = srv.Signal(syscall.SIGCONT)
+		}
+	}()
+	const wait = 2 * time.Second
+	type result struct {
+		err error
+		at  time.Time
+	}
+	tried, locked, plain := make(chan result, 1), make(chan result, 1), make(chan result, 1)
+	pln := newMutex(t, c, "close-ends-waits")
+	go func() {
+		_, _, err := try.TryLock(ctx, wait)
+		tried <- result{err, time.Now()}
+	}()
+	go func() {
+		lctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		_, err := lck.Lock(lctx)
+		locked <- result{err, time.Now()}
+	}()
+	go func() {
+		_, err := pln.Lock(ctx) // no deadline: its attempt runs on this goroutine
+		plain <- result{err, time.Now()}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	closed := time.Now()
+	closeDone := make(chan struct{})
+	go func() {
+		defer close(closeDone)
+		c.Close()
+	}()
+	for _, ch := range []chan result{tried, locked} {
+		select {
+		case r := <-ch:
+			assert.ErrorIs(t, r.err, lock.ErrClosed)
+			assert.Less(t, r.at.Sub(closed), wait-100*time.Millisecond, "returned at Close, before the wait would have ended")
+			t.Logf("returned %v after Close", r.at.Sub(closed))
+		case <-time.After(30 * time.Second):
+			t.Fatal("a wait did not end")
+		}
+	}
+	select {
+	case r := <-plain:
+		assert.ErrorIs(t, r.err, lock.ErrClosed)
+		assert.Less(t, r.at.Sub(closed), time.Second+slack, "within the retry window")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the Lock without a deadline did not end")
+	}
+	require.NoError(t, srv.Signal(syscall.SIGCONT))
+	stopped = false
+	<-closeDone
+}
+
+// A held context never outlives its lease on the holder's clock, whatever
+// Unlock is waiting for (the adversary's finding: with a 1 s lease and
+// the server SIGSTOPped for 2.5 s, the context of a holder whose Unlock
+// was waiting for the server was still live 1.5 s into the pause).
+func TestHeldContextEndsDuringUnlock(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	const lease = time.Second
+	for i, opt := range []lock.Option{lock.WithLease(lease), lock.WithWatchdogLease(lease)} {
+		m := newMutex(t, newClient(t, srv.Client(t), opt), "held-during-unlock")
+		start := time.Now()
+		held, err := m.Lock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, srv.Signal(syscall.SIGSTOP))
+		unlocked := make(chan error, 1)
+		go func() { unlocked <- m.Unlock(ctx) }()
+		select {
+		case <-held.Done():
+			assert.Less(t, time.Since(start), lease+500*time.Millisecond, "it ended at the lease")
+		case <-time.After(lease + time.Second):
+			t.Error("the held context outlived its lease while Unlock waited")
+		}
+		if held.Err() != nil {
+			assert.ErrorIs(t, context.Cause(held), map[bool]error{true: lock.ErrLeaseExpired, false: lock.ErrLost}[i == 0])
+		}
+		require.NoError(t, srv.Signal(syscall.SIGCONT))
+		err = <-unlocked
+		t.Logf("Unlock after the stall: %v; held context: %v", err, context.Cause(held))
+		assert.Equal(t, "0", srv.Do(t, "EXISTS", m.Key()), "the lock is free")
+	}
+}

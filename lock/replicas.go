@@ -25,7 +25,14 @@ import (
 // n = 0 turns it off (the default). timeout is sent as whole milliseconds
 // and must be between 1 ms and a third of the lease (of a handoff's grant
 // lease too); TryLock's bound grows by it (wait + WaitStrategy.Grace +
-// timeout). The executor must implement runtime.ReplicaWaiter, as the
+// timeout, the grace counted apart from WAIT's timeout), and when the
+// replicas fell short TryLock also waits for the rollback's answer (one
+// round trip; at most the retry window against a server that stops
+// answering), so that nothing is held when it returns the *ReplicaError.
+// An attempt whose WAIT has not answered by that bound (Redis checks a
+// blocked WAIT's timeout in its event loop, up to 1/hz = 100 ms late) is
+// rolled back at once, and reported as a *ReplicaError when the rollback
+// gave back the hold it had taken. The executor must implement runtime.ReplicaWaiter, as the
 // Client's rueidis client and runtime/goredis do (with go-redis keep
 // timeout below the client's ReadTimeout); New fails with ErrBadOption
 // otherwise. Redisson: checkLockSyncedSlaves.
@@ -38,12 +45,13 @@ var ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 
 // ReplicaError is the error (wrapped with the lock's name; find it with
 // errors.As) of a Lock or TryLock whose hold fewer replicas acknowledged
-// than WithReplicas asks for. The acquire was rolled back: nothing is
-// held (a reentrant acquire's extra hold was given back; the holds
-// before it remain). It matches ErrNotReplicated, and Err when set.
+// than WithReplicas asks for. The acquire was rolled back before Lock or
+// TryLock returned: nothing of it is held at that moment (a reentrant
+// acquire's extra hold was given back; the holds before it remain). It
+// matches ErrNotReplicated, and Err when set.
 type ReplicaError struct {
 	Want    int           // n of WithReplicas
-	Acked   int           // WAIT's reply: replicas that had the write when it returned; 0 when Err is set
+	Acked   int           // WAIT's reply: replicas that had the write when it returned; 0 when Err is set, and when WAIT had not answered by TryLock's bound
 	Timeout time.Duration // timeout of WithReplicas: how long WAIT waited at most
 	// Err is why WAIT failed, when it did: an error reply (a node
 	// demoted to a replica answers "ERR WAIT cannot be used with replica

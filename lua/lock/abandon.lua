@@ -18,7 +18,7 @@
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller

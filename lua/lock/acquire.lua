@@ -5,9 +5,12 @@
 --- (Redisson's RLock layout); every success sets the lease from now.
 ---
 --- Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
---- waits maps each to "deadline grantLease" (server ms; the lease a release
+--- waits maps each to "deadline grantLease[ since starve]" (server ms; the lease a release
 --- gives it). A first acquire takes the lock only when it is free and
---- nobody live is ahead in queue; entries past their deadline are then
+--- nobody live is ahead in queue, or the live head is a polling waiter
+--- that has waited less than its starve bound (sync.Mutex's normal mode;
+--- a waiter further back that takes it leaves the queue); entries past
+--- their deadline are then
 --- dropped from the head (while the lock is held the head is left to the
 --- release, which skips them too). A refused attempt with queueTTL > 0 joins the queue (or
 --- renews its entry) until now + queueTTL, so a waiter that died stops
@@ -29,7 +32,7 @@
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
@@ -39,6 +42,7 @@
 ---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg queueTTL    time.Duration ms  when refused, queue until now + queueTTL; 0: do not queue
 ---@arg grantLease  time.Duration ms  lease a release grants owner when it hands the lock over
+---@arg starve      time.Duration ms  when queued: how long owner lets others take a free lock ahead of it (it polls); 0: never (strict FIFO)
 ---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -48,6 +52,7 @@
 ---@include lib/draw.lua
 ---@include lib/clock.lua
 ---@include lib/latch.lua
+---@include lib/waiter.lua
 
 local owner = ARGV[1]
 if KEYS[6] then
@@ -86,12 +91,17 @@ if ttl == -2 then
   -- Free: taken unless a live waiter other than owner heads the queue;
   -- dead ones are dropped from the head. (While the lock is held the
   -- head is left to the release, which skips dead waiters itself.)
+  -- A live head that polls and has waited less than its starve bound
+  -- lets anyone take the free lock (normal mode); one that has waited
+  -- longer, or is woken by messages, is served first (starvation mode).
   local head = redis.call('LINDEX', KEYS[3], 0)
+  local yielding = false
   if head and head ~= owner then
     t, now = clock()
     while head and head ~= owner do
-      local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
+      local deadline, _, since, starve = waiter(head)
       if deadline and deadline >= now then
+        yielding = yields(since, starve, now)
         break
       end
       redis.call('LPOP', KEYS[3])
@@ -99,10 +109,12 @@ if ttl == -2 then
       head = redis.call('LINDEX', KEYS[3], 0)
     end
   end
-  if not head or head == owner then
-    if head then
+  if not head or head == owner or yielding then
+    if head == owner then
       redis.call('LPOP', KEYS[3])
       redis.call('HDEL', KEYS[4], owner)
+    elseif head and redis.call('HDEL', KEYS[4], owner) == 1 then
+      redis.call('LREM', KEYS[3], 1, owner) -- a waiter further back took it
     end
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
@@ -115,7 +127,21 @@ if ARGV[6] ~= '0' then
   if not now then
     t, now = clock()
   end
+  local deadline, _, since = waiter(owner)
+  if deadline and deadline - now > tonumber(ARGV[6]) / 2 then
+    -- A place with more than half its queueTTL left is kept as it is:
+    -- polling waiters ask every millisecond, and writing the place anew
+    -- each time would cost the server three writes a poll. (The queue's
+    -- keys outlive every place: each write of one sets them to queueTTL.)
+    return {0, 0, ttl, 0, redis.call('LPOS', KEYS[3], owner) or 0}
+  end
   local entry = string.format('%d %s', now + tonumber(ARGV[6]), ARGV[7])
+  if ARGV[8] ~= '0' then
+    if not deadline or deadline < now then
+      since = now -- a new place in the queue
+    end
+    entry = string.format('%s %d %s', entry, since, ARGV[8])
+  end
   local ahead
   if redis.call('HSET', KEYS[4], owner, entry) == 1 then
     ahead = redis.call('RPUSH', KEYS[3], owner) - 1

@@ -5,8 +5,9 @@
 --- drawn as by a first acquire, and one message "owner token" on its
 --- Client's wake channel (wake .. the owner's text before its first ".")
 --- tells it so, so that a contended lock passes in one round trip. Entries
---- past their deadline are dropped on the way. With nobody waiting the
---- lock key is deleted and nothing is published. While holds remain the
+--- past their deadline are dropped on the way. With nobody waiting, or a
+--- first live waiter that polls and has waited less than its starve bound
+--- (see acquire), the lock key is deleted and nothing is published. While holds remain the
 --- lease is left as it is. A caller that does not hold the lock changes
 --- nothing.
 ---
@@ -22,7 +23,7 @@
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller

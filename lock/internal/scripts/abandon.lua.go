@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/abandon.lua
-// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
+// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/waiter.lua
 
 package scripts
 
@@ -30,7 +30,7 @@ type AbandonKeys struct {
 	Fence string
 	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease[ since starve]" (ms)
 	Waits string
 	// Wake is KEYS[5], prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
@@ -69,7 +69,9 @@ var abandonScript = runtime.NewScript(runtime.ScriptSpec{
 		{Body: 57, File: "lua/lock/lib/handoff.lua", Line: 8},
 		{Body: 58, File: "lua/lock/lib/clock.lua", Line: 1},
 		{Body: 69, File: "lua/lock/lib/handoff.lua", Line: 9},
-		{Body: 102, File: "lua/lock/abandon.lua", Line: 31},
+		{Body: 70, File: "lua/lock/lib/waiter.lua", Line: 1},
+		{Body: 94, File: "lua/lock/lib/handoff.lua", Line: 10},
+		{Body: 133, File: "lua/lock/abandon.lua", Line: 31},
 	},
 })
 
@@ -172,9 +174,9 @@ func (s *Scripts) QueueAbandon(b *runtime.Batch, keys AbandonKeys, args AbandonA
 }
 
 // abandonBody is lua/lock/abandon.lua, verbatim, with
-// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined where its ---@include lines stand; the Lines of abandonScript map
-// its lines back to the files.
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua,
+// lua/lock/lib/waiter.lua inlined where its ---@include lines stand; the Lines
+// of abandonScript map its lines back to the files.
 const abandonBody = `#!lua
 --- Abandon is how a waiter gives up: its Acquire call attempt (and every
 --- earlier one) is cancelled, whether it ran, runs later or never arrives,
@@ -195,7 +197,7 @@ const abandonBody = `#!lua
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@arg owner     string            owner token of the caller
@@ -243,6 +245,31 @@ local function clock()
   local t = redis.call('TIME')
   return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+---@include waiter.lua
+--- waiter is the helper of the lock scripts that read a waiter's entry in
+--- waits (KEYS[4]): "deadline grantLease" (server ms; a waiter woken by
+--- wake messages, served strictly in order) or "deadline grantLease since
+--- starve" (a polling waiter: queued at since, and content to let others
+--- take a free lock ahead of it until it has waited starve ms, as Go's
+--- sync.Mutex lets a newcomer pass its waiters until one has waited 1 ms).
+
+-- waiter returns owner's deadline and grant lease, and since and starve
+-- (0 and 0 for a strict waiter); nil when owner has no entry.
+local function waiter(owner)
+  local entry = redis.call('HGET', KEYS[4], owner)
+  if not entry then
+    return nil
+  end
+  local deadline, lease, since, starve = string.match(entry, '^(%d+) (%d+) ?(%d*) ?(%d*)$')
+  return tonumber(deadline), lease, tonumber(since) or 0, tonumber(starve) or 0
+end
+
+-- yields reports whether a live waiter with since and starve lets another
+-- owner take the free lock at now (normal mode): it polls, and has waited
+-- less than starve.
+local function yields(since, starve, now)
+  return starve > 0 and now - since < starve
+end
 
 -- handoff gives the lock, which the caller has just deleted, to the first
 -- live waiter in queue: hold count 1 under the grantLease it asked for, a
@@ -250,17 +277,23 @@ end
 -- "owner token" on its Client's wake channel (wake .. the owner's text
 -- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
 -- past their deadline are dropped on the way; with none live, the lock
--- stays free.
+-- stays free. So it stays too while the first live waiter polls and has
+-- waited less than its starve bound (normal mode, see waiter.lua): whoever
+-- asks first takes it, the releaser included.
 local function handoff(fenceTTL)
-  local heir = redis.call('LPOP', KEYS[3])
+  local heir = redis.call('LINDEX', KEYS[3], 0)
   if not heir then
     return
   end
   local t, now = clock()
   while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    local deadline, lease, since, starve = waiter(heir)
+    if deadline and deadline >= now and yields(since, starve, now) then
+      return
+    end
+    redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
+    if deadline and deadline >= now then
       local token = draw(t, fenceTTL)
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
@@ -273,7 +306,7 @@ local function handoff(fenceTTL)
       end
       return
     end
-    heir = redis.call('LPOP', KEYS[3])
+    heir = redis.call('LINDEX', KEYS[3], 0)
   end
 end
 

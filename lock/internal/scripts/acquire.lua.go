@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/acquire.lua
-// Includes: lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/latch.lua
+// Includes: lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/latch.lua, lua/lock/lib/waiter.lua
 
 package scripts
 
@@ -30,7 +30,7 @@ type AcquireKeys struct {
 	Fence string
 	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease[ since starve]" (ms)
 	Waits string
 	// Tomb is KEYS[5], prefix{name}:tomb:<owner> ([LockKeys.Tomb]): owner's highest abandoned attempt
 	Tomb string
@@ -62,6 +62,10 @@ type AcquireArgs struct {
 	// GrantLease is ARGV[7], sent as whole milliseconds (truncated): lease a
 	// release grants owner when it hands the lock over
 	GrantLease time.Duration
+	// Starve is ARGV[8], sent as whole milliseconds (truncated): when queued:
+	// how long owner lets others take a free lock ahead of it (it polls); 0:
+	// never (strict FIFO)
+	Starve time.Duration
 }
 
 // AcquireResult is the reply of [Scripts.Acquire], an array of 5 decoded by
@@ -85,12 +89,14 @@ var acquireScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/acquire.lua",
 	Body: acquireBody,
 	Lines: []runtime.LineRange{
-		{Body: 49, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 68, File: "lua/lock/acquire.lua", Line: 49},
-		{Body: 69, File: "lua/lock/lib/clock.lua", Line: 1},
-		{Body: 80, File: "lua/lock/acquire.lua", Line: 50},
-		{Body: 81, File: "lua/lock/lib/latch.lua", Line: 1},
-		{Body: 100, File: "lua/lock/acquire.lua", Line: 51},
+		{Body: 53, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 72, File: "lua/lock/acquire.lua", Line: 53},
+		{Body: 73, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 84, File: "lua/lock/acquire.lua", Line: 54},
+		{Body: 85, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 104, File: "lua/lock/acquire.lua", Line: 55},
+		{Body: 105, File: "lua/lock/lib/waiter.lua", Line: 1},
+		{Body: 129, File: "lua/lock/acquire.lua", Line: 56},
 	},
 })
 
@@ -131,9 +137,12 @@ func acquireDecode(v runtime.Value) (AcquireResult, error) {
 // (Redisson's RLock layout); every success sets the lease from now.
 //
 // Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
-// waits maps each to "deadline grantLease" (server ms; the lease a release
+// waits maps each to "deadline grantLease[ since starve]" (server ms; the lease a release
 // gives it). A first acquire takes the lock only when it is free and
-// nobody live is ahead in queue; entries past their deadline are then
+// nobody live is ahead in queue, or the live head is a polling waiter
+// that has waited less than its starve bound (sync.Mutex's normal mode;
+// a waiter further back that takes it leaves the queue); entries past
+// their deadline are then
 // dropped from the head (while the lock is held the head is left to the
 // release, which skips them too). A refused attempt with queueTTL > 0 joins the queue (or
 // renews its entry) until now + queueTTL, so a waiter that died stops
@@ -168,6 +177,7 @@ func (s *Scripts) Acquire(ctx context.Context, keys AcquireKeys, args AcquireArg
 		luagenimpl.FormatInt(args.Attempt),
 		luagenimpl.FormatDuration(args.QueueTTL, time.Millisecond),
 		luagenimpl.FormatDuration(args.GrantLease, time.Millisecond),
+		luagenimpl.FormatDuration(args.Starve, time.Millisecond),
 	})
 	if err != nil {
 		return AcquireResult{}, err
@@ -190,12 +200,14 @@ func (s *Scripts) QueueAcquire(b *runtime.Batch, keys AcquireKeys, args AcquireA
 		luagenimpl.FormatInt(args.Attempt),
 		luagenimpl.FormatDuration(args.QueueTTL, time.Millisecond),
 		luagenimpl.FormatDuration(args.GrantLease, time.Millisecond),
+		luagenimpl.FormatDuration(args.Starve, time.Millisecond),
 	}, acquireDecode)
 }
 
 // acquireBody is lua/lock/acquire.lua, verbatim, with lua/lock/lib/draw.lua,
-// lua/lock/lib/clock.lua, lua/lock/lib/latch.lua inlined where its ---@include
-// lines stand; the Lines of acquireScript map its lines back to the files.
+// lua/lock/lib/clock.lua, lua/lock/lib/latch.lua, lua/lock/lib/waiter.lua
+// inlined where its ---@include lines stand; the Lines of acquireScript map
+// its lines back to the files.
 const acquireBody = `#!lua
 --- Acquire is one attempt of owner to take the lock, or to raise its hold
 --- count when it holds the lock already (the reentrant form, named by a
@@ -203,9 +215,12 @@ const acquireBody = `#!lua
 --- (Redisson's RLock layout); every success sets the lease from now.
 ---
 --- Waiters queue in FIFO order (Redisson's fair lock): queue lists owners,
---- waits maps each to "deadline grantLease" (server ms; the lease a release
+--- waits maps each to "deadline grantLease[ since starve]" (server ms; the lease a release
 --- gives it). A first acquire takes the lock only when it is free and
---- nobody live is ahead in queue; entries past their deadline are then
+--- nobody live is ahead in queue, or the live head is a polling waiter
+--- that has waited less than its starve bound (sync.Mutex's normal mode;
+--- a waiter further back that takes it leaves the queue); entries past
+--- their deadline are then
 --- dropped from the head (while the lock is held the head is left to the
 --- release, which skips them too). A refused attempt with queueTTL > 0 joins the queue (or
 --- renews its entry) until now + queueTTL, so a waiter that died stops
@@ -227,7 +242,7 @@ const acquireBody = `#!lua
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key tomb      {name}:tomb:<owner>                owner's highest abandoned attempt
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner       string            owner token of the caller
@@ -237,6 +252,7 @@ const acquireBody = `#!lua
 ---@arg attempt     int64             this call's number, >= 1, rising per owner
 ---@arg queueTTL    time.Duration ms  when refused, queue until now + queueTTL; 0: do not queue
 ---@arg grantLease  time.Duration ms  lease a release grants owner when it hands the lock over
+---@arg starve      time.Duration ms  when queued: how long owner lets others take a free lock ahead of it (it polls); 0: never (strict FIFO)
 ---@return tuple AcquireResult        outcome of one attempt
 ---@field acquired  bool              true when owner holds the lock after the call
 ---@field holdCount int64             owner's hold count after the call; 0 when refused
@@ -295,6 +311,31 @@ local function latch(answer)
     redis.call('SET', KEYS[6], answer, 'PX', ARGV[3])
   end
 end
+---@include lib/waiter.lua
+--- waiter is the helper of the lock scripts that read a waiter's entry in
+--- waits (KEYS[4]): "deadline grantLease" (server ms; a waiter woken by
+--- wake messages, served strictly in order) or "deadline grantLease since
+--- starve" (a polling waiter: queued at since, and content to let others
+--- take a free lock ahead of it until it has waited starve ms, as Go's
+--- sync.Mutex lets a newcomer pass its waiters until one has waited 1 ms).
+
+-- waiter returns owner's deadline and grant lease, and since and starve
+-- (0 and 0 for a strict waiter); nil when owner has no entry.
+local function waiter(owner)
+  local entry = redis.call('HGET', KEYS[4], owner)
+  if not entry then
+    return nil
+  end
+  local deadline, lease, since, starve = string.match(entry, '^(%d+) (%d+) ?(%d*) ?(%d*)$')
+  return tonumber(deadline), lease, tonumber(since) or 0, tonumber(starve) or 0
+end
+
+-- yields reports whether a live waiter with since and starve lets another
+-- owner take the free lock at now (normal mode): it polls, and has waited
+-- less than starve.
+local function yields(since, starve, now)
+  return starve > 0 and now - since < starve
+end
 
 local owner = ARGV[1]
 if KEYS[6] then
@@ -333,12 +374,17 @@ if ttl == -2 then
   -- Free: taken unless a live waiter other than owner heads the queue;
   -- dead ones are dropped from the head. (While the lock is held the
   -- head is left to the release, which skips dead waiters itself.)
+  -- A live head that polls and has waited less than its starve bound
+  -- lets anyone take the free lock (normal mode); one that has waited
+  -- longer, or is woken by messages, is served first (starvation mode).
   local head = redis.call('LINDEX', KEYS[3], 0)
+  local yielding = false
   if head and head ~= owner then
     t, now = clock()
     while head and head ~= owner do
-      local deadline = tonumber(string.match(redis.call('HGET', KEYS[4], head) or '', '^%d+'))
+      local deadline, _, since, starve = waiter(head)
       if deadline and deadline >= now then
+        yielding = yields(since, starve, now)
         break
       end
       redis.call('LPOP', KEYS[3])
@@ -346,10 +392,12 @@ if ttl == -2 then
       head = redis.call('LINDEX', KEYS[3], 0)
     end
   end
-  if not head or head == owner then
-    if head then
+  if not head or head == owner or yielding then
+    if head == owner then
       redis.call('LPOP', KEYS[3])
       redis.call('HDEL', KEYS[4], owner)
+    elseif head and redis.call('HDEL', KEYS[4], owner) == 1 then
+      redis.call('LREM', KEYS[3], 1, owner) -- a waiter further back took it
     end
     local token = draw(t or redis.call('TIME'), ARGV[4])
     redis.call('HSET', KEYS[1], owner, 1)
@@ -362,7 +410,21 @@ if ARGV[6] ~= '0' then
   if not now then
     t, now = clock()
   end
+  local deadline, _, since = waiter(owner)
+  if deadline and deadline - now > tonumber(ARGV[6]) / 2 then
+    -- A place with more than half its queueTTL left is kept as it is:
+    -- polling waiters ask every millisecond, and writing the place anew
+    -- each time would cost the server three writes a poll. (The queue's
+    -- keys outlive every place: each write of one sets them to queueTTL.)
+    return {0, 0, ttl, 0, redis.call('LPOS', KEYS[3], owner) or 0}
+  end
   local entry = string.format('%d %s', now + tonumber(ARGV[6]), ARGV[7])
+  if ARGV[8] ~= '0' then
+    if not deadline or deadline < now then
+      since = now -- a new place in the queue
+    end
+    entry = string.format('%s %d %s', entry, since, ARGV[8])
+  end
   local ahead
   if redis.call('HSET', KEYS[4], owner, entry) == 1 then
     ahead = redis.call('RPUSH', KEYS[3], owner) - 1

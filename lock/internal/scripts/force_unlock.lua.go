@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/force_unlock.lua
-// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
+// Includes: lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/waiter.lua
 
 package scripts
 
@@ -30,7 +30,7 @@ type ForceUnlockKeys struct {
 	Fence string
 	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease[ since starve]" (ms)
 	Waits string
 	// Wake is KEYS[5], prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
@@ -57,7 +57,9 @@ var forceUnlockScript = runtime.NewScript(runtime.ScriptSpec{
 		{Body: 42, File: "lua/lock/lib/handoff.lua", Line: 8},
 		{Body: 43, File: "lua/lock/lib/clock.lua", Line: 1},
 		{Body: 54, File: "lua/lock/lib/handoff.lua", Line: 9},
-		{Body: 87, File: "lua/lock/force_unlock.lua", Line: 16},
+		{Body: 55, File: "lua/lock/lib/waiter.lua", Line: 1},
+		{Body: 79, File: "lua/lock/lib/handoff.lua", Line: 10},
+		{Body: 118, File: "lua/lock/force_unlock.lua", Line: 16},
 	},
 })
 
@@ -134,9 +136,9 @@ func (s *Scripts) QueueForceUnlock(b *runtime.Batch, keys ForceUnlockKeys, args 
 }
 
 // forceUnlockBody is lua/lock/force_unlock.lua, verbatim, with
-// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined where its ---@include lines stand; the Lines of forceUnlockScript
-// map its lines back to the files.
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua,
+// lua/lock/lib/waiter.lua inlined where its ---@include lines stand; the Lines
+// of forceUnlockScript map its lines back to the files.
 const forceUnlockBody = `#!lua
 --- ForceUnlock deletes the lock whoever holds it and hands it to the first
 --- live waiter, as the holder's last Release would. It is for operators (a
@@ -146,7 +148,7 @@ const forceUnlockBody = `#!lua
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@arg fenceTTL  time.Duration ms  lifetime of fence after a handoff, whole ms >= 1
 ---@arg sharded   bool              publish with SPUBLISH instead of PUBLISH
@@ -190,6 +192,31 @@ local function clock()
   local t = redis.call('TIME')
   return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+---@include waiter.lua
+--- waiter is the helper of the lock scripts that read a waiter's entry in
+--- waits (KEYS[4]): "deadline grantLease" (server ms; a waiter woken by
+--- wake messages, served strictly in order) or "deadline grantLease since
+--- starve" (a polling waiter: queued at since, and content to let others
+--- take a free lock ahead of it until it has waited starve ms, as Go's
+--- sync.Mutex lets a newcomer pass its waiters until one has waited 1 ms).
+
+-- waiter returns owner's deadline and grant lease, and since and starve
+-- (0 and 0 for a strict waiter); nil when owner has no entry.
+local function waiter(owner)
+  local entry = redis.call('HGET', KEYS[4], owner)
+  if not entry then
+    return nil
+  end
+  local deadline, lease, since, starve = string.match(entry, '^(%d+) (%d+) ?(%d*) ?(%d*)$')
+  return tonumber(deadline), lease, tonumber(since) or 0, tonumber(starve) or 0
+end
+
+-- yields reports whether a live waiter with since and starve lets another
+-- owner take the free lock at now (normal mode): it polls, and has waited
+-- less than starve.
+local function yields(since, starve, now)
+  return starve > 0 and now - since < starve
+end
 
 -- handoff gives the lock, which the caller has just deleted, to the first
 -- live waiter in queue: hold count 1 under the grantLease it asked for, a
@@ -197,17 +224,23 @@ end
 -- "owner token" on its Client's wake channel (wake .. the owner's text
 -- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
 -- past their deadline are dropped on the way; with none live, the lock
--- stays free.
+-- stays free. So it stays too while the first live waiter polls and has
+-- waited less than its starve bound (normal mode, see waiter.lua): whoever
+-- asks first takes it, the releaser included.
 local function handoff(fenceTTL)
-  local heir = redis.call('LPOP', KEYS[3])
+  local heir = redis.call('LINDEX', KEYS[3], 0)
   if not heir then
     return
   end
   local t, now = clock()
   while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    local deadline, lease, since, starve = waiter(heir)
+    if deadline and deadline >= now and yields(since, starve, now) then
+      return
+    end
+    redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
+    if deadline and deadline >= now then
       local token = draw(t, fenceTTL)
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
@@ -220,7 +253,7 @@ local function handoff(fenceTTL)
       end
       return
     end
-    heir = redis.call('LPOP', KEYS[3])
+    heir = redis.call('LINDEX', KEYS[3], 0)
   end
 end
 

@@ -2,7 +2,7 @@
 // versions:
 //   luagen (devel)
 // Source: lua/lock/release.lua
-// Includes: lua/lock/lib/latch.lua, lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
+// Includes: lua/lock/lib/latch.lua, lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua, lua/lock/lib/waiter.lua
 
 package scripts
 
@@ -31,7 +31,7 @@ type ReleaseKeys struct {
 	Fence string
 	// Queue is KEYS[3], prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	// Waits is KEYS[4], prefix{name}:waits: hash owner → "deadline grantLease[ since starve]" (ms)
 	Waits string
 	// Wake is KEYS[5], prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string
@@ -87,14 +87,16 @@ var releaseScript = runtime.NewScript(runtime.ScriptSpec{
 	File: "lua/lock/release.lua",
 	Body: releaseBody,
 	Lines: []runtime.LineRange{
-		{Body: 36, File: "lua/lock/lib/latch.lua", Line: 1},
-		{Body: 55, File: "lua/lock/release.lua", Line: 36},
-		{Body: 56, File: "lua/lock/lib/handoff.lua", Line: 1},
-		{Body: 63, File: "lua/lock/lib/draw.lua", Line: 1},
-		{Body: 82, File: "lua/lock/lib/handoff.lua", Line: 8},
-		{Body: 83, File: "lua/lock/lib/clock.lua", Line: 1},
-		{Body: 94, File: "lua/lock/lib/handoff.lua", Line: 9},
-		{Body: 127, File: "lua/lock/release.lua", Line: 37},
+		{Body: 37, File: "lua/lock/lib/latch.lua", Line: 1},
+		{Body: 56, File: "lua/lock/release.lua", Line: 37},
+		{Body: 57, File: "lua/lock/lib/handoff.lua", Line: 1},
+		{Body: 64, File: "lua/lock/lib/draw.lua", Line: 1},
+		{Body: 83, File: "lua/lock/lib/handoff.lua", Line: 8},
+		{Body: 84, File: "lua/lock/lib/clock.lua", Line: 1},
+		{Body: 95, File: "lua/lock/lib/handoff.lua", Line: 9},
+		{Body: 96, File: "lua/lock/lib/waiter.lua", Line: 1},
+		{Body: 120, File: "lua/lock/lib/handoff.lua", Line: 10},
+		{Body: 159, File: "lua/lock/release.lua", Line: 38},
 	},
 	Errors: []*runtime.CodeError{ErrNotHeld},
 })
@@ -120,8 +122,9 @@ func releaseDecode(v runtime.Value) (ReleaseReply, error) {
 // drawn as by a first acquire, and one message "owner token" on its
 // Client's wake channel (wake .. the owner's text before its first ".")
 // tells it so, so that a contended lock passes in one round trip. Entries
-// past their deadline are dropped on the way. With nobody waiting the
-// lock key is deleted and nothing is published. While holds remain the
+// past their deadline are dropped on the way. With nobody waiting, or a
+// first live waiter that polls and has waited less than its starve bound
+// (see acquire), the lock key is deleted and nothing is published. While holds remain the
 // lease is left as it is. A caller that does not hold the lock changes
 // nothing.
 //
@@ -164,9 +167,9 @@ func (s *Scripts) QueueRelease(b *runtime.Batch, keys ReleaseKeys, args ReleaseA
 }
 
 // releaseBody is lua/lock/release.lua, verbatim, with lua/lock/lib/latch.lua,
-// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua
-// inlined where its ---@include lines stand; the Lines of releaseScript map
-// its lines back to the files.
+// lua/lock/lib/handoff.lua, lua/lock/lib/draw.lua, lua/lock/lib/clock.lua,
+// lua/lock/lib/waiter.lua inlined where its ---@include lines stand; the Lines
+// of releaseScript map its lines back to the files.
 const releaseBody = `#!lua
 --- Release lowers owner's hold count by one. The last hold goes to the
 --- first live waiter in queue, in this script (a handoff): it gets hold
@@ -174,8 +177,9 @@ const releaseBody = `#!lua
 --- drawn as by a first acquire, and one message "owner token" on its
 --- Client's wake channel (wake .. the owner's text before its first ".")
 --- tells it so, so that a contended lock passes in one round trip. Entries
---- past their deadline are dropped on the way. With nobody waiting the
---- lock key is deleted and nothing is published. While holds remain the
+--- past their deadline are dropped on the way. With nobody waiting, or a
+--- first live waiter that polls and has waited less than its starve bound
+--- (see acquire), the lock key is deleted and nothing is published. While holds remain the
 --- lease is left as it is. A caller that does not hold the lock changes
 --- nothing.
 ---
@@ -191,7 +195,7 @@ const releaseBody = `#!lua
 ---@key lock      {name}                             the lock hash: owner → hold count
 ---@key fence     {name}:fence                       fencing counter (string)
 ---@key queue     {name}:queue                       list of waiting owners, oldest first
----@key waits     {name}:waits                       hash owner → "deadline grantLease" (ms)
+---@key waits     {name}:waits                       hash owner → "deadline grantLease[ since starve]" (ms)
 ---@key wake      {name}:wake:                       prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 ---@key ...latch  {name}:latch:<owner>.<seq:int64>   one call's answer, kept for a retry (at most one key): a reentrant acquire's or a release's that leaves holds
 ---@arg owner     string            owner token of the caller
@@ -260,6 +264,31 @@ local function clock()
   local t = redis.call('TIME')
   return t, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+---@include waiter.lua
+--- waiter is the helper of the lock scripts that read a waiter's entry in
+--- waits (KEYS[4]): "deadline grantLease" (server ms; a waiter woken by
+--- wake messages, served strictly in order) or "deadline grantLease since
+--- starve" (a polling waiter: queued at since, and content to let others
+--- take a free lock ahead of it until it has waited starve ms, as Go's
+--- sync.Mutex lets a newcomer pass its waiters until one has waited 1 ms).
+
+-- waiter returns owner's deadline and grant lease, and since and starve
+-- (0 and 0 for a strict waiter); nil when owner has no entry.
+local function waiter(owner)
+  local entry = redis.call('HGET', KEYS[4], owner)
+  if not entry then
+    return nil
+  end
+  local deadline, lease, since, starve = string.match(entry, '^(%d+) (%d+) ?(%d*) ?(%d*)$')
+  return tonumber(deadline), lease, tonumber(since) or 0, tonumber(starve) or 0
+end
+
+-- yields reports whether a live waiter with since and starve lets another
+-- owner take the free lock at now (normal mode): it polls, and has waited
+-- less than starve.
+local function yields(since, starve, now)
+  return starve > 0 and now - since < starve
+end
 
 -- handoff gives the lock, which the caller has just deleted, to the first
 -- live waiter in queue: hold count 1 under the grantLease it asked for, a
@@ -267,17 +296,23 @@ end
 -- "owner token" on its Client's wake channel (wake .. the owner's text
 -- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
 -- past their deadline are dropped on the way; with none live, the lock
--- stays free.
+-- stays free. So it stays too while the first live waiter polls and has
+-- waited less than its starve bound (normal mode, see waiter.lua): whoever
+-- asks first takes it, the releaser included.
 local function handoff(fenceTTL)
-  local heir = redis.call('LPOP', KEYS[3])
+  local heir = redis.call('LINDEX', KEYS[3], 0)
   if not heir then
     return
   end
   local t, now = clock()
   while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    local deadline, lease, since, starve = waiter(heir)
+    if deadline and deadline >= now and yields(since, starve, now) then
+      return
+    end
+    redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
+    if deadline and deadline >= now then
       local token = draw(t, fenceTTL)
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
@@ -290,7 +325,7 @@ local function handoff(fenceTTL)
       end
       return
     end
-    heir = redis.call('LPOP', KEYS[3])
+    heir = redis.call('LINDEX', KEYS[3], 0)
   end
 end
 

@@ -59,7 +59,7 @@ type LockKeys struct {
 	Fence string
 	// Queue is prefix{name}:queue: list of waiting owners, oldest first
 	Queue string
-	// Waits is prefix{name}:waits: hash owner → "deadline grantLease" (ms)
+	// Waits is prefix{name}:waits: hash owner → "deadline grantLease[ since starve]" (ms)
 	Waits string
 	// Wake is prefix{name}:wake: — prefix of the Clients' wake channels (pub/sub, not a key): + a Client's id
 	Wake string

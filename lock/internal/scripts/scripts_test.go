@@ -39,9 +39,16 @@ func offline(t *testing.T) (*luatest.Redis, *scripts.Scripts) {
 
 func acquire(t *testing.T, s *scripts.Scripts, owner string, attempt int64, latch ...string) scripts.AcquireResult {
 	t.Helper()
+	return acquireStarve(t, s, owner, attempt, 0, latch...)
+}
+
+// acquireStarve is acquire by a waiter with a starve bound (a polling
+// waiter; 0: strict FIFO).
+func acquireStarve(t *testing.T, s *scripts.Scripts, owner string, attempt int64, starve time.Duration, latch ...string) scripts.AcquireResult {
+	t.Helper()
 	res, err := s.Acquire(context.Background(),
 		scripts.AcquireKeys{Lock: lk, Fence: fence, Queue: queue, Waits: waits, Tomb: k.Tomb(owner), Latch: latch},
-		scripts.AcquireArgs{Owner: owner, Attempt: attempt, Lease: lease, FenceTTL: time.Hour, QueueTTL: queueTTL, GrantLease: grant, LatchTTL: 10 * time.Second})
+		scripts.AcquireArgs{Owner: owner, Attempt: attempt, Lease: lease, FenceTTL: time.Hour, QueueTTL: queueTTL, GrantLease: grant, LatchTTL: 10 * time.Second, Starve: starve})
 	require.NoError(t, err)
 	return res
 }
@@ -147,6 +154,67 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 	assert.False(t, res.Acquired, "C is ahead")
 	assert.Equal(t, -2*time.Millisecond, res.TTL)
 	assert.True(t, acquire(t, s, "C.1", 2).Acquired)
+}
+
+// Polling waiters (a starve bound in their entry) follow sync.Mutex: in
+// normal mode, while the head has waited less than its bound, a release
+// frees the lock (no handoff, no message) and anyone takes it, a newcomer
+// or a waiter further back (which then leaves the queue); once the head
+// has waited past its bound, releases hand the lock over in queue order
+// and newcomers are refused (starvation mode), until the head is a waiter
+// that has not waited that long.
+func TestPollingWaitersNormalAndStarvation(t *testing.T) {
+	const starve = 20 * time.Millisecond
+	r, s := offline(t)
+	require.True(t, acquireStarve(t, s, "A.1", 1, starve).Acquired)
+	require.False(t, acquireStarve(t, s, "B.1", 1, starve).Acquired)
+	r.Advance(time.Millisecond)
+	require.False(t, acquireStarve(t, s, "C.1", 1, starve).Acquired)
+	assert.Equal(t, []string{"B.1", "C.1"}, r.List(queue))
+	assert.Equal(t, map[string]string{
+		"B.1": "1700000003123 3000 1700000000123 20",
+		"C.1": "1700000003124 3000 1700000000124 20",
+	}, r.HGetAll(waits), "deadline, grant lease, since, starve bound (server ms)")
+
+	// Normal mode: the release frees the lock; the releaser takes it again.
+	r.Advance(time.Millisecond)
+	_, err := release(s, "A.1")
+	require.NoError(t, err)
+	assert.False(t, r.Exists(lk), "not handed to B, who has waited 2 ms")
+	assert.Empty(t, r.Events(), "nobody is told")
+	require.True(t, acquireStarve(t, s, "A.1", 2, starve).Acquired, "the releaser takes it again")
+	r.Advance(time.Millisecond)
+	require.False(t, acquireStarve(t, s, "B.1", 2, starve).Acquired, "B keeps its place")
+	_, err = release(s, "A.1")
+	require.NoError(t, err)
+	// A waiter further back takes it, and leaves the queue.
+	require.True(t, acquireStarve(t, s, "C.1", 2, starve).Acquired)
+	assert.Equal(t, []string{"B.1"}, r.List(queue))
+	assert.NotContains(t, r.HGetAll(waits), "C.1")
+	_, err = release(s, "C.1")
+	require.NoError(t, err)
+
+	// Starvation mode: B has waited past its bound (its attempts renew
+	// its place, not its since).
+	r.Advance(starve)
+	assert.False(t, acquireStarve(t, s, "D.1", 1, starve).Acquired, "a newcomer is refused: B has waited past its bound")
+	require.True(t, acquireStarve(t, s, "B.1", 3, starve).Acquired, "B takes the free lock")
+	assert.Equal(t, []string{"D.1"}, r.List(queue))
+	r.Advance(starve)
+	_, err = release(s, "B.1")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"D.1": "1"}, r.HGetAll(lk), "handed to D, who has waited past its bound")
+	assert.Len(t, r.Events(), 1, "and told so")
+	assert.Empty(t, r.List(queue))
+
+	// A strict waiter (woken by messages) is handed the lock at once.
+	_, err = release(s, "D.1")
+	require.NoError(t, err)
+	require.True(t, acquire(t, s, "G.1", 1).Acquired)
+	require.False(t, acquire(t, s, "H.1", 1).Acquired)
+	_, err = release(s, "G.1")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"H.1": "1"}, r.HGetAll(lk))
 }
 
 // Abandon raises the tomb: the abandoned attempt and earlier ones do

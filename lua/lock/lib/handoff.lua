@@ -6,6 +6,7 @@
 --- has none.
 ---@include draw.lua
 ---@include clock.lua
+---@include waiter.lua
 
 -- handoff gives the lock, which the caller has just deleted, to the first
 -- live waiter in queue: hold count 1 under the grantLease it asked for, a
@@ -13,17 +14,23 @@
 -- "owner token" on its Client's wake channel (wake .. the owner's text
 -- before its first "."), by SPUBLISH when sharded, else PUBLISH. Waiters
 -- past their deadline are dropped on the way; with none live, the lock
--- stays free.
+-- stays free. So it stays too while the first live waiter polls and has
+-- waited less than its starve bound (normal mode, see waiter.lua): whoever
+-- asks first takes it, the releaser included.
 local function handoff(fenceTTL)
-  local heir = redis.call('LPOP', KEYS[3])
+  local heir = redis.call('LINDEX', KEYS[3], 0)
   if not heir then
     return
   end
   local t, now = clock()
   while heir do
-    local deadline, lease = string.match(redis.call('HGET', KEYS[4], heir) or '', '^(%d+) (%d+)$')
+    local deadline, lease, since, starve = waiter(heir)
+    if deadline and deadline >= now and yields(since, starve, now) then
+      return
+    end
+    redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], heir)
-    if deadline and tonumber(deadline) >= now then
+    if deadline and deadline >= now then
       local token = draw(t, fenceTTL)
       redis.call('HSET', KEYS[1], heir, 1)
       redis.call('PEXPIRE', KEYS[1], lease)
@@ -36,6 +43,6 @@ local function handoff(fenceTTL)
       end
       return
     end
-    heir = redis.call('LPOP', KEYS[3])
+    heir = redis.call('LINDEX', KEYS[3], 0)
   end
 end
