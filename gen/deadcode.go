@@ -159,7 +159,9 @@ func (l *linter) noteZeroGuard(st *ast.IfStmt) {
 			}
 			b := l.scope.lookup(x.Value)
 			v, isLit := literalValue(other)
-			if b == nil || !isLit {
+			if b == nil || !isLit || b.fn != l.fn || b.loops != l.loops || len(b.guards) != len(l.guards) {
+				// Only an if in the block that declares b, outside loops,
+				// leaves the script (or b's function) whenever b is 0.
 				return
 			}
 			// True whenever b is 0: the then-block leaves before a

@@ -625,8 +625,8 @@
 // used other than by calling it (pcall(num, 1)), since what is done with
 // the number there is not followed. What it does not follow is silent, as listed above: a helper used
 // as a value, a table field, tonumber of stored data, a script's own
-// guard (if n > 1000 then ... end narrows nothing, except that a local
-// compared with number literals on both sides is taken as exact).
+// guard (if n > 1000 then ... end narrows nothing; tonumber('nan') passes
+// every comparison).
 //
 // # Output
 //

@@ -129,10 +129,6 @@ type linter struct {
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
-	// bounds records, per local, the sides on which the script compares
-	// it with a number literal within ±2^53 (replyshape.go: a checked
-	// caller's number).
-	bounds map[*binding]bound
 	fn     *fnState   // the function being walked (limits.go)
 	loops  int        // loops enclosing the statement being walked (in any function)
 	fns    []*fnState // every function, the main chunk first
@@ -551,52 +547,6 @@ func (l *linter) globalAssign(id *ast.IdentExpr, how string) {
 }
 
 // bound is which sides a local is compared against a number literal.
-type bound struct{ lo, hi bool }
-
-// noteBound records x < lit, x <= lit, lit > x, ... (an upper bound) and
-// x > lit, lit < x, ... (a lower bound) for a local x and a literal within
-// ±2^53: a script that checks the caller's number on both sides keeps it
-// where a Lua number is exact. Where the comparison stands is not
-// followed (the reply checks are flow-insensitive).
-func (l *linter) noteBound(e *ast.RelationalOpExpr) {
-	lit := func(x ast.Expr) bool {
-		if u, ok := x.(*ast.UnaryMinusOpExpr); ok {
-			x = u.Expr
-		}
-		n, ok := x.(*ast.NumberExpr)
-		if !ok {
-			return false
-		}
-		f, ok := luaNumber(n.Value)
-		return ok && f < maxExact
-	}
-	local := func(x ast.Expr) *binding {
-		if id, ok := x.(*ast.IdentExpr); ok {
-			return l.scope.lookup(id.Value)
-		}
-		return nil
-	}
-	b, upper := local(e.Lhs), e.Operator == "<" || e.Operator == "<="
-	if b == nil || !lit(e.Rhs) {
-		b, upper = local(e.Rhs), e.Operator == ">" || e.Operator == ">="
-		if b == nil || !lit(e.Lhs) {
-			return
-		}
-	}
-	if e.Operator != "<" && e.Operator != "<=" && e.Operator != ">" && e.Operator != ">=" {
-		return
-	}
-	if l.bounds == nil {
-		l.bounds = map[*binding]bound{}
-	}
-	bd := l.bounds[b]
-	if upper {
-		bd.hi = true
-	} else {
-		bd.lo = true
-	}
-	l.bounds[b] = bd
-}
 
 // sandboxGlobals are the globals a script can read on Redis 7.0: what
 // pairs(_G) lists in an EVAL (TestSandboxGlobals checks it against
@@ -756,8 +706,6 @@ func (l *linter) expr(e ast.Expr) bool {
 			l.walk.exprParts(e, e.Object)
 			return false
 		}
-	case *ast.RelationalOpExpr:
-		l.noteBound(e)
 	case *ast.ArithmeticOpExpr:
 		if (e.Operator == "/" || e.Operator == "%") && len(l.guards) > 0 {
 			l.divGuards[e] = l.guardsNow()
@@ -1583,4 +1531,19 @@ func isLoop(owner ast.PositionHolder) bool {
 		return true
 	}
 	return false
+}
+
+// stringValue returns the text of a string literal, or of a local
+// assigned once from one (local fmt = '%d').
+func (l *linter) stringValue(e ast.Expr) (string, bool) {
+	if id, ok := e.(*ast.IdentExpr); ok {
+		if b := l.resolved[id]; b != nil && l.once(b) {
+			e = b.init
+		}
+	}
+	s, ok := e.(*ast.StringExpr)
+	if !ok {
+		return "", false
+	}
+	return s.Value, true
 }

@@ -451,7 +451,12 @@ func (sh *shaper) mathCall(name string, args []ast.Expr, line int) lset {
 		}
 	case "fmod", "modf":
 		// fmod(a, b) is exact, within |a|; modf's first value is a's
-		// integral part.
+		// integral part. fmod(a, 0) is nan, as a % 0 is.
+		if name == "fmod" && len(args) > 1 {
+			if hint := sh.zeroDivisor(nil, args[1], sh.eval(args[1]), line); hint != "" {
+				return one(lval{kind: vMaybeFrac, inexact: true, what: what + " by a caller's number that may be 0", line: line, hint: hint})
+			}
+		}
 		if s.inexact {
 			return one(lval{kind: vMaybeFrac, inexact: true, what: what + " of a number that may not be exact", line: line, args: s.args, text: s.text, hint: s.hint})
 		}
@@ -546,8 +551,8 @@ func (r *ArgRange) String() string {
 // It returns "" when the divisor cannot be 0.
 func (sh *shaper) zeroDivisor(div *ast.ArithmeticOpExpr, e ast.Expr, vs lset, line int) string {
 	d := sh.numbers(sh.coerce(vs, line), line)
-	if !d.ranged || d.args == 0 || d.lo > 0 || d.hi < 0 {
-		return ""
+	if d.args == 0 || d.ranged && (d.lo > 0 || d.hi < 0) {
+		return "" // no caller's number, or one whose bound rules 0 out
 	}
 	if id, ok := e.(*ast.IdentExpr); ok {
 		if b := sh.l.resolved[id]; b != nil && sh.l.once(b) && (sh.l.zeroChecked[b] || guardedNonZero(sh.l, sh.l.divGuards[div], b)) {

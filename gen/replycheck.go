@@ -92,7 +92,7 @@ func (l *linter) checkEscapedHelpers(sh *shaper) {
 }
 
 func (l *linter) newShaper(bound float64) *shaper {
-	return &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps,
+	return &shaper{l: l, memo: map[*binding]lset{}, busy: map[*binding]bool{}, steps: shaperSteps, hit: math.MaxInt,
 		converted: map[int]bool{}, defBound: bound, fnMemo: map[*ast.FunctionExpr]lset{}, fnBusy: map[*ast.FunctionExpr]bool{}}
 }
 
@@ -737,6 +737,9 @@ func (c *replyChecker) checkText(ns numSite, vals lset) {
 		case v.ranged && (max(-v.lo, v.hi) >= limit && limit != maxExact || max(-v.lo, v.hi) > limit):
 			// 1e14 is already written 1e+14; 2^53 itself is exact.
 			what = "may reach " + boundText(max(-v.lo, v.hi))
+		case fracOK && v.ranged && v.fbits >= 53 && v.hint != "":
+			// %d of x * 0.7: the truncation of a product meant to be whole.
+			what = "may land just below the integer meant, which " + ns.how + " truncates"
 		case fracOK:
 			continue
 		case v.kind == vFrac || v.kind == vMaybeFrac && (!v.ranged || v.fbits > 0 || v.quotient):

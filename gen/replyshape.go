@@ -273,6 +273,10 @@ type shaper struct {
 	// exprMemo holds the values of expressions evaluated outside any
 	// local's evaluation (see eval).
 	exprMemo map[ast.Expr]lset
+	// busyAt is the depth at which each local being evaluated started;
+	// hit the least such depth a cycle reached back to (see binding).
+	busyAt map[*binding]int
+	hit    int
 }
 
 // shaperSteps bounds the work on one script: locals that feed each other
@@ -399,17 +403,9 @@ func (sh *shaper) evalExpr(e ast.Expr) lset {
 			return unknown(line) // a global
 		}
 		var out lset
-		bd := sh.l.bounds[b]
 		for _, v := range sh.binding(b) {
 			if v.kind == vArray { // a table in a variable may be changed before it is sent
 				v = lval{kind: vUnknown, line: v.line}
-			}
-			if v.inexact && bd.lo && bd.hi && !v.text {
-				// The script checks it against literals on both sides:
-				// taken for an integer within them (a fraction is the
-				// script's to round, as for any tonumber). Not the
-				// caller's text: tonumber("nan") passes every comparison.
-				v = lval{kind: vNum, what: v.what, line: v.line}
 			}
 			out = append(out, v)
 		}
@@ -593,6 +589,12 @@ func (sh *shaper) binding(b *binding) lset {
 	if f := b.forLoop; f != nil && !b.reassigned {
 		return sh.forVar(b, f)
 	}
+	var loopBase lset
+	if f := b.forLoop; f != nil {
+		// for i = 1, n do i = i * 1000 ... end: what the loop gives it, and
+		// what the body assigns (once an iteration).
+		loopBase = sh.forVar(b, f)
+	}
 	if c := b.multi; c != nil && !b.reassigned && b.multiIndex > 0 && b.init == nil {
 		// local ok, v = pcall(f, n): a later value of a call.
 		if sh.busy[b] {
@@ -633,7 +635,7 @@ func (sh *shaper) binding(b *binding) lset {
 			return out
 		}
 	}
-	if b.fixed != nil {
+	if b.fixed != nil && b.forLoop == nil {
 		return unknown(0)
 	}
 	values := b.values
@@ -649,9 +651,16 @@ func (sh *shaper) binding(b *binding) lset {
 		if sh.self != nil {
 			sh.self[b] = true
 		}
+		if d := sh.busyAt[b]; d < sh.hit {
+			sh.hit = d
+		}
 		return nil // a cycle adds nothing new
 	}
 	sh.busy[b] = true
+	if sh.busyAt == nil {
+		sh.busyAt = map[*binding]int{}
+	}
+	sh.busyAt[b] = sh.depth
 	sh.depth++
 	outer := sh.cycled
 	sh.cycled = false
@@ -659,16 +668,19 @@ func (sh *shaper) binding(b *binding) lset {
 	if sh.self == nil {
 		sh.self = map[*binding]bool{}
 	}
+	out = append(out, loopBase...)
 	var once []ast.Expr // self-updates that run at most once: see below
 	recursive := false  // a call passes the parameter b what it computed from b
 	nPassed := len(values) - len(b.values)
 	for i, e := range values {
 		sh.self[b] = false
-		before := sh.cycled
-		sh.cycled = false
+		hit := sh.hit
+		sh.hit = math.MaxInt
 		vs := sh.eval(e)
-		through := sh.cycled && !sh.self[b] // back to a local being evaluated, through another
-		sh.cycled = sh.cycled || before
+		// Back to a local evaluated above b, through another: b is on
+		// that cycle (local t = x; x = t * 1000 reached from t).
+		through := sh.hit < sh.busyAt[b] && !sh.self[b]
+		sh.hit = min(hit, sh.hit)
 		if i < nPassed && (sh.self[b] || through) {
 			recursive = true
 		}
@@ -1370,8 +1382,8 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 	case *ast.FuncCallExpr:
 		written := e // as the source writes it, for positions
 		e = sh.callee(e)
-		if f, ok := e.Receiver.(*ast.StringExpr); ok && e.Method == "format" {
-			w.formatSites(f.Value, e.Args, w.l.loc.find(e.Line(), reFormat)) // ("%d"):format(x)
+		if f, ok := w.l.stringValue(e.Receiver); ok && e.Method == "format" {
+			w.formatSites(f, e.Args, w.l.loc.find(e.Line(), reFormat)) // ("%d"):format(x), fmt:format(x)
 		}
 		if fn := w.l.redisCall(e); fn != "" && len(e.Args) > 1 {
 			// Redis writes a number argument with %.17g: exact for every
@@ -1391,8 +1403,8 @@ func (w *replyWalk) numberSites(e ast.Expr) {
 		case a != nil && sh.global(a.Object, "math"):
 			w.numSites = append(w.numSites, numSite{expr: e})
 		case a != nil && sh.global(a.Object, "string") && isWord(a.Key, "format") && len(e.Args) > 0:
-			if f, ok := e.Args[0].(*ast.StringExpr); ok {
-				w.formatSites(f.Value, e.Args[1:], w.l.loc.find(e.Line(), reFormat))
+			if f, ok := w.l.stringValue(e.Args[0]); ok {
+				w.formatSites(f, e.Args[1:], w.l.loc.find(e.Line(), reFormat))
 			}
 		case a != nil && sh.global(a.Object, "table") && isWord(a.Key, "concat") && len(e.Args) > 0:
 			// table.concat writes numbers as .. does (%.14g).
