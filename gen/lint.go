@@ -129,11 +129,11 @@ type linter struct {
 	regexps  map[string]*regexp.Regexp
 	// uses of what ---@coalesce refuses (coalesce.go)
 	coalesceUses []coalesceUse
-	fn     *fnState   // the function being walked (limits.go)
-	loops  int        // loops enclosing the statement being walked (in any function)
-	fns    []*fnState // every function, the main chunk first
-	line   int        // line of the statement being walked
-	walk   *luaWalk   // the walk of the chunk, with l's hooks
+	fn           *fnState   // the function being walked (limits.go)
+	loops        int        // loops enclosing the statement being walked (in any function)
+	fns          []*fnState // every function, the main chunk first
+	line         int        // line of the statement being walked
+	walk         *luaWalk   // the walk of the chunk, with l's hooks
 	// method is the function a method definition (function a:b()) declares,
 	// whose parameters begin with an implicit self.
 	method *ast.FunctionExpr
