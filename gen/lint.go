@@ -171,7 +171,8 @@ type linter struct {
 	// holds the T[i] an assignment writes (see tableUse).
 	readUse, writeUse map[*ast.IdentExpr]bool
 	writeTarget       map[*ast.AttrGetExpr]bool
-	metatables        bool // the script calls setmetatable or debug.*
+	metatables        bool                       // the script calls setmetatable or debug.*
+	forIn             map[*ast.FuncCallExpr]bool // the iterator call of each generic for
 }
 
 // usage is how a script reads KEYS or ARGV.
@@ -245,7 +246,7 @@ func lintLua(r *reporter, s *Script, src string, lines []string) *locator {
 		return nil
 	}
 	l := &linter{r: r, s: s, loc: newLocator(code), resolved: map[*ast.IdentExpr]*binding{}, regexps: map[string]*regexp.Regexp{}, aliasInit: map[ast.Expr]bool{},
-		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{}, readUse: map[*ast.IdentExpr]bool{}, writeUse: map[*ast.IdentExpr]bool{}, writeTarget: map[*ast.AttrGetExpr]bool{}, zeroChecked: map[*binding]bool{}, divGuards: map[*ast.ArithmeticOpExpr][]guard{},
+		callOf: map[*ast.IdentExpr]*ast.FuncCallExpr{}, fnCalls: map[*binding][]callRec{}, ifSeen: map[*ast.IfStmt]bool{}, falsy: map[*binding]bool{}, escaped: map[*binding]bool{}, owner: map[*ast.FunctionExpr]*binding{}, globalDefs: map[string]bool{}, declaredAt: map[string]int{}, directFn: map[*ast.AttrGetExpr]bool{}, readUse: map[*ast.IdentExpr]bool{}, writeUse: map[*ast.IdentExpr]bool{}, writeTarget: map[*ast.AttrGetExpr]bool{}, zeroChecked: map[*binding]bool{}, forIn: map[*ast.FuncCallExpr]bool{}, divGuards: map[*ast.ArithmeticOpExpr][]guard{},
 		keys: usage{indexes: map[int]bool{}}, argv: usage{indexes: map[int]bool{}}}
 	l.walk = &luaWalk{stmt: l.stmt, expr: l.expr, assign: l.assign, open: l.open, close: l.close}
 	l.enter(1)
@@ -393,6 +394,12 @@ func (l *linter) stmt(st ast.Stmt) bool {
 				if l.isGlobal(a.Object, "KEYS") || l.isGlobal(a.Object, "ARGV") {
 					l.argWrite(a.Object.(*ast.IdentExpr))
 				}
+			}
+		}
+	case *ast.GenericForStmt:
+		if len(st.Exprs) == 1 {
+			if c, ok := st.Exprs[0].(*ast.FuncCallExpr); ok {
+				l.forIn[c] = true
 			}
 		}
 	case *ast.FuncDefStmt:
@@ -972,6 +979,12 @@ func (l *linter) taintOf(e ast.Expr) taint {
 					return taint{origin: fromBuilt, why: elementOf(t.why), via: b.name}
 				}
 			}
+		} else if !l.isGlobal(e.Object, "KEYS") && !l.isGlobal(e.Object, "ARGV") {
+			// r[1][2], (rcall('LRANGE', ...))[1]: an element of an
+			// element of a reply, or of a call's reply, is data too.
+			if t := l.taintOf(e.Object); t.origin == fromBuilt && strings.Contains(t.why, " reply") {
+				return taint{origin: fromBuilt, why: elementOf(t.why), via: t.via}
+			}
 		}
 		if l.isGlobal(e.Object, "ARGV") {
 			if n, ok := literalIndex(e.Key); ok && l.tagged(l.s.argSlots, n) {
@@ -1005,8 +1018,18 @@ func (l *linter) taintOf(e ast.Expr) taint {
 				return taint{origin: fromBuilt, why: "is built in Lua (" + g + "." + k.Value + ")"}
 			}
 		}
-		if l.isGlobal(e.Func, "tostring") && len(e.Args) == 1 {
-			return l.taintOf(e.Args[0])
+		if (l.isGlobal(e.Func, "tostring") || l.isGlobal(e.Func, "assert")) && len(e.Args) >= 1 {
+			return l.taintOf(e.Args[0]) // both give their first argument back
+		}
+		if len(e.Args) >= 1 && (l.isGlobal(e.Func, "rawget") || l.isGlobal(e.Func, "next") || l.isTableFn(e, "remove")) {
+			return l.tableElems(e.Args[0]) // an element of the table
+		}
+		if l.isGlobal(e.Func, "select") && len(e.Args) >= 2 {
+			t := taint{origin: fromTagged}
+			for _, a := range e.Args[1:] {
+				t = join(t, l.taintOf(a))
+			}
+			return t
 		}
 		if l.isUnpack(e) {
 			return l.elemTaint(e)
@@ -1176,6 +1199,14 @@ func (l *linter) tableElems(e ast.Expr) taint {
 		return taint{origin: fromKeys, why: ""}
 	case l.isGlobal(e, "ARGV"):
 		return taint{origin: fromArgv, why: "comes from ARGV"}
+	}
+	if te, ok := e.(*ast.TableExpr); ok {
+		// next({moved}), unpack({a, b}): the constructor's values.
+		t := taint{origin: fromTagged}
+		for _, f := range te.Fields {
+			t = join(t, l.taintOf(f.Value))
+		}
+		return t
 	}
 	if t := l.taintOf(e); t.origin == fromBuilt && strings.Contains(t.why, " reply") {
 		return taint{origin: fromBuilt, why: elementOf(t.why), via: t.via}
@@ -1491,6 +1522,9 @@ func (l *linter) markTableUse(e ast.Expr) {
 			}
 		}
 		switch {
+		case (name == "ipairs" || name == "pairs" || name == "next") && !l.forIn[e]:
+			// local it, t = ipairs(ARGV) hands ARGV itself back: only a
+			// for ... in ipairs(ARGV) reads it.
 		case readFns[name]:
 			l.readUse[id] = true
 		case writeFns[name]:
@@ -1546,4 +1580,10 @@ func (l *linter) stringValue(e ast.Expr) (string, bool) {
 		return "", false
 	}
 	return s.Value, true
+}
+
+// isTableFn reports a call of table.<name>.
+func (l *linter) isTableFn(e *ast.FuncCallExpr, name string) bool {
+	a, ok := e.Func.(*ast.AttrGetExpr)
+	return ok && l.isGlobal(a.Object, "table") && isWord(a.Key, name)
 }

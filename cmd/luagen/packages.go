@@ -375,13 +375,17 @@ func luagenGenerateArgs(words []string) ([]string, bool) {
 		return path.Base(filepath.ToSlash(p)) == "luagen"
 	}
 	i := 0
-	switch {
-	case len(words) > 2 && words[0] == "go" && words[1] == "tool":
-		i = 2
-	case len(words) > 2 && words[0] == "go" && words[1] == "run":
+	if len(words) > 2 && words[0] == "go" && (words[1] == "tool" || words[1] == "run") {
+		// go run -tags netgo ..., go tool -modfile=x luagen: skip the go
+		// command's flags, and the value of those that take one (go help
+		// build; go tool takes -modfile).
 		i = 2
 		for i < len(words) && strings.HasPrefix(words[i], "-") {
+			flag := strings.TrimLeft(words[i], "-")
 			i++
+			if !strings.Contains(flag, "=") && goFlagTakesValue[flag] {
+				i++
+			}
 		}
 	}
 	if i >= len(words)-1 || !isLuagen(words[i]) || words[i+1] != "generate" {
@@ -413,4 +417,13 @@ func concat(lists ...[]string) []string {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// goFlagTakesValue are the flags of go run and go tool that take a value
+// as the next word (the build flags of go help build, and -modfile).
+var goFlagTakesValue = map[string]bool{
+	"C": true, "p": true, "covermode": true, "coverpkg": true, "asmflags": true, "buildmode": true,
+	"buildvcs": false, "compiler": true, "gccgoflags": true, "gcflags": true, "installsuffix": true,
+	"ldflags": true, "mod": true, "modfile": true, "overlay": true, "pgo": true, "pkgdir": true,
+	"tags": true, "toolexec": true, "exec": true,
 }

@@ -206,6 +206,10 @@ func TestLuagenGenerateArgs(t *testing.T) {
 		"sh -c 'go tool luagen generate .'":               nil,
 		"go tool luagen":                                  nil,
 		"go run github.com/luagen/luagen/cmd/luagen generate -new Open ../lua/kv": {"-new", "Open", "../lua/kv"},
+		"go run -tags netgo github.com/luagen/luagen/cmd/luagen generate .":       {"."},
+		"go tool -modfile=../go.mod luagen generate .":                            {"."},
+		"go tool -modfile ../go.mod luagen generate -unsafe-keys .":               {"-unsafe-keys", "."},
+		"go run -ldflags '-s -w' -race ../../cmd/luagen generate .":               {"."},
 	} {
 		words, err := splitGenerateLine(line)
 		require.NoError(t, err)
