@@ -951,13 +951,21 @@ func (e *scriptEmitter) checks(fail func(err jen.Code) jen.Code) []jen.Code {
 		}
 		// A key prefix must carry the tag of the keys of its family the
 		// script is given (checkPrefixes made sure there is one).
+		var call jen.Code
 		for _, k := range e.s.Keys {
-			if k.Template == nil || k.Variadic || k.Template.family != a.Template.family {
+			if k.Template == nil || k.Template.family != a.Template.family {
 				continue
 			}
-			call := impl("CheckPrefix").Call(jen.Lit(e.specName()), jen.Lit(a.Name), jen.Id("args").Dot(a.GoName), jen.Lit(k.Name), jen.Id("keys").Dot(k.GoName))
+			if !k.Variadic {
+				call = impl("CheckPrefix").Call(jen.Lit(e.specName()), jen.Lit(a.Name), jen.Id("args").Dot(a.GoName), jen.Lit(k.Name), jen.Id("keys").Dot(k.GoName))
+				break
+			}
+			if call == nil { // a variadic key: only if no other will do
+				call = impl("CheckPrefixIn").Call(jen.Lit(e.specName()), jen.Lit(a.Name), jen.Id("args").Dot(a.GoName), jen.Lit(k.Name), jen.Id("keys").Dot(k.GoName))
+			}
+		}
+		if call != nil {
 			out = append(out, jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(fail(jen.Err())))
-			break
 		}
 	}
 	for _, a := range e.s.Args {

@@ -100,3 +100,15 @@ func CheckPrefix(script, arg, v, keyName, key string) error {
 	return &runtime.BadArgError{Script: script, Arg: arg, Value: strconv.Quote(v),
 		Bound: "a prefix with the hash tag of key " + keyName + " (" + strconv.Quote(key) + "): build it with the family's constructor"}
 }
+
+// CheckPrefixIn is CheckPrefix against keys, the values of a variadic
+// key of the family: against the first, the others sharing its slot or
+// failing the call's slot check. No keys at all fails too: nothing would
+// route the call to the prefix's slot.
+func CheckPrefixIn(script, arg, v, keyName string, keys []string) error {
+	if len(keys) == 0 {
+		return &runtime.BadArgError{Script: script, Arg: arg, Value: strconv.Quote(v),
+			Bound: "a prefix that goes with a key of " + keyName + ", but none is given: give one, so that the call reaches the prefix's slot"}
+	}
+	return CheckPrefix(script, arg, v, keyName, keys[0])
+}
