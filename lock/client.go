@@ -90,7 +90,9 @@ func (c *Client) executor(cfg *config) runtime.Executor {
 // Mutexes (Lock, TryLock, Unlock, HoldCount, IsHeld, IsLocked, RemainingLease and
 // ForceUnlock) return ErrClosed and send nothing, and every wake subscription
 // is unsubscribed. Close waits for the Client's goroutines to finish (a
-// rollback in flight is cut short) and is idempotent. It does not close
+// rollback in flight is given up at its next attempt, so against a server
+// that does not answer Close can take up to the retry window) and is
+// idempotent. It does not close
 // the rueidis client. Close on a nil *Client does nothing.
 func (c *Client) Close() {
 	if c == nil {

@@ -43,7 +43,9 @@ var (
 	// by the error Lock returns when no try got an answer within the retry
 	// window: it says nothing about the lock, where TryLock's (false, nil)
 	// means another owner holds it. It wraps the last transport error when
-	// there was one (errors.Is(err, syscall.ECONNREFUSED) works).
+	// an attempt got one before the wait ended (errors.Is(err,
+	// syscall.ECONNREFUSED) then works); a TryLock whose short wait ended
+	// while its first attempt was still dialing has none to wrap.
 	ErrNoAnswer = errors.New("lock: the wait ended without an answer from the server")
 	// ErrBadOption is matched by every error that New and NewClient return
 	// for an invalid option or lock name.

@@ -128,7 +128,11 @@ type WaitStrategy struct {
 	// LinearBackoff as its users set it), never later than the holder's
 	// remaining lease or the fallback poll; the next two in line, once
 	// they have waited about PollStarvation, as soon as each answer is
-	// in, so a handoff idles about a round trip.
+	// in, so a handoff idles about a round trip. That is the cost: the
+	// first two waiters each send a script call every round trip for as
+	// long as the lock is held (thousands a second on a local server,
+	// where the pub/sub default sends two per wait), so use PollOnly only
+	// where pub/sub cannot work.
 	PollOnly bool
 	// QueueTTL is how long a waiter's place in the queue lives without a
 	// renewal (default DefaultQueueTTL): a waiter that died is skipped

@@ -54,15 +54,13 @@ func newBit(L *lua.LState) *lua.LTable {
 	return t
 }
 
-// bitArg is LuaBitOp's barg: the number rounded to an integer (ties to
-// even, via the 2^52+2^51 trick) and taken modulo 2^32.
+// bitArg is LuaBitOp's barg, bit for bit: the low 32 bits of the double
+// n + 2^52 + 2^51. Within ±2^51 that is n rounded to an integer (ties to
+// even) modulo 2^32; past it the addition rounds first, as on the server
+// (bit.band(2^52 + 255, 255) is 0 there, not 255).
 func bitArg(L *lua.LState, i int) int32 {
 	f := float64(L.CheckNumber(i))
-	r := math.RoundToEven(f)
-	if math.IsInf(r, 0) || math.IsNaN(r) {
-		return 0
-	}
-	return int32(uint32(int64(math.Mod(r, 4294967296))))
+	return int32(uint32(math.Float64bits(f + 6755399441055744.0)))
 }
 
 // bitTohex is bit.tohex(x [, n]): n hex digits (default 8), upper case

@@ -64,13 +64,13 @@ func mathRandom(L *lua.LState, rnd *rand48) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := int(cToInt64(checkNumber51(L, 1)))
+		u := cInt(checkNumber51(L, 1))
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := int(cToInt64(checkNumber51(L, 1))), int(cToInt64(checkNumber51(L, 2)))
+		l, u := cInt(checkNumber51(L, 1)), cInt(checkNumber51(L, 2))
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -372,4 +372,11 @@ func luaQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// cInt is Lua 5.1's luaL_checkint of a number: (int)luaL_checkinteger,
+// a 64-bit integer cut to its low 32 bits (math.random(2^32 + 1) is
+// math.random(1) on the server).
+func cInt(d float64) int {
+	return int(int32(cToInt64(d)))
 }

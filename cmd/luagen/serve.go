@@ -15,16 +15,19 @@ import (
 func init() {
 	register(&command{
 		name:  "serve",
-		args:  "[-addr host:port] [-password P]",
+		args:  "[-addr host:port] [-password P] [-keys-check=false]",
 		short: "serve luatest's offline Redis 7 over RESP2/RESP3 for redis-cli and other clients",
 		long: "Serve answers on -addr (default 127.0.0.1:6379) until interrupted, with luatest's\n" +
 			"keyspace, Lua and replies (package github.com/luagen/luagen/luatest/server).\n" +
-			"Its clock is the wall clock (luatest.WithWallClock): keys expire as time passes.",
+			"Its clock is the wall clock (luatest.WithWallClock): keys expire as time passes.\n" +
+			"The default address is redis-cli's: stop a local redis-server first, or pass -addr.\n" +
+			"Scripts fail on keys they were not given in KEYS unless -keys-check=false.",
 		run: func(e *env, args []string) int {
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			fs.SetOutput(e.stderr)
 			addr := fs.String("addr", "127.0.0.1:6379", "address to listen on")
 			password := fs.String("password", "", "require AUTH with this password (requirepass)")
+			keysCheck := fs.Bool("keys-check", true, "fail a script's command on a key it was not given in KEYS, as luatest does by default (luatest.KeysDeclared); -keys-check=false answers as redis-server does")
 			if err := fs.Parse(args); err != nil {
 				return exitUsage
 			}
@@ -38,7 +41,11 @@ func init() {
 				defer cancel()
 				stop = ctx.Done()
 			}
-			r := luatest.New(luatest.WithWallClock())
+			ropts := []luatest.Option{luatest.WithWallClock()}
+			if !*keysCheck {
+				ropts = append(ropts, luatest.WithKeysCheck(luatest.KeysUnchecked))
+			}
+			r := luatest.New(ropts...)
 			defer r.Close()
 			opts := []server.Option{server.WithAddr(*addr)}
 			if *password != "" {

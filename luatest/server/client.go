@@ -177,6 +177,10 @@ func (c *conn) client(args []string, do doFunc) (quit bool) {
 		c.write(resp.IntReply(-1))
 	case sub == "no-evict" && len(args) == 2, sub == "pause" && len(args) >= 2, sub == "unpause" && len(args) == 1:
 		c.write(resp.OK)
+	case sub == "reply" || sub == "unblock":
+		// Not served: an error, so that a client does not take the
+		// engine's answer (CLIENT's help) for success.
+		c.write(resp.ErrorReply("ERR luatest: CLIENT " + strings.ToUpper(sub) + " is not implemented by luatest"))
 	default:
 		c.write(do(&c.db, int(c.proto.Load()), append([]string{"CLIENT"}, args...)))
 	}

@@ -267,6 +267,10 @@ func TestGoRedisClientCommands(t *testing.T) {
 	assert.Greater(t, id, int64(0))
 	assert.Contains(t, c.ClientList(ctx).Val(), "name=worker-1 ")
 	assert.Equal(t, "PONG", c.Ping(ctx).Val())
+	// Not served: an error, never CLIENT's help taken for success.
+	for _, sub := range [][]any{{"CLIENT", "REPLY", "ON"}, {"CLIENT", "UNBLOCK", "5"}} {
+		assert.ErrorContains(t, c.Do(ctx, sub...).Err(), "is not implemented by luatest", "%v", sub)
+	}
 	assert.Equal(t, "hi", c.Echo(ctx, "hi").Val())
 	assert.Equal(t, map[string]string{"maxmemory-policy": "noeviction"}, c.ConfigGet(ctx, "maxmemory-policy").Val())
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
