@@ -1090,36 +1090,16 @@ func (sh *shaper) laterValue(c *ast.FuncCallExpr, i int) lset {
 		if b := sh.l.resolved[id]; b != nil && !sh.l.escaped[b] {
 			if fe := localFunc(b); fe != nil {
 				var out lset
-				var visit func(ss []ast.Stmt)
-				visit = func(ss []ast.Stmt) {
-					for _, st := range ss {
-						switch st := st.(type) {
-						case *ast.ReturnStmt:
-							switch n := len(st.Exprs); {
-							case i < n-1 || i == n-1 && !multi(st.Exprs[i]):
-								out = append(out, sh.eval(st.Exprs[i])...)
-							case n > 0 && multi(st.Exprs[n-1]):
-								out = append(out, lval{kind: vUnknown, line: st.Line()})
-							default:
-								out = append(out, lval{kind: vNil, what: "a missing return value (nil)", line: st.Line(), data: true})
-							}
-						case *ast.IfStmt:
-							visit(st.Then)
-							visit(st.Else)
-						case *ast.DoBlockStmt:
-							visit(st.Stmts)
-						case *ast.WhileStmt:
-							visit(st.Stmts)
-						case *ast.RepeatStmt:
-							visit(st.Stmts)
-						case *ast.NumberForStmt:
-							visit(st.Stmts)
-						case *ast.GenericForStmt:
-							visit(st.Stmts)
-						}
+				eachReturn(fe.Stmts, func(st *ast.ReturnStmt) {
+					switch n := len(st.Exprs); {
+					case i < n-1 || i == n-1 && !multi(st.Exprs[i]):
+						out = append(out, sh.eval(st.Exprs[i])...)
+					case n > 0 && multi(st.Exprs[n-1]):
+						out = append(out, lval{kind: vUnknown, line: st.Line()})
+					default:
+						out = append(out, lval{kind: vNil, what: "a missing return value (nil)", line: st.Line(), data: true})
 					}
-				}
-				visit(fe.Stmts)
+				})
 				if out == nil {
 					return unknown(line)
 				}
@@ -1142,34 +1122,14 @@ func (sh *shaper) fnResult(fe *ast.FunctionExpr, line int) lset {
 	}
 	sh.fnBusy[fe] = true
 	var out lset
-	var visit func(ss []ast.Stmt) bool
-	visit = func(ss []ast.Stmt) bool { // reports whether the block ends in a return
-		for _, st := range ss {
-			switch st := st.(type) {
-			case *ast.ReturnStmt:
-				if len(st.Exprs) == 0 {
-					out = append(out, lval{kind: vNil, what: "an empty return (nil)", line: st.Line()})
-				} else {
-					out = append(out, sh.eval(st.Exprs[0])...)
-				}
-			case *ast.IfStmt:
-				visit(st.Then)
-				visit(st.Else)
-			case *ast.DoBlockStmt:
-				visit(st.Stmts)
-			case *ast.WhileStmt:
-				visit(st.Stmts)
-			case *ast.RepeatStmt:
-				visit(st.Stmts)
-			case *ast.NumberForStmt:
-				visit(st.Stmts)
-			case *ast.GenericForStmt:
-				visit(st.Stmts)
-			}
+	eachReturn(fe.Stmts, func(st *ast.ReturnStmt) {
+		if len(st.Exprs) == 0 {
+			out = append(out, lval{kind: vNil, what: "an empty return (nil)", line: st.Line()})
+		} else {
+			out = append(out, sh.eval(st.Exprs[0])...)
 		}
-		return len(ss) > 0 && isReturn(ss[len(ss)-1])
-	}
-	if !visit(fe.Stmts) {
+	})
+	if !(len(fe.Stmts) > 0 && isReturn(fe.Stmts[len(fe.Stmts)-1])) {
 		// Counted, never reported: the analysis does not tell a block
 		// that always returns (if ... else return) from one that may end.
 		out = append(out, lval{kind: vNil, what: "a function's end (nil)", line: line, reassigned: true})
@@ -1567,4 +1527,28 @@ func exprName(e ast.Expr) string {
 		return "local " + id.Value
 	}
 	return "an expression"
+}
+
+// eachReturn calls fn for each return statement of a function body ss,
+// in blocks at any depth but not in functions defined inside it.
+func eachReturn(ss []ast.Stmt, fn func(*ast.ReturnStmt)) {
+	for _, st := range ss {
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			fn(st)
+		case *ast.IfStmt:
+			eachReturn(st.Then, fn)
+			eachReturn(st.Else, fn)
+		case *ast.DoBlockStmt:
+			eachReturn(st.Stmts, fn)
+		case *ast.WhileStmt:
+			eachReturn(st.Stmts, fn)
+		case *ast.RepeatStmt:
+			eachReturn(st.Stmts, fn)
+		case *ast.NumberForStmt:
+			eachReturn(st.Stmts, fn)
+		case *ast.GenericForStmt:
+			eachReturn(st.Stmts, fn)
+		}
+	}
 }
