@@ -98,6 +98,14 @@ type binding struct {
 	// most once each time the declaration does.
 	loops    int
 	runsOnce map[ast.Expr]bool
+	// later are the later values of calls assigned to it (p, q = f()).
+	later []laterVal
+}
+
+// laterVal is the index-th value (from 0) of a call.
+type laterVal struct {
+	call  *ast.FuncCallExpr
+	index int
 }
 
 type scope struct {
@@ -430,6 +438,13 @@ func (l *linter) assign(st *ast.AssignStmt, i int, id *ast.IdentExpr) {
 	}
 	if b.alias != "" {
 		l.r.errorf(l.loc.find(id.Line(), l.wordRe(regexp.QuoteMeta(id.Value))), "%s is assigned again here, so the analysis cannot tell what its calls run; it follows an alias of %s only when the local is assigned once, where it is declared (local %s = %s)", id.Value, b.alias, id.Value, b.alias)
+	}
+	if n := len(st.Rhs); i >= n-1 && n > 0 && i > 0 {
+		if c, ok := st.Rhs[n-1].(*ast.FuncCallExpr); ok && i > n-1 {
+			// p, q = f(x): q is f's second value.
+			b.later = append(b.later, laterVal{c, i - (n - 1)})
+			return
+		}
 	}
 	if i < len(st.Rhs) {
 		b.values = append(b.values, st.Rhs[i])

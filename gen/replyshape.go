@@ -635,7 +635,7 @@ func (sh *shaper) binding(b *binding) lset {
 			return out
 		}
 	}
-	if b.fixed != nil && b.forLoop == nil {
+	if b.fixed != nil && b.forLoop == nil && len(b.later) == 0 {
 		return unknown(0)
 	}
 	values := b.values
@@ -669,6 +669,12 @@ func (sh *shaper) binding(b *binding) lset {
 		sh.self = map[*binding]bool{}
 	}
 	out = append(out, loopBase...)
+	for _, lv := range b.later {
+		for _, v := range sh.laterValue(lv.call, lv.index) {
+			v.reassigned = true
+			out = append(out, v)
+		}
+	}
 	var once []ast.Expr // self-updates that run at most once: see below
 	recursive := false  // a call passes the parameter b what it computed from b
 	nPassed := len(values) - len(b.values)
@@ -742,7 +748,7 @@ func (sh *shaper) binding(b *binding) lset {
 		delete(sh.memo, b)
 		out = cur
 	}
-	if len(values) == 0 {
+	if len(values) == 0 && len(b.later) == 0 && b.forLoop == nil {
 		out = unknown(0)
 	}
 	out = dedupe(out)
@@ -1085,6 +1091,15 @@ func (sh *shaper) opaque(e *ast.FuncCallExpr, line int) lset {
 // i-th expression of the returns of a local function called directly,
 // else what an opaque call makes of the caller's numbers (see opaque).
 func (sh *shaper) laterValue(c *ast.FuncCallExpr, i int) lset {
+	return sh.laterValueAt(c, i, 0)
+}
+
+// laterValueAt is laterValue through depth tail calls; the 0-th value of
+// a call is eval's.
+func (sh *shaper) laterValueAt(c *ast.FuncCallExpr, i, depth int) lset {
+	if i == 0 {
+		return sh.eval(c)
+	}
 	line := c.Line()
 	if id, ok := c.Func.(*ast.IdentExpr); ok {
 		if b := sh.l.resolved[id]; b != nil && !sh.l.escaped[b] {
@@ -1095,7 +1110,12 @@ func (sh *shaper) laterValue(c *ast.FuncCallExpr, i int) lset {
 					case i < n-1 || i == n-1 && !multi(st.Exprs[i]):
 						out = append(out, sh.eval(st.Exprs[i])...)
 					case n > 0 && multi(st.Exprs[n-1]):
-						out = append(out, lval{kind: vUnknown, line: st.Line()})
+						// return g(x): the tail call's value at the same place.
+						if c, ok := st.Exprs[n-1].(*ast.FuncCallExpr); ok && depth < 8 {
+							out = append(out, sh.laterValueAt(c, i-(n-1), depth+1)...)
+						} else {
+							out = append(out, lval{kind: vUnknown, line: st.Line()})
+						}
 					default:
 						out = append(out, lval{kind: vNil, what: "a missing return value (nil)", line: st.Line(), data: true})
 					}
