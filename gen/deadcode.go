@@ -121,10 +121,13 @@ func (l *linter) paramFalsy(b *binding) bool {
 	return true
 }
 
-// noteZeroGuard records a local that an if rules out as a zero divisor:
-// if b == 0 then return ... end (or b <= 0, b < 1, 0 >= b, joined by
-// or), whose then-block ends with a return or error(...). Where the if
-// stands is not followed, as for the other bounds (zeroDivisor).
+// noteZeroGuard records the locals an if rules out as zero divisors: an
+// if whose then-block ends with a return or error(...), and whose
+// condition, when false, proves b is not 0 (if b == 0, b <= 0, b < 1,
+// 0 >= b, joined by or). Only an if in the block that declares b, outside
+// loops, leaves the script (or b's function) whenever b is 0; where in
+// that block it stands is not followed, as for the other bounds
+// (zeroDivisor).
 func (l *linter) noteZeroGuard(st *ast.IfStmt) {
 	if len(st.Then) == 0 {
 		return
@@ -139,91 +142,60 @@ func (l *linter) noteZeroGuard(st *ast.IfStmt) {
 	default:
 		return
 	}
-	var note func(e ast.Expr)
-	note = func(e ast.Expr) {
-		switch e := e.(type) {
-		case *ast.LogicalOpExpr:
-			if e.Operator == "or" {
-				note(e.Lhs)
-				note(e.Rhs)
-			}
-		case *ast.RelationalOpExpr:
-			id, other, op := e.Lhs, e.Rhs, e.Operator
-			if _, ok := id.(*ast.IdentExpr); !ok {
-				id, other = e.Rhs, e.Lhs
-				op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "~=": "~="}[op]
-			}
-			x, ok := id.(*ast.IdentExpr)
+	for _, r := range holds(st.Condition, false, nil) {
+		for _, side := range [2]relation{r, r.flipped()} {
+			x, ok := side.lhs.(*ast.IdentExpr)
 			if !ok {
-				return
+				continue
 			}
-			b := l.scope.lookup(x.Value)
-			v, isLit := literalValue(other)
-			if b == nil || !isLit || b.fn != l.fn || b.loops != l.loops || len(b.guards) != len(l.guards) {
-				// Only an if in the block that declares b, outside loops,
-				// leaves the script (or b's function) whenever b is 0.
-				return
+			b := l.resolved[x]
+			if b == nil || b.fn != l.fn || b.loops != l.loops || len(b.guards) != len(l.guards) {
+				continue
 			}
-			// True whenever b is 0: the then-block leaves before a
-			// division by b can run with 0.
-			if op == "==" && v == 0 || op == "<=" && v >= 0 || op == "<" && v > 0 {
+			if excludesZero(side, b, l) {
 				l.zeroChecked[b] = true
 			}
 		}
 	}
-	note(st.Condition)
 }
 
 // guardedNonZero reports whether guards prove the local b is not 0 where
 // they hold: b > 0, b >= 1, b < 0, b ~= 0 ... in a then-block (under and),
 // b == 0, b <= 0 ... in an else-block (under or), or their negations.
 func guardedNonZero(l *linter, guards []guard, b *binding) bool {
-	var holds func(e ast.Expr, truth bool) bool
-	holds = func(e ast.Expr, truth bool) bool {
-		switch e := e.(type) {
-		case *ast.UnaryNotOpExpr:
-			return holds(e.Expr, !truth)
-		case *ast.LogicalOpExpr:
-			if e.Operator == "and" && truth || e.Operator == "or" && !truth {
-				return holds(e.Lhs, truth) || holds(e.Rhs, truth)
-			}
-		case *ast.RelationalOpExpr:
-			id, other, op := e.Lhs, e.Rhs, e.Operator
-			if x, ok := id.(*ast.IdentExpr); !ok || l.resolved[x] != b {
-				id, other = e.Rhs, e.Lhs
-				op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "~=": "~="}[op]
-			}
-			if x, ok := id.(*ast.IdentExpr); !ok || l.resolved[x] != b {
-				return false
-			}
-			v, ok := literalValue(other)
-			if !ok {
-				return false
-			}
-			if !truth { // not (b op v)
-				op = map[string]string{"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "~=", "~=": "=="}[op]
-			}
-			switch op {
-			case "~=":
-				return v == 0
-			case ">":
-				return v >= 0
-			case ">=":
-				return v > 0
-			case "<":
-				return v <= 0
-			case "<=":
-				return v < 0
-			case "==":
-				return v != 0
+	for _, g := range guards {
+		for _, r := range holds(g.cond, g.then, nil) {
+			if excludesZero(r, b, l) || excludesZero(r.flipped(), b, l) {
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// excludesZero reports whether r, read as b op literal, rules b = 0 out.
+func excludesZero(r relation, b *binding, l *linter) bool {
+	x, ok := r.lhs.(*ast.IdentExpr)
+	if !ok || l.resolved[x] != b {
 		return false
 	}
-	for _, g := range guards {
-		if holds(g.cond, g.then) {
-			return true
-		}
+	v, ok := literalValue(r.rhs)
+	if !ok {
+		return false
+	}
+	switch r.op {
+	case "~=":
+		return v == 0
+	case ">":
+		return v >= 0
+	case ">=":
+		return v > 0
+	case "<":
+		return v <= 0
+	case "<=":
+		return v < 0
+	case "==":
+		return v != 0
 	}
 	return false
 }

@@ -47,9 +47,12 @@ func (l *linter) provenTagged(id *ast.IdentExpr, guards []guard) bool {
 		return false
 	}
 	for _, g := range guards {
-		for _, eq := range equalities(g.cond, g.then, nil) {
-			for _, side := range [2][2]ast.Expr{{eq[0], eq[1]}, {eq[1], eq[0]}} {
-				if l.startsWith(side[0], b, 0) && l.taintOf(side[1]).origin == fromTagged && tagText(side[1]) {
+		for _, r := range holds(g.cond, g.then, nil) {
+			if r.op != "==" {
+				continue
+			}
+			for _, side := range [2]relation{r, r.flipped()} {
+				if l.startsWith(side.lhs, b, 0) && l.taintOf(side.rhs).origin == fromTagged && tagText(side.rhs) {
 					return true
 				}
 			}
@@ -68,22 +71,38 @@ func tagText(e ast.Expr) bool {
 	return true
 }
 
-// equalities returns the pairs a condition proves equal when it evaluates
-// to truth: a == b when true, a ~= b when false, through and (true: both
-// sides hold), or (false: both sides fail) and not.
-func equalities(cond ast.Expr, truth bool, out [][2]ast.Expr) [][2]ast.Expr {
+// relation is one comparison a condition proves: lhs op rhs.
+type relation struct {
+	op       string
+	lhs, rhs ast.Expr
+}
+
+// flipped is the relation with its sides swapped (a < b is b > a).
+func (r relation) flipped() relation {
+	op := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "~=": "~="}[r.op]
+	return relation{op, r.rhs, r.lhs}
+}
+
+// holds returns the comparisons a condition proves when it evaluates to
+// truth: a comparison itself when true, its negation when false (a < b
+// false is a >= b), through and (true: both sides hold), or (false: both
+// sides fail) and not. The narrowing, the zero-divisor guards and the
+// guards a division stands under all read conditions through it.
+func holds(cond ast.Expr, truth bool, out []relation) []relation {
 	switch c := cond.(type) {
 	case *ast.RelationalOpExpr:
-		if c.Operator == "==" && truth || c.Operator == "~=" && !truth {
-			out = append(out, [2]ast.Expr{c.Lhs, c.Rhs})
+		op := c.Operator
+		if !truth {
+			op = map[string]string{"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "~=", "~=": "=="}[op]
 		}
+		out = append(out, relation{op, c.Lhs, c.Rhs})
 	case *ast.LogicalOpExpr:
 		if c.Operator == "and" && truth || c.Operator == "or" && !truth {
-			out = equalities(c.Lhs, truth, out)
-			out = equalities(c.Rhs, truth, out)
+			out = holds(c.Lhs, truth, out)
+			out = holds(c.Rhs, truth, out)
 		}
 	case *ast.UnaryNotOpExpr:
-		out = equalities(c.Expr, !truth, out)
+		out = holds(c.Expr, !truth, out)
 	}
 	return out
 }
