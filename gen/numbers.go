@@ -541,6 +541,10 @@ func (r *ArgRange) String() string {
 	return "[" + strconv.FormatFloat(r.lo, 'f', -1, 64) + "," + strconv.FormatFloat(r.hi, 'f', -1, 64) + "]"
 }
 
+// infText ends zeroDivisor's hint: what a division by 0 sends, and how
+// the message about such a number knows it (zeroHint).
+const infText = "x / 0 is inf, which Redis replies as -9223372036854775808 and tostring writes \"inf\""
+
 // zeroDivisor returns the header fix for a divisor e (its values vs) that
 // is the caller's number and may be 0: x / 0 is inf or nan in Lua, which
 // Redis replies as -9223372036854775808 and tostring writes "inf", "nan"
@@ -579,7 +583,7 @@ func (sh *shaper) zeroDivisor(div *ast.ArithmeticOpExpr, e ast.Expr, vs lset, li
 		if p.Type.Elem.needsUnit() {
 			typ += " " + map[bool]string{true: "s", false: "ms"}[p.Type.Unit == time.Second]
 		}
-		return fmt.Sprintf("give %s a range without 0, e.g. ---@arg %s %s [%s,%s] %s, or compare it with 0 before dividing (x / 0 is inf, which Redis replies as -9223372036854775808 and tostring writes \"inf\")", p.Name, p.Name, typ, lo, hi, cmp.Or(p.Desc, "description"))
+		return fmt.Sprintf("give %s a range without 0, e.g. ---@arg %s %s [%s,%s] %s, or compare it with 0 before dividing (%s)", p.Name, p.Name, typ, lo, hi, cmp.Or(p.Desc, "description"), infText)
 	}
 	return ""
 }

@@ -790,4 +790,4 @@ func overLimit(v lval, limit float64) float64 {
 
 // zeroHint reports whether hint is zeroDivisor's: the number may be inf
 // or nan, which is what a message about it must say.
-func zeroHint(hint string) bool { return strings.Contains(hint, "x / 0 is inf") }
+func zeroHint(hint string) bool { return strings.HasSuffix(hint, "("+infText+")") }

@@ -718,7 +718,6 @@ func (sh *shaper) binding(b *binding) lset {
 	if len(once) > 8 || recursive && len(once) > 0 {
 		// Too many to apply in every order: taken as updates that repeat.
 		for _, e := range once {
-			sh.memo[b] = nil
 			delete(sh.memo, b)
 			sh.self[b] = false
 			for _, v := range sh.selfUpdate(b, e, sh.eval(e)) {
