@@ -54,26 +54,14 @@ func Start(tb testing.TB, extra ...string) *Server {
 // NewServer is [Start] without a testing.TB: it runs the server in dir and
 // the caller must call Stop.
 func NewServer(dir string, extra ...string) (*Server, error) {
-	if useLuatest() && len(extra) == 0 {
-		s := &Server{Dir: dir, fake: true}
-		var err error
-		for range 5 {
-			if s.Port, err = freePort(); err != nil {
-				return nil, err
-			}
-			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
-			if err = s.start(); err == nil {
-				return s, nil
-			}
+	s := &Server{Dir: dir, fake: useLuatest() && len(extra) == 0}
+	if !s.fake {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			return nil, fmt.Errorf("redis-server 7 is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %w", err)
 		}
-		return nil, err
+		s.args = append([]string{"--save", "", "--appendonly", "no", "--bind", "127.0.0.1",
+			"--protected-mode", "no", "--dir", dir, "--logfile", "redis.log"}, extra...)
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return nil, fmt.Errorf("redis-server 7 is not on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis): %w", err)
-	}
-	s := &Server{Dir: dir}
-	s.args = append([]string{"--save", "", "--appendonly", "no", "--bind", "127.0.0.1",
-		"--protected-mode", "no", "--dir", dir, "--logfile", "redis.log"}, extra...)
 	var err error
 	for range 5 { // a free port can be taken between FreePort and bind
 		if s.Port, err = freePort(); err != nil {

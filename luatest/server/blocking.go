@@ -32,12 +32,8 @@ func (c *conn) block(name string, args []string) {
 		c.wait(args, timeout)
 		return
 	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
+	deadline, stop := after(timeout)
+	defer stop()
 	if name == "xread" {
 		args = c.resolveDollar(args)
 	}
@@ -71,12 +67,8 @@ func (c *conn) wait(args []string, timeout time.Duration) {
 		c.write(reply)
 		return
 	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
+	deadline, stop := after(timeout)
+	defer stop()
 	c.blocked.Store(true)
 	c.flush()
 	select {
@@ -149,4 +141,14 @@ func (c *conn) resolveDollar(args []string) []string {
 		out[i+1+n+j] = last
 	}
 	return out
+}
+
+// after is a channel that fires once timeout has passed (never for 0, a
+// wait without end) and the function that stops its timer.
+func after(timeout time.Duration) (<-chan time.Time, func()) {
+	if timeout <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(timeout)
+	return t.C, func() { t.Stop() }
 }
