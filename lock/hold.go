@@ -44,22 +44,6 @@ type hold struct {
 // between itself and the server, as Redlock's CLOCK_DRIFT_FACTOR.
 const clockDrift = 100
 
-// startHold begins a hold valid until validUntil; m.mu must be held.
-func (m *Mutex) startHold(parent context.Context, validUntil time.Time) *hold {
-	ctx, cancel := context.WithCancelCause(parent)
-	h := &hold{
-		m:          m,
-		ctx:        ctx,
-		cancel:     cancel,
-		parent:     parent,
-		start:      time.Now(),
-		validUntil: validUntil.Add(-m.cfg.leaseFor() / clockDrift),
-	}
-	m.hold = h
-	h.launch()
-	return h
-}
-
 // launch arms the hold's timers.
 func (h *hold) launch() {
 	m := h.m
@@ -114,14 +98,6 @@ func (h *hold) extend(validUntil time.Time) {
 			h.valid.Reset(time.Until(validUntil))
 		}
 	}
-}
-
-// child returns a context for a reentrant acquire under parent: it ends
-// with parent or when the hold ends, whichever is first.
-func (h *hold) child(parent context.Context) context.Context {
-	ctx, cancel := context.WithCancelCause(parent)
-	context.AfterFunc(h.ctx, func() { cancel(context.Cause(h.ctx)) })
-	return ctx
 }
 
 // halt stops the watchdog and waits for a renewal in flight to have its

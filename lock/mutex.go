@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -189,197 +188,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 	return m.acquire(ctx, max(wait, 0), true)
 }
 
-func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (context.Context, bool, error) {
-	if ctx == nil {
-		return notHeld, false, ErrNilContext
-	}
-	start := time.Now()
-	if m.c.isClosed() { // ErrClosed whatever ctx, as every other method
-		m.emit(Event{Kind: EventAcquireFailed, Err: ErrClosed})
-		return notHeld, false, ErrClosed
-	}
-	// A wait up to MaxInt64 means "that long": wait + grace must not
-	// overflow into a deadline in the past.
-	grace := m.cfg.grace()
-	wait = min(wait, math.MaxInt64-grace)
-	actx := ctx // the context of attempts: TryLock's ends after wait + grace
-	if bounded {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithDeadline(ctx, start.Add(wait+grace))
-		defer cancel()
-	}
-	if err := m.begin(actx); err != nil {
-		return m.stopped(ctx, actx, start, 0, err, false)
-	}
-	defer m.end()
-	// Counted among the Client's goroutines, so that Close waits for the
-	// rollback this acquire may start when Close ends it.
-	if !m.c.track() {
-		return m.failed(ctx, start, 0, ErrClosed)
-	}
-	defer m.c.wg.Done()
-	// Lock's retry window counts from here: the wait for a call of this
-	// Mutex in progress (another goroutine's) is no silence of the server.
-	begun := time.Now()
-	if err := m.waitUndo(actx, begun); err != nil {
-		return m.stopped(ctx, actx, start, 0, err, false)
-	}
-	if m.holding() {
-		if held, err, done := m.reenter(ctx, actx, start); done {
-			return held, err == nil, err
-		}
-		if err := m.waitUndo(actx, time.Now()); err != nil { // reenter gave a hold back
-			return m.stopped(ctx, actx, start, 1, err, false)
-		}
-	}
-	return m.await(ctx, actx, start, begun, wait, bounded)
-}
-
-// await is a first acquire: attempts, with sleeps in the queue between
-// them, until the lock is acquired or handed over, the wait ends, or
-// something fails. The first attempt's retry window counts from begun,
-// so that it includes a wait for an earlier rollback.
-func (m *Mutex) await(ctx, actx context.Context, start, begun time.Time, wait time.Duration, bounded bool) (context.Context, bool, error) {
-	queue := !bounded || wait > 0
-	deadline := start.Add(wait)
-	if queue {
-		select { // a handoff left over from an earlier wait
-		case <-m.wake:
-		default:
-		}
-		m.c.await(m.owner, m.wake)
-		defer m.c.unawait(m.owner)
-	}
-	var sub *subscription
-	defer func() {
-		if sub != nil {
-			sub.leave()
-		}
-	}()
-	var pace queuePace    // without wake messages: how fast the queue moves
-	var refused time.Time // when the last refused attempt was sent: a handoff came later
-	var queued time.Time  // when the first refused attempt was sent: the place in the queue dates from it
-	answered := false     // an attempt got the server's answer: another owner holds it
-	trigger := TriggerFirst
-	for n := 1; ; n++ {
-		m.emit(Event{Kind: EventAttempt, Attempt: n, Trigger: trigger, Wait: time.Since(start)})
-		seq := int64(m.seq.Add(1))
-		from := time.Now()
-		if n == 1 {
-			from = begun
-		}
-		res, sent, err := m.tryAcquire(ctx, actx, seq, queue, from)
-		switch {
-		case err != nil && bounded && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline):
-			// TryLock's wait and grace are over (rueidis may report it a
-			// moment before actx does); the attempt was abandoned.
-			if !answered {
-				return m.noAnswer(start, n, err)
-			}
-			return m.timedOut(start, n)
-		case err != nil:
-			return m.stopped(ctx, actx, start, n, err, answered)
-		case res.Acquired:
-			validUntil, again, err := m.claim(actx, seq, sent, res.TTL, m.cfg.leaseFor())
-			switch {
-			case err != nil:
-				return m.stopped(ctx, actx, start, n, err, answered)
-			case again:
-				trigger = TriggerFirst
-				continue
-			}
-			return m.won(ctx, start, n, trigger, res.HoldCount, res.Token, validUntil)
-		case !queue || (bounded && !time.Now().Before(deadline)):
-			if queue {
-				m.abandon(seq) // leave the queue
-			}
-			return m.timedOut(start, n)
-		}
-		refused, answered = sent, true
-		if queued.IsZero() {
-			queued = sent
-		}
-		m.emit(Event{Kind: EventRefused, Attempt: n, Wait: time.Since(start)})
-
-		again, err := m.subscribeWake(ctx, &sub, sent, deadline, bounded)
-		if err != nil {
-			m.abandon(seq)
-			return m.failed(ctx, start, n, err)
-		}
-		if again {
-			trigger = TriggerSubscribed
-			continue
-		}
-
-		sleep, next := m.nap(res, &pace, sub, time.Since(queued), deadline, bounded)
-		t := time.NewTimer(sleep)
-		select {
-		case token := <-m.wake:
-			t.Stop()
-			if token <= m.newestToken() {
-				// 0: a resubscription, a handoff may have been missed. Else
-				// the late message of a handoff this Mutex has already
-				// claimed with an attempt, and given back since.
-				trigger = TriggerNotified
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				m.abandon(seq) // gives the lock back
-				return m.failed(ctx, start, n, err)
-			}
-			if m.cfg.replicas > 0 {
-				// The grant was written on the releaser's connection,
-				// and WAIT covers only the caller's own writes: the
-				// next attempt finds the grant held by this owner,
-				// writes its lease anew and WAITs, and the replicas
-				// that have that write have the grant before it.
-				trigger = TriggerHandoff
-				continue
-			}
-			// The grant's lease began after the refused attempt was sent.
-			validUntil, again, err := m.claim(actx, seq, refused, m.cfg.grantLease(), m.cfg.grantLease())
-			switch {
-			case err != nil:
-				return m.stopped(ctx, actx, start, n, err, answered)
-			case again:
-				trigger = TriggerNotified
-				continue
-			}
-			return m.won(ctx, start, n, TriggerHandoff, 1, token, validUntil)
-		case <-t.C:
-			trigger = next
-		case <-ctx.Done():
-			t.Stop()
-			m.abandon(seq)
-			return m.failed(ctx, start, n, ctx.Err())
-		case <-m.c.done:
-			t.Stop()
-			m.abandon(seq)
-			return m.failed(ctx, start, n, ErrClosed)
-		}
-	}
-}
-
-// subscribeWake subscribes *sub to this owner's wake channel when the
-// lock announces handoffs (notifies) and *sub is nil, after an attempt
-// sent at sent was refused. It reports whether to attempt again at once:
-// when the channel was not subscribed before that attempt was sent, a
-// handoff in between would have gone unheard (the attempt claims it), so
-// it waits for the subscription to settle and says so.
-func (m *Mutex) subscribeWake(ctx context.Context, sub **subscription, sent, deadline time.Time, bounded bool) (again bool, err error) {
-	if *sub != nil || !m.notifies() {
-		return false, nil
-	}
-	if *sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
-		return false, err
-	}
-	if (*sub).readyBefore(sent) {
-		return false, nil
-	}
-	return true, m.settle(ctx, *sub, deadline, bounded)
-}
-
-// nap is how long await sleeps after res refused an attempt, and what ends
+// nap is how long a waiter sleeps after res refused an attempt, and what ends
 // the sleep if no wake message does: the poll interval for res's lease
 // (paced by the queue when sub is nil, without wake messages), cut to the
 // deadline of a bounded wait.
@@ -450,138 +259,6 @@ func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
 	return min(d, most)
 }
 
-// reenter raises the hold count of a Mutex that holds the lock, with one
-// call under actx (TryLock's bound); the hold stays under ctx. done is
-// false when the server no longer counts a hold of this owner: the hold
-// is then over (ErrLost) and the caller acquires anew.
-func (m *Mutex) reenter(ctx, actx context.Context, start time.Time) (held context.Context, err error, done bool) {
-	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
-	m.mu.Lock()
-	losses := m.losses
-	m.mu.Unlock()
-	latch := m.newLatch()
-	res, sent, err := m.acquireAgain(actx, latch)
-	if err != nil && mayHaveRun(err) {
-		// The server may count the extra hold (or count it later): give
-		// it back, before returning when the replicas did not confirm it
-		// (a *ReplicaError promises nothing of it is held), else in the
-		// background, which the next Lock or Unlock waits for.
-		undo := m.startRollback(true, m.undoAgain(latch))
-		if m.unconfirmed(ctx, actx, err) {
-			err = m.confirmUndo(ctx, err, undo)
-		}
-	}
-	var validUntil time.Time
-	if err == nil && res.Acquired {
-		validUntil, err = m.validity(actx, sent, res.TTL, m.cfg.leaseFor())
-	}
-	if err != nil {
-		held, _, err = m.stopped(ctx, actx, start, 1, err, false)
-		return held, err, true
-	}
-	if !validUntil.IsZero() {
-		if held, ok, err := m.wonAgain(ctx, start, res.HoldCount, validUntil, losses); ok {
-			return held, err, true
-		}
-	}
-	// The hold is over: the server no longer counts it, its lease ran out
-	// before this process heard of the reply, or it ended while the call
-	// was out (lost, and then given back, which takes this count along).
-	m.mu.Lock()
-	var g *givenUp
-	if res.Acquired && m.losses == losses {
-		g = m.giveUpLocked(ErrLost) // the server counted it: give it back
-	}
-	h := m.hold
-	m.holds, m.token, m.hold = 0, 0, nil
-	m.mu.Unlock()
-	if g != nil {
-		m.startGiveBack(g)
-	}
-	if h != nil {
-		h.end(ErrLost)
-		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
-	}
-	return nil, nil, false
-}
-
-// wonAgain is won for a reentrant acquire, unless a loss ended the hold
-// since losses was read (ok false): a count raised on a hold that is over
-// counts nothing.
-func (m *Mutex) wonAgain(ctx context.Context, start time.Time, count int64, validUntil time.Time, losses uint64) (held context.Context, ok bool, err error) {
-	m.mu.Lock()
-	if m.losses != losses {
-		m.mu.Unlock()
-		return nil, false, nil
-	}
-	held = m.recordLocked(ctx, count, 0, validUntil)
-	token := m.token
-	m.mu.Unlock()
-	m.emit(Event{Kind: EventAcquired, Attempt: 1, Trigger: TriggerFirst, Wait: time.Since(start), HoldCount: count, Token: token})
-	return held, true, nil
-}
-
-// claim judges a hold that attempt seq took or was handed (sent and ttl
-// as for validity): it returns the hold's validity; or again when its
-// lease had run out before this process heard of it (a stalled server),
-// once the hold is given back, for the caller to attempt anew; or an
-// error, with the attempt rolled back.
-func (m *Mutex) claim(actx context.Context, seq int64, sent time.Time, ttl, granted time.Duration) (validUntil time.Time, again bool, err error) {
-	validUntil, err = m.validity(actx, sent, ttl, granted)
-	if err == nil && !validUntil.IsZero() {
-		return validUntil, false, nil
-	}
-	m.abandon(seq)
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	return time.Time{}, true, m.waitUndo(actx, time.Now())
-}
-
-// recordLocked records a hold of count, with token (0: the current hold's),
-// valid until validUntil, and returns the caller's context; m.mu is held.
-func (m *Mutex) recordLocked(ctx context.Context, count, token int64, validUntil time.Time) context.Context {
-	m.holds, m.gaveUp = count, nil
-	if token != 0 {
-		m.token = token
-		m.newest = max(m.newest, token)
-	}
-	if h := m.hold; h != nil {
-		h.extend(validUntil)
-		return h.child(ctx)
-	}
-	return m.startHold(ctx, validUntil).ctx
-}
-
-// validity returns until when, on this process' clock, a hold is valid
-// that a call sent at sent reported with ttl left (PTTL; for a handoff,
-// the lease it granted): sent + ttl, since the lease began after sent.
-// When that leaves less than half of granted (the reply came late: a
-// stalled or restarting server, a retry), the server is asked once more
-// for the hold's PTTL, and the answer counts from when that question was
-// sent. The zero Time means the hold is gone or has no time left.
-func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.Duration) (time.Time, error) {
-	if ttl <= 0 {
-		return time.Time{}, nil
-	}
-	until := sent.Add(ttl)
-	if time.Until(until) >= granted/2 {
-		return until, nil
-	}
-	sent = time.Now()
-	in, err := m.inspect(ctx)
-	switch {
-	case err != nil:
-		return time.Time{}, err
-	case in.HoldCount == 0 || in.TTL <= 0:
-		return time.Time{}, nil
-	}
-	if until = sent.Add(in.TTL); !until.After(time.Now()) {
-		return time.Time{}, nil
-	}
-	return until, nil
-}
-
 // giveUpLocked records a hold this process has given up as lost on its
 // own clock while the server may still count it (a renewal or an acquire
 // that ran, but whose answer came too late), and counts the rollback that
@@ -602,110 +279,15 @@ func (m *Mutex) giveUpLocked(cause error) *givenUp {
 // startGiveBack sends the rollback that giveUpLocked counted.
 func (m *Mutex) startGiveBack(g *givenUp) {
 	rollback := m.abandonCall(int64(m.seq.Add(1)))
-	m.runRollback(false, func(ctx context.Context) (bool, error) {
+	m.rollback(false, true, func(ctx context.Context) (bool, error) {
 		g.released, g.err = rollback(ctx)
 		close(g.done)
 		return g.released, g.err
 	})
 }
 
-// won records a successful acquire, valid until validUntil on this
-// process' clock, and returns the caller's context.
-func (m *Mutex) won(ctx context.Context, start time.Time, n int, trigger Trigger, count, token int64, validUntil time.Time) (context.Context, bool, error) {
-	m.mu.Lock()
-	held := m.recordLocked(ctx, count, token, validUntil)
-	token = m.token
-	m.mu.Unlock()
-	m.emit(Event{Kind: EventAcquired, Attempt: n, Trigger: trigger, Wait: time.Since(start), HoldCount: count, Token: token})
-	return held, true, nil
-}
-
-func (m *Mutex) failed(ctx context.Context, start time.Time, n int, err error) (context.Context, bool, error) {
-	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-		err = ctx.Err()
-	}
-	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: time.Since(start), Err: err})
-	return notHeld, false, m.wrap(err)
-}
-
-// stopped is failed for an error of a step run under actx. When actx's
-// own deadline is over (TryLock's wait and WaitGrace, the caller's ctx
-// live), the wait ended: TryLock reports false with a nil error when an
-// attempt got the server's answer (another owner holds the lock), and
-// ErrNoAnswer, wrapping err, when none did (a stalled or unreachable
-// server, an earlier rollback still in flight), whatever err was (the
-// last transport error, or the deadline itself) and whatever the caller's
-// ctx. Only the caller's ctx errors are reported as ctx errors.
-//
-// With the caller's ctx live, Lock's failure to get any answer within the
-// retry window (a dead or stalled server, a rollback that did not get
-// through) is ErrNoAnswer too, wrapping the last transport error.
-func (m *Mutex) stopped(ctx, actx context.Context, start time.Time, n int, err error, answered bool) (context.Context, bool, error) {
-	var ra *ReplicaError
-	switch {
-	case ctx.Err() == nil && m.c.isClosed():
-		return m.failed(ctx, start, n, ErrClosed)
-	case errors.As(err, &ra): // the answer: the replicas fell short
-		return m.failed(ctx, start, n, err)
-	}
-	if ctx.Err() == nil {
-		waitOver := actx != ctx && actx.Err() != nil
-		switch {
-		case waitOver && answered:
-			return m.timedOut(start, n)
-		case waitOver, unanswered(err):
-			return m.noAnswer(start, n, err)
-		}
-	}
-	return m.failed(ctx, start, n, err)
-}
-
-// noAnswer is TryLock's failure when its wait ended before any attempt of
-// it got an answer from the server: ErrNoAnswer, with the last transport
-// error when there was one (a deadline is not: the caller's ctx is live).
-func (m *Mutex) noAnswer(start time.Time, n int, last error) (context.Context, bool, error) {
-	took := time.Since(start)
-	var err error
-	switch {
-	case errors.Is(last, ErrNoAnswer):
-		err = last
-	case last != nil && !errors.Is(last, context.DeadlineExceeded) && !errors.Is(last, context.Canceled):
-		err = fmt.Errorf("%w in %v: %w", ErrNoAnswer, took.Round(time.Millisecond), last)
-	default:
-		err = fmt.Errorf("%w in %v", ErrNoAnswer, took.Round(time.Millisecond))
-	}
-	m.emit(Event{Kind: EventAcquireFailed, Attempt: n, Wait: took, Err: err})
-	return notHeld, false, m.wrap(err)
-}
-
-func (m *Mutex) timedOut(start time.Time, n int) (context.Context, bool, error) {
-	m.emit(Event{Kind: EventTimedOut, Attempt: n, Wait: time.Since(start)})
-	return notHeld, false, nil
-}
-
 // notifies reports whether waiters subscribe to wake messages.
 func (m *Mutex) notifies() bool { return !m.cfg.wait.PollOnly && m.c.rc != nil }
-
-// settle waits until the subscription is confirmed (or has failed, then
-// waiters poll), at most until a bounded wait's deadline.
-func (m *Mutex) settle(ctx context.Context, sub *subscription, deadline time.Time, bounded bool) error {
-	var timeout <-chan time.Time
-	if bounded {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-sub.settled:
-		return nil
-	case <-timeout:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-m.c.done:
-		return ErrClosed
-	}
-}
 
 // begin waits for the Lock, TryLock or Unlock in progress on this Mutex.
 func (m *Mutex) begin(ctx context.Context) error {
@@ -945,7 +527,7 @@ func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
 		return scripts.Inspection{}, ErrClosed
 	}
 	var in scripts.Inspection
-	err := m.retry(ctx, func(ctx context.Context) (err error) {
+	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
 		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
 		return err
 	})
@@ -968,7 +550,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, ErrClosed
 	}
 	var deleted bool
-	err := m.retry(ctx, func(ctx context.Context) (err error) {
+	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
 		deleted, err = m.scripts.ForceUnlock(ctx,
 			m.keys.ForceUnlock(),
 			scripts.ForceUnlockArgs{FenceTTL: m.cfg.fenceTTL, Sharded: m.c.sharded})

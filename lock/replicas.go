@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/luagen/luagen/lock/internal/scripts"
 	"github.com/luagen/luagen/runtime"
 )
 
@@ -116,16 +115,6 @@ func withReplicas(cfg *config, exec runtime.Executor) (runtime.Executor, error) 
 	return ackExecutor{rw}, nil
 }
 
-// askAcks returns ctx asking for WAIT after the script, and the Wait the
-// executor fills in; ctx and nil with WithReplicas off.
-func (m *Mutex) askAcks(ctx context.Context) (context.Context, *runtime.Wait) {
-	if m.cfg.replicas == 0 {
-		return ctx, nil
-	}
-	w := &runtime.Wait{Replicas: int64(m.cfg.replicas), Timeout: m.cfg.replicaTimeout}
-	return context.WithValue(ctx, waitKey{}, w), w
-}
-
 // short returns the *ReplicaError of a WAIT that fell short or failed,
 // nil when enough replicas acknowledged (or none were asked for). It is
 // only meaningful after a script that wrote: WAIT after a call that wrote
@@ -135,21 +124,4 @@ func (m *Mutex) short(w *runtime.Wait) *ReplicaError {
 		return nil
 	}
 	return &ReplicaError{Want: m.cfg.replicas, Acked: int(w.Acked), Timeout: m.cfg.replicaTimeout, Err: w.Err}
-}
-
-// confirm writes the hold's lease once more (Renew) and waits for the
-// replicas: for a reentrant acquire whose reply came from a retry, which
-// may have returned the first try's latched answer without writing, so
-// that the WAIT after it proved nothing. The replication stream is in
-// order, so replicas that have this write have the count it follows.
-func (m *Mutex) confirm(ctx context.Context) *ReplicaError {
-	cctx, w := m.askAcks(ctx)
-	ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
-	switch {
-	case err != nil:
-		return &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
-	case !ok:
-		return &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: ErrLost}
-	}
-	return m.short(w)
 }

@@ -1,0 +1,555 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/luagen/luagen/lock/internal/scripts"
+	"github.com/luagen/luagen/runtime"
+)
+
+// acquisition is one Lock or TryLock call, from its start to its return.
+// acquire reads top to bottom as the steps of an acquire; its methods are
+// the steps too long to stand inline.
+type acquisition struct {
+	m        *Mutex
+	ctx      context.Context // the caller's: bounds the hold
+	actx     context.Context // the attempts': TryLock's ends at deadline + grace
+	start    time.Time
+	deadline time.Time // the end of TryLock's wait
+	bounded  bool      // TryLock: the wait ends at deadline
+	n        int       // attempts so far
+	trigger  Trigger   // what started the attempt in progress
+	answered bool      // an attempt got the server's answer: another owner holds the lock
+
+	// In the queue: the wake subscription (nil: none yet, or PollOnly),
+	// the polls' pace without one, and when the first and the last
+	// refused attempts were sent (the place dates from the first; a
+	// handoff's lease began after the last).
+	sub             *subscription
+	pace            queuePace
+	queued, refused time.Time
+}
+
+func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (context.Context, bool, error) {
+	if ctx == nil {
+		return notHeld, false, ErrNilContext
+	}
+	a := &acquisition{m: m, ctx: ctx, actx: ctx, start: time.Now(), bounded: bounded, trigger: TriggerFirst}
+	if m.c.isClosed() { // ErrClosed whatever ctx, as every other method
+		m.emit(Event{Kind: EventAcquireFailed, Err: ErrClosed})
+		return notHeld, false, ErrClosed
+	}
+	if bounded {
+		// A wait up to MaxInt64 means "that long": wait + grace must not
+		// overflow into a deadline in the past.
+		grace := m.cfg.grace()
+		wait = min(wait, math.MaxInt64-grace)
+		var cancel context.CancelFunc
+		a.actx, cancel = context.WithDeadline(ctx, a.start.Add(wait+grace))
+		defer cancel()
+	}
+	a.deadline = a.start.Add(wait)
+
+	// Take this Mutex's turn, counted among the Client's goroutines (Close
+	// waits for a rollback this acquire starts), and wait for the rollbacks
+	// of earlier attempts. The retry window counts from begun: the wait
+	// for another goroutine's call on this Mutex is no silence of the server.
+	if err := m.begin(a.actx); err != nil {
+		return a.fail(err)
+	}
+	defer m.end()
+	if !m.c.track() {
+		return a.fail(ErrClosed)
+	}
+	defer m.c.wg.Done()
+	begun := time.Now()
+	if err := m.waitUndo(a.actx, begun); err != nil {
+		return a.fail(err)
+	}
+
+	// Held already: raise the count, unless the hold turned out to be over.
+	if m.holding() {
+		if held, ok, err, done := a.again(); done {
+			return held, ok, err
+		}
+		if err := m.waitUndo(a.actx, time.Now()); err != nil { // the hold was given back
+			return a.fail(err)
+		}
+		a.n = 0
+	}
+
+	// A first acquire: attempts, with sleeps in the queue between them,
+	// until the lock is taken or handed over, the wait ends, or something
+	// fails.
+	queue := !bounded || wait > 0
+	if queue {
+		select { // a handoff left over from an earlier wait
+		case <-m.wake:
+		default:
+		}
+		m.c.await(m.owner, m.wake)
+		defer m.c.unawait(m.owner)
+	}
+	defer func() {
+		if a.sub != nil {
+			a.sub.leave()
+		}
+	}()
+	var (
+		seq    int64
+		res    scripts.AcquireResult
+		sent   time.Time
+		handed bool // res is a handoff's grant, not an attempt's answer
+	)
+	for {
+		if !handed {
+			a.n++
+			m.emit(Event{Kind: EventAttempt, Attempt: a.n, Trigger: a.trigger, Wait: time.Since(a.start)})
+			seq = int64(m.seq.Add(1))
+			keys, args := m.acquireCall(seq)
+			if queue {
+				args.QueueTTL = m.cfg.queueTTL()
+			}
+			from := time.Now()
+			if a.n == 1 {
+				from = begun
+			}
+			var err error
+			if res, sent, err = a.call(keys, args, from, m.abandonCall(seq)); err != nil {
+				return a.fail(err)
+			}
+		}
+		if res.Acquired {
+			granted := m.cfg.leaseFor()
+			if handed {
+				granted = m.cfg.grantLease()
+			}
+			validUntil, err := m.validity(a.actx, sent, res.TTL, granted)
+			if err == nil && !validUntil.IsZero() {
+				return a.won(res.HoldCount, res.Token, validUntil, nil)
+			}
+			// The hold's lease ran out before this process heard of it (a
+			// stalled server): give it back, and attempt anew.
+			m.abandon(seq)
+			if err == nil {
+				err = m.waitUndo(a.actx, time.Now())
+			}
+			if err != nil {
+				return a.fail(err)
+			}
+			a.trigger = TriggerFirst
+			if handed {
+				a.trigger = TriggerNotified
+			}
+			handed = false
+			continue
+		}
+		if !queue || (bounded && !time.Now().Before(a.deadline)) {
+			if queue {
+				m.abandon(seq) // leave the queue
+			}
+			return a.timedOut()
+		}
+		a.refused, a.answered = sent, true
+		if a.queued.IsZero() {
+			a.queued = sent
+		}
+		m.emit(Event{Kind: EventRefused, Attempt: a.n, Wait: time.Since(a.start)})
+
+		token, err := a.sleep(res, sent)
+		switch {
+		case err != nil:
+			m.abandon(seq) // gives back a handoff too
+			return a.fail(err)
+		case token != 0 && m.cfg.replicas == 0:
+			// Handed over by a release: the grant's lease began after
+			// the refused attempt was sent.
+			res = scripts.AcquireResult{Acquired: true, HoldCount: 1, Token: token, TTL: m.cfg.grantLease()}
+			sent, handed = a.refused, true
+		}
+		// With WithReplicas the grant was written on the releaser's
+		// connection, and WAIT covers only the caller's own writes: the
+		// next attempt finds the grant held by this owner, writes its
+		// lease anew and WAITs, and the replicas that have that write
+		// have the grant before it.
+	}
+}
+
+// again is a reentrant acquire: one attempt that raises the hold count
+// under a latch, so that a retry after a lost reply returns the first
+// answer. done is false when the server no longer counts a hold of this
+// owner: the hold is then over (ErrLost) and the caller acquires anew.
+func (a *acquisition) again() (held context.Context, ok bool, err error, done bool) {
+	m := a.m
+	a.n = 1
+	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
+	m.mu.Lock()
+	losses := m.losses
+	m.mu.Unlock()
+	latch := m.newLatch()
+	keys, args := m.acquireCall(1)
+	keys.Latch = []string{latch}
+	res, sent, err := a.call(keys, args, time.Now(), m.undoAgain(latch))
+	var validUntil time.Time
+	if err == nil && res.Acquired {
+		validUntil, err = m.validity(a.actx, sent, res.TTL, m.cfg.leaseFor())
+	}
+	if err != nil {
+		held, ok, err = a.fail(err)
+		return held, ok, err, true
+	}
+	if !validUntil.IsZero() {
+		if held, ok, err = a.won(res.HoldCount, 0, validUntil, &losses); ok {
+			return held, ok, err, true
+		}
+	}
+	// The hold is over: the server no longer counts it, its lease ran out
+	// before this process heard of the reply, or it ended while the call
+	// was out (lost, and then given back, which takes this count along).
+	m.mu.Lock()
+	var g *givenUp
+	if res.Acquired && m.losses == losses {
+		g = m.giveUpLocked(ErrLost) // the server counted it: give it back
+	}
+	h := m.hold
+	m.holds, m.token, m.hold = 0, 0, nil
+	m.mu.Unlock()
+	if g != nil {
+		m.startGiveBack(g)
+	}
+	if h != nil {
+		h.end(ErrLost)
+		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
+	}
+	return nil, false, nil, false
+}
+
+// call runs one attempt: the acquire script with keys and args, retried
+// after a lost reply within the retry window counted from from, and
+// returns the answer and when the try that got it was sent: the lease the
+// answer reports began after that, so sent + its TTL is a safe end of the
+// hold even when the answer came late (a retry, a stalled server). A
+// retry of a first acquire that finds the owner holding the lock takes
+// that hold as it is (the script's "held" branch), so it never counts a
+// second one; a reentrant one returns its latch's answer.
+//
+// With WithReplicas each try is followed by WAIT, which counts only when
+// the try acquired. A first acquire whose WAIT failed (the node was
+// demoted: a MOVED or a Sentinel switch sent the script to the new
+// primary, WAIT to the old one) is tried again: the same attempt finds
+// the hold its earlier try took, writes its lease anew, and the WAIT
+// after it covers the hold. A reentrant one is not (its retry may replay
+// its latch, writing nothing); when its answer came from a retry, the
+// hold's lease is written once more (Renew) and WAIT follows that: the
+// replication stream is in order, so replicas that have this write have
+// the count it follows.
+//
+// When actx has a deadline (TryLock's), call returns when it passes, or
+// when the Client closes (ErrClosed), even if the executor does not:
+// rueidis, for one, holds a call while it reconnects (up to its dial
+// timeout, 5 s by default), and a call to a stalled server until its own
+// deadline, whatever the call's ctx. The call then ends in the background.
+// Without a deadline the call runs on the caller's goroutine (a goroutine
+// per attempt would cost the uncontended Lock about a quarter of its
+// allocations).
+//
+// An attempt that failed after it may have run is rolled back with undo,
+// in the background (the Mutex's next Lock waits for it), unless the
+// replicas did not confirm it: WAIT fell short or failed, or had not
+// answered when actx passed (Redis answers WAIT up to 1/hz after its
+// timeout), with the caller's ctx live. Then call waits for the rollback
+// (one round trip, retried within the retry window: also past TryLock's
+// bound, which the promise of a *ReplicaError outweighs), so that nothing
+// of the attempt is held when it returns a *ReplicaError: WAIT's, or a new
+// one when WAIT had not answered but the rollback gave a hold back. When
+// the rollback got no answer the error matches ErrNoAnswer.
+func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, undo func(context.Context) (bool, error)) (scripts.AcquireResult, time.Time, error) {
+	m := a.m
+	type reply struct {
+		res  scripts.AcquireResult
+		sent time.Time
+		err  error
+	}
+	window := max(m.cfg.retryWindow-time.Since(from), time.Millisecond)
+	send := func(ctx context.Context) (r reply) {
+		reentrant, tries := len(keys.Latch) > 0, 0
+		var short *ReplicaError
+		r.err = m.retry(ctx, window, func(ctx context.Context) (err error) {
+			tries++
+			r.sent = time.Now()
+			cctx, w := m.askAcks(ctx)
+			r.res, err = m.scripts.Acquire(cctx, keys, args)
+			short = nil
+			if err == nil && r.res.Acquired {
+				if short = m.short(w); short != nil && short.Err != nil && !reentrant {
+					return short
+				}
+			}
+			return err
+		})
+		if reentrant && tries > 1 && r.err == nil && r.res.Acquired && short == nil && m.cfg.replicas > 0 {
+			cctx, w := m.askAcks(ctx)
+			ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
+			switch {
+			case err != nil:
+				short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
+			case !ok:
+				short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: ErrLost}
+			default:
+				short = m.short(w)
+			}
+		}
+		if r.err == nil && short != nil {
+			r.err = short // a hold too few replicas acknowledged
+		}
+		return r
+	}
+	var r reply
+	if _, ok := a.actx.Deadline(); !ok {
+		r = send(a.actx)
+	} else {
+		// The call itself may outlive actx, so that an answer that came
+		// in time but found this goroutine not yet running again (a GC
+		// pause, a busy or throttled host) still counts; it is cancelled
+		// once the caller stops waiting.
+		cctx, cancel := context.WithCancel(context.WithoutCancel(a.actx))
+		ch := make(chan reply, 1)
+		go func() {
+			defer cancel()
+			ch <- send(cctx)
+		}()
+		got := true
+		select {
+		case r = <-ch:
+		case <-a.actx.Done():
+			got = false
+		case <-m.c.done:
+			got = false
+		}
+		if !got {
+			select {
+			case r = <-ch:
+			default:
+				cancel()
+				if r.err = a.actx.Err(); r.err == nil {
+					r.err = ErrClosed
+				}
+			}
+		}
+	}
+	err := r.err
+	if err == nil || !mayHaveRun(err) {
+		return r.res, r.sent, err
+	}
+	rolledBack := m.rollback(true, false, undo)
+	var ra *ReplicaError
+	if m.cfg.replicas == 0 || a.ctx.Err() != nil || m.c.isClosed() ||
+		!(errors.As(err, &ra) || (errors.Is(err, context.DeadlineExceeded) && a.actx.Err() != nil)) {
+		return r.res, r.sent, err
+	}
+	var u undone
+	select {
+	case u = <-rolledBack:
+	case <-a.ctx.Done():
+		return r.res, r.sent, a.ctx.Err()
+	case <-m.c.done:
+		return r.res, r.sent, ErrClosed
+	}
+	switch {
+	case u.err != nil:
+		err = fmt.Errorf("%w: the rollback of a hold the replicas did not acknowledge failed: %w", ErrNoAnswer, u.err)
+	case ra != nil:
+		err = ra
+	case u.released:
+		err = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout}
+	}
+	return r.res, r.sent, err
+}
+
+// validity returns until when, on this process' clock, a hold is valid
+// that a call sent at sent reported with ttl left (PTTL; for a handoff,
+// the lease it granted): sent + ttl, since the lease began after sent.
+// When that leaves less than half of granted (the reply came late: a
+// stalled or restarting server, a retry), the server is asked once more
+// for the hold's PTTL, and the answer counts from when that question was
+// sent. The zero Time means the hold is gone or has no time left.
+func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.Duration) (time.Time, error) {
+	if ttl <= 0 {
+		return time.Time{}, nil
+	}
+	until := sent.Add(ttl)
+	if time.Until(until) >= granted/2 {
+		return until, nil
+	}
+	sent = time.Now()
+	var in scripts.Inspection
+	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
+		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
+		return err
+	})
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case in.HoldCount == 0 || in.TTL <= 0:
+		return time.Time{}, nil
+	}
+	if until = sent.Add(in.TTL); !until.After(time.Now()) {
+		return time.Time{}, nil
+	}
+	return until, nil
+}
+
+// won records a hold of count, with token (0: the current hold's), valid
+// until validUntil on this process' clock, and returns the caller's
+// context: a new hold's, or one that also ends when the running hold ends.
+// For a reentrant acquire (losses, read before its call), a loss
+// that ended the hold since voids it (ok false): a count raised on a hold
+// that is over counts nothing.
+func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint64) (context.Context, bool, error) {
+	m := a.m
+	m.mu.Lock()
+	if losses != nil && m.losses != *losses {
+		m.mu.Unlock()
+		return nil, false, nil
+	}
+	m.holds, m.gaveUp = count, nil
+	if token != 0 {
+		m.token = token
+		m.newest = max(m.newest, token)
+	}
+	ctx, cancel := context.WithCancelCause(a.ctx)
+	if h := m.hold; h != nil { // reentrant: ends with a.ctx or the hold
+		h.extend(validUntil)
+		context.AfterFunc(h.ctx, func() { cancel(context.Cause(h.ctx)) })
+	} else {
+		m.hold = &hold{m: m, ctx: ctx, cancel: cancel, parent: a.ctx, start: time.Now(),
+			validUntil: validUntil.Add(-m.cfg.leaseFor() / clockDrift)}
+		m.hold.launch()
+	}
+	token = m.token
+	m.mu.Unlock()
+	m.emit(Event{Kind: EventAcquired, Attempt: a.n, Trigger: a.trigger, Wait: time.Since(a.start), HoldCount: count, Token: token})
+	return ctx, true, nil
+}
+
+// sleep waits in the queue after an attempt sent at sent was refused with
+// res, and returns the token of a handoff to this owner when a wake
+// message ends the wait (0 when the poll interval or another message
+// does); a.trigger then says what ended it. When the lock announces
+// handoffs (notifies) it first subscribes this Client's wake channel;
+// when that was not subscribed before the attempt was sent, a handoff in
+// between would have gone unheard, so it waits for the subscription to
+// settle (at most until a bounded wait's deadline) and the next attempt
+// comes at once (TriggerSubscribed).
+func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token int64, err error) {
+	m := a.m
+	var settled <-chan struct{}
+	var d time.Duration
+	next := TriggerSubscribed
+	if a.sub == nil && m.notifies() {
+		if a.sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
+			return 0, err
+		}
+		if !a.sub.readyBefore(sent) {
+			settled, d = a.sub.settled, max(time.Until(a.deadline), 0)
+		}
+	}
+	if settled == nil {
+		d, next = m.nap(res, &a.pace, a.sub, time.Since(a.queued), a.deadline, a.bounded)
+	}
+	var timeout <-chan time.Time
+	if settled == nil || a.bounded {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case token = <-m.wake:
+		if token <= m.newestToken() {
+			// 0: a resubscription, a handoff may have been missed. Else
+			// the late message of a handoff this Mutex has already
+			// claimed with an attempt, and given back since.
+			a.trigger = TriggerNotified
+			return 0, nil
+		}
+		a.trigger = TriggerHandoff
+		return token, a.ctx.Err()
+	case <-settled:
+	case <-timeout:
+	case <-a.ctx.Done():
+		return 0, a.ctx.Err()
+	case <-m.c.done:
+		return 0, ErrClosed
+	}
+	a.trigger = next
+	return 0, nil
+}
+
+// timedOut is TryLock's (false, nil): the wait ended while another owner
+// held the lock.
+func (a *acquisition) timedOut() (context.Context, bool, error) {
+	a.m.emit(Event{Kind: EventTimedOut, Attempt: a.n, Wait: time.Since(a.start)})
+	return notHeld, false, nil
+}
+
+// fail ends the acquisition without a hold, with err, the error of a step
+// run under actx, classified: the caller's ctx errors and ErrClosed as
+// they are, and a *ReplicaError (the answer: the replicas fell short).
+// When TryLock's wait and grace are over (actx's own deadline, or a
+// deadline error past the wait: rueidis may report it a moment before
+// actx does), the wait ended: TryLock reports false with a nil error when
+// an attempt got the server's answer (another owner holds the lock), and
+// ErrNoAnswer when none did (a stalled or unreachable server, an earlier
+// rollback still in flight), whatever err was. A step that got no answer
+// (a dead or stalled server, the retry window over) is ErrNoAnswer too,
+// wrapping the last transport error when there was one.
+func (a *acquisition) fail(err error) (context.Context, bool, error) {
+	m := a.m
+	var ra *ReplicaError
+	waitOver := a.bounded && (a.actx.Err() != nil ||
+		(errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(a.deadline)))
+	switch {
+	case a.ctx.Err() != nil:
+		if !errors.Is(err, a.ctx.Err()) {
+			err = a.ctx.Err()
+		}
+	case m.c.isClosed():
+		err = ErrClosed
+	case errors.As(err, &ra):
+	case waitOver && a.answered:
+		return a.timedOut()
+	case errors.Is(err, ErrNoAnswer):
+	case waitOver, unanswered(err):
+		took := time.Since(a.start).Round(time.Millisecond)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w in %v", ErrNoAnswer, took)
+		} else {
+			err = fmt.Errorf("%w in %v: %w", ErrNoAnswer, took, err)
+		}
+	}
+	m.emit(Event{Kind: EventAcquireFailed, Attempt: a.n, Wait: time.Since(a.start), Err: err})
+	return notHeld, false, m.wrap(err)
+}
+
+// acquireCall returns the keys and arguments of acquire attempt seq, with
+// no latch and no place in the queue.
+func (m *Mutex) acquireCall(seq int64) (scripts.AcquireKeys, scripts.AcquireArgs) {
+	keys := scripts.AcquireKeys{Lock: m.keys.Lock, Fence: m.keys.Fence, Queue: m.keys.Queue, Waits: m.keys.Waits, Tomb: m.tomb}
+	args := scripts.AcquireArgs{Owner: m.owner, Lease: m.cfg.leaseFor(), LatchTTL: m.cfg.latchTTL(), FenceTTL: m.cfg.fenceTTL,
+		Attempt: seq, GrantLease: m.cfg.grantLease(), Starve: m.cfg.starve()}
+	return keys, args
+}
+
+// askAcks returns ctx asking for WAIT after the script, and the Wait the
+// executor fills in; ctx and nil with WithReplicas off.
+func (m *Mutex) askAcks(ctx context.Context) (context.Context, *runtime.Wait) {
+	if m.cfg.replicas == 0 {
+		return ctx, nil
+	}
+	w := &runtime.Wait{Replicas: int64(m.cfg.replicas), Timeout: m.cfg.replicaTimeout}
+	return context.WithValue(ctx, waitKey{}, w), w
+}
