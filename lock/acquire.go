@@ -92,7 +92,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		default:
 		}
 		m.c.await(m.owner, m.wake)
-		defer m.c.unawait(m.owner)
+		defer m.c.await(m.owner, nil)
 	}
 	defer func() {
 		if a.sub != nil {
@@ -179,10 +179,10 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	}
 }
 
-// again is a reentrant acquire: one attempt that raises the hold count
-// under a latch, so that a retry after a lost reply returns the first
-// answer. done is false when the server no longer counts a hold of this
-// owner: the hold is then over (ErrLost) and the caller acquires anew.
+// again is a reentrant acquire: one attempt raises the hold count under a
+// latch (a retry returns the first answer). done is false when the server
+// no longer counts this owner's hold: it is then over (ErrLost) and the
+// caller acquires anew.
 func (a *acquisition) again() (held context.Context, ok bool, err error, done bool) {
 	m := a.m
 	a.n = 1
@@ -229,44 +229,30 @@ func (a *acquisition) again() (held context.Context, ok bool, err error, done bo
 }
 
 // call runs one attempt: the acquire script with keys and args, retried
-// after a lost reply within the retry window counted from from, and
-// returns the answer and when the try that got it was sent: the lease the
-// answer reports began after that, so sent + its TTL is a safe end of the
-// hold even when the answer came late (a retry, a stalled server). A
-// retry of a first acquire that finds the owner holding the lock takes
-// that hold as it is (the script's "held" branch), so it never counts a
-// second one; a reentrant one returns its latch's answer.
+// after a lost reply within the retry window counted from from. It returns
+// the answer and when the try that got it was sent: the answer's lease
+// began after that, so sent + its TTL is a safe end of the hold even when
+// the answer came late. A retried first acquire that finds the owner
+// holding takes that hold as it is; a reentrant one replays its latch.
 //
-// With WithReplicas each try is followed by WAIT, which counts only when
-// the try acquired. A first acquire whose WAIT failed (the node was
-// demoted: a MOVED or a Sentinel switch sent the script to the new
-// primary, WAIT to the old one) is tried again: the same attempt finds
-// the hold its earlier try took, writes its lease anew, and the WAIT
-// after it covers the hold. A reentrant one is not (its retry may replay
-// its latch, writing nothing); when its answer came from a retry, the
-// hold's lease is written once more (Renew) and WAIT follows that: the
-// replication stream is in order, so replicas that have this write have
-// the count it follows.
+// With WithReplicas each try that acquired is followed by WAIT. A first
+// acquire whose WAIT failed (a failover sent the script to the new
+// primary, WAIT to the old one) is tried again and writes its lease anew;
+// a reentrant one whose answer came from a retry (a replayed latch writes
+// nothing) writes its lease once more (Renew) for WAIT to cover.
 //
-// When actx has a deadline (TryLock's), call returns when it passes, or
-// when the Client closes (ErrClosed), even if the executor does not:
-// rueidis, for one, holds a call while it reconnects (up to its dial
-// timeout, 5 s by default), and a call to a stalled server until its own
-// deadline, whatever the call's ctx. The call then ends in the background.
-// Without a deadline the call runs on the caller's goroutine (a goroutine
-// per attempt would cost the uncontended Lock about a quarter of its
-// allocations).
+// With a deadline on actx (TryLock's) the call runs on a goroutine of its
+// own, and call returns at the deadline or at Close even if the executor
+// does not (rueidis holds a call while it redials); without one it runs on
+// the caller's goroutine (a goroutine per attempt would cost the
+// uncontended Lock a quarter of its allocations).
 //
 // An attempt that failed after it may have run is rolled back with undo,
-// in the background (the Mutex's next Lock waits for it), unless the
-// replicas did not confirm it: WAIT fell short or failed, or had not
-// answered when actx passed (Redis answers WAIT up to 1/hz after its
-// timeout), with the caller's ctx live. Then call waits for the rollback
-// (one round trip, retried within the retry window: also past TryLock's
-// bound, which the promise of a *ReplicaError outweighs), so that nothing
-// of the attempt is held when it returns a *ReplicaError: WAIT's, or a new
-// one when WAIT had not answered but the rollback gave a hold back. When
-// the rollback got no answer the error matches ErrNoAnswer.
+// in the background; when the replicas did not confirm it (WAIT fell
+// short, failed, or had not answered by actx's deadline: Redis may answer
+// 1/hz late) and ctx is live, call waits for the rollback, so that nothing
+// is held when it returns the *ReplicaError (ErrNoAnswer when the rollback
+// got no answer; the wait may pass TryLock's bound).
 func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, undo func(context.Context) (bool, error)) (scripts.AcquireResult, time.Time, error) {
 	m := a.m
 	type reply struct {
@@ -294,13 +280,11 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 		if reentrant && tries > 1 && r.err == nil && r.res.Acquired && short == nil && m.cfg.replicas > 0 {
 			cctx, w := m.askAcks(ctx)
 			ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
-			switch {
-			case err != nil:
+			if err == nil && !ok {
+				err = ErrLost
+			}
+			if short = m.short(w); err != nil {
 				short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
-			case !ok:
-				short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: ErrLost}
-			default:
-				short = m.short(w)
 			}
 		}
 		if r.err == nil && short != nil {
@@ -322,22 +306,19 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 			defer cancel()
 			ch <- send(cctx)
 		}()
-		got := true
 		select {
 		case r = <-ch:
 		case <-a.actx.Done():
-			got = false
 		case <-m.c.done:
-			got = false
 		}
-		if !got {
-			select {
-			case r = <-ch:
-			default:
-				cancel()
-				if r.err = a.actx.Err(); r.err == nil {
-					r.err = ErrClosed
-				}
+		select { // an answer that came as the wait ended still counts
+		case r = <-ch:
+		default:
+		}
+		if r == (reply{}) {
+			cancel()
+			if r.err = a.actx.Err(); r.err == nil {
+				r.err = ErrClosed
 			}
 		}
 	}
@@ -371,12 +352,10 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 }
 
 // validity returns until when, on this process' clock, a hold is valid
-// that a call sent at sent reported with ttl left (PTTL; for a handoff,
-// the lease it granted): sent + ttl, since the lease began after sent.
-// When that leaves less than half of granted (the reply came late: a
-// stalled or restarting server, a retry), the server is asked once more
-// for the hold's PTTL, and the answer counts from when that question was
-// sent. The zero Time means the hold is gone or has no time left.
+// that a call sent at sent reported with ttl left (a handoff: its grant):
+// sent + ttl. When that leaves less than half of granted (a late reply),
+// the server is asked for the hold's PTTL once more, counted from that
+// question's send. The zero Time: the hold is gone or has no time left.
 func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.Duration) (time.Time, error) {
 	if ttl <= 0 {
 		return time.Time{}, nil
@@ -404,11 +383,9 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 }
 
 // won records a hold of count, with token (0: the current hold's), valid
-// until validUntil on this process' clock, and returns the caller's
-// context: a new hold's, or one that also ends when the running hold ends.
-// For a reentrant acquire (losses, read before its call), a loss
-// that ended the hold since voids it (ok false): a count raised on a hold
-// that is over counts nothing.
+// until validUntil, and returns the caller's context: a new hold's, or,
+// reentrant, one that also ends with the running hold. A loss since
+// losses (a reentrant acquire's, read before its call) voids it (false).
 func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint64) (context.Context, bool, error) {
 	m := a.m
 	m.mu.Lock()
@@ -436,15 +413,12 @@ func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint
 	return ctx, true, nil
 }
 
-// sleep waits in the queue after an attempt sent at sent was refused with
-// res, and returns the token of a handoff to this owner when a wake
-// message ends the wait (0 when the poll interval or another message
-// does); a.trigger then says what ended it. When the lock announces
-// handoffs (notifies) it first subscribes this Client's wake channel;
-// when that was not subscribed before the attempt was sent, a handoff in
-// between would have gone unheard, so it waits for the subscription to
-// settle (at most until a bounded wait's deadline) and the next attempt
-// comes at once (TriggerSubscribed).
+// sleep waits in the queue after res refused an attempt sent at sent, and
+// returns the token of a handoff when a wake message brings one; a.trigger
+// says what ended the wait. With wake messages (notifies) it subscribes
+// first; a subscription not ready before sent may have missed a handoff,
+// so it waits for it to settle (at most to a bounded wait's deadline) and
+// the next attempt comes at once (TriggerSubscribed).
 func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token int64, err error) {
 	m := a.m
 	var settled <-chan struct{}
@@ -496,17 +470,13 @@ func (a *acquisition) timedOut() (context.Context, bool, error) {
 	return notHeld, false, nil
 }
 
-// fail ends the acquisition without a hold, with err, the error of a step
-// run under actx, classified: the caller's ctx errors and ErrClosed as
-// they are, and a *ReplicaError (the answer: the replicas fell short).
-// When TryLock's wait and grace are over (actx's own deadline, or a
-// deadline error past the wait: rueidis may report it a moment before
-// actx does), the wait ended: TryLock reports false with a nil error when
-// an attempt got the server's answer (another owner holds the lock), and
-// ErrNoAnswer when none did (a stalled or unreachable server, an earlier
-// rollback still in flight), whatever err was. A step that got no answer
-// (a dead or stalled server, the retry window over) is ErrNoAnswer too,
-// wrapping the last transport error when there was one.
+// fail ends the acquisition without a hold: the caller's ctx error,
+// ErrClosed, a *ReplicaError (the replicas fell short) as they are. When
+// TryLock's wait and grace are over (actx's deadline, or a deadline error
+// past the wait, which rueidis may report before actx does), TryLock
+// reports (false, nil) if an attempt got the server's answer, ErrNoAnswer
+// if none did. A step that got no answer (a dead or stalled server) is
+// ErrNoAnswer too, wrapping the last transport error, if any.
 func (a *acquisition) fail(err error) (context.Context, bool, error) {
 	m := a.m
 	var ra *ReplicaError

@@ -166,18 +166,16 @@ func (c *Client) track() bool {
 }
 
 // await registers owner's wake channel, so that a handoff to owner is
-// delivered to ch (its fencing token; 0 means "attempt again").
+// delivered to ch (its fencing token; 0 means "attempt again"); a nil ch
+// forgets it.
 func (c *Client) await(owner string, ch chan int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.waiters[owner] = ch
-}
-
-// unawait forgets owner's wake channel.
-func (c *Client) unawait(owner string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.waiters, owner)
+	if ch == nil {
+		delete(c.waiters, owner)
+	} else {
+		c.waiters[owner] = ch
+	}
 }
 
 // deliver passes a wake message to the waiting owner, if it still waits.

@@ -139,60 +139,49 @@
 // hold only once n replicas acknowledged it: each acquire and each
 // renewal is followed by WAIT n timeout on the same connection, in the
 // same round trip (runtime.ReplicaWaiter; one rueidis DoMulti, one
-// go-redis pipeline on the key's primary), so WAIT waits for the
-// replication offset of exactly that script's writes. Its reply is always
-// checked. An acquire fewer replicas acknowledged is rolled back (Abandon,
-// as for a cancelled acquire; a reentrant acquire's extra hold is
-// released) and, once the rollback has answered, Lock or TryLock returns
-// a *ReplicaError{Want, Acked} (errors.Is ErrNotReplicated): nothing is
-// held at that moment. Redis checks a blocked WAIT's timeout in its event
-// loop, which may sleep 1/hz (100 ms) past it; an attempt whose WAIT has
-// not answered by TryLock's bound is rolled back at once, and a rollback
-// that gave back the attempt's hold makes it a *ReplicaError too. A renewal fewer
+// go-redis pipeline on the key's primary), so WAIT waits for exactly that
+// script's writes, and its reply is always checked. An acquire fewer
+// replicas acknowledged is rolled back (Abandon; a reentrant acquire's
+// extra hold is released) and, once the rollback has answered, Lock or
+// TryLock returns a *ReplicaError{Want, Acked} (errors.Is
+// ErrNotReplicated): nothing is held at that moment. Redis checks a
+// blocked WAIT's timeout in its event loop, up to 1/hz (100 ms) late; an
+// attempt whose WAIT has not answered by TryLock's bound is rolled back at
+// once, a *ReplicaError too when that gave back its hold. A renewal fewer
 // acknowledged is a failed renewal (EventRenewFailed, retried sooner):
-// the hold keeps the validity of its last acknowledged write and ends
-// with ErrLost when none comes in time. A handoff is acknowledged by the
-// heir: the grant was written on the releaser's connection, which the
-// heir's WAIT cannot cover, so with WithReplicas a wake message makes the
-// heir attempt at once; the attempt finds the lock granted to it, sets
-// its lease anew (a write) and WAITs, and replicas that have that write
-// have the grant written before it.
+// the hold keeps the validity of its last acknowledged write. A handoff is
+// acknowledged by the heir: the grant was written on the releaser's
+// connection, which the heir's WAIT cannot cover, so a wake message makes
+// the heir attempt at once; the attempt finds the grant, sets its lease
+// anew and WAITs, and replicas that have that write have the grant too.
 //
-// The corner cases Redisson's users hit are handled so: the WAIT reply is
-// checked on every call (redisson#3994 ignored it); WAIT never goes to a
-// node other than the one that ran the script, since it travels in the
-// same round trip on the same connection (redisson#4822: a WAIT sent to a
-// node demoted to a replica failed every acquire); a script sent to a
-// demoted node fails with READONLY or MOVED before it runs, which the
-// lock retries within the retry window while the client moves to the new
-// primary (rueidis on Sentinel's +switch-master and on MOVED, go-redis by
-// closing a connection that answered READONLY and reloading its slot
-// map), and a first acquire whose WAIT failed (the script was redirected
-// to the new primary, WAIT was not) is simply attempted again: the retry
-// finds its own hold and writes it anew, so nothing is stuck and no
-// acquire fails for good after a failover (redisson#4706); TryLock's
-// bound grows by timeout, counted apart from its grace, and by the
-// rollback's round trip when the replicas fell short.
+// The cases Redisson's users hit: the WAIT reply is checked on every call
+// (redisson#3994 ignored it); WAIT goes to the node that ran the script,
+// in the same round trip (redisson#4822: WAIT sent to a demoted node
+// failed every acquire); a script sent to a demoted node fails with
+// READONLY or MOVED before it runs and is retried within the retry window
+// while the client moves to the new primary (rueidis on Sentinel's
+// +switch-master and on MOVED, go-redis by closing a connection that
+// answered READONLY); and a first acquire whose WAIT failed (redirected
+// script, WAIT not) is attempted again: the retry finds its own hold and
+// writes it anew, so no acquire fails for good after a failover
+// (redisson#4706).
 //
-// What it guarantees: when Lock returns, n replicas had the hold. A
-// failover that promotes one of them keeps the hold, so nobody else
-// acquires until its lease ends. What it cannot: replication stays
-// asynchronous, and WAIT "does not make Redis a strongly consistent
+// What it guarantees: when Lock returns, n replicas had the hold, and a
+// failover that promotes one of them keeps it. What it cannot: replication
+// stays asynchronous, and WAIT "does not make Redis a strongly consistent
 // store" (https://redis.io/docs/latest/commands/wait/). A hold is lost
 // when every replica that acknowledged it dies with the primary, or when
-// the failover promotes a replica that had not acknowledged it: with
-// several replicas and n below their number, Sentinel and the cluster
-// prefer the replica with the largest replication offset, but that is a
-// best effort, not a promise (redisson#5256); n equal to the number of
-// replicas closes that gap at the price of refusing every acquire while
-// any replica is down. A primary restarted without persistence before a
-// failover, and a replica that applies the write but loses it in a
-// restart of its own, lose it too. A refused attempt's WAIT is not looked
-// at, so while too few replicas are up every acquire fails with a
-// *ReplicaError after timeout; an operator who prefers the lock to keep
-// working then turns the option off (what many Redisson users do,
-// redisson#4672), accepting the hazard. Use it where two holders cost
-// more than a failed Lock during a replica outage, and where one more
+// the failover promotes one that had not: Sentinel and the cluster prefer
+// the replica with the largest offset, a best effort (redisson#5256); n
+// equal to the number of replicas closes that gap at the price of refusing
+// every acquire while any replica is down. A primary restarted without
+// persistence before a failover, or a replica that loses the write in a
+// restart of its own, lose it too. While too few replicas are up every
+// acquire fails with a *ReplicaError after timeout; an operator who
+// prefers the lock to keep working turns the option off (as many Redisson
+// users do, redisson#4672), accepting the hazard. Use it where two holders
+// cost more than a failed Lock during a replica outage, and one more
 // replication round trip per acquire (see bench/lock) is affordable.
 //
 // # Fencing

@@ -128,43 +128,31 @@ var notHeld = func() context.Context {
 }()
 
 // Lock blocks until it holds the lock or ctx ends, and returns a context
-// that is cancelled when the hold ends: when the owner releases its last
-// hold (cause ErrUnlocked), when the lock is lost (ErrLost, or
-// ErrLeaseExpired with WithLease), when ctx ends, or when the Client is
-// closed (ErrClosed). context.Cause tells which. Work guarded by the lock
-// should run under that context.
+// that is cancelled when the hold ends: the owner's last release (cause
+// ErrUnlocked), a loss (ErrLost; ErrLeaseExpired with WithLease), ctx's
+// end, or Client.Close (ErrClosed); context.Cause tells which. Run the
+// work the lock guards under it. ctx also bounds the hold: when it ends the
+// watchdog stops and the lock expires within one lease unless Unlock
+// releases it first (to bound only the wait, use TryLock).
 //
-// ctx also bounds the hold: when it ends, the watchdog stops and the lock
-// expires within one lease unless Unlock releases it first. To bound only
-// the wait, use TryLock.
+// A Mutex that holds the lock raises its hold count (one round trip); the
+// context returned then also ends with the hold. While another owner
+// holds it, Lock queues on the server (FIFO across processes) and sleeps
+// until a release hands it the lock (see WaitStrategy). A late reply (a
+// retry, a stalled server) counts from the send of the try that got it,
+// and when that leaves less than half the lease the server is asked for
+// the hold's PTTL once more, so a Lock that returns holds a live lease on
+// both sides. With WithReplicas an acquire fewer replicas acknowledged is
+// rolled back before Lock returns its *ReplicaError.
 //
-// Acquiring a lock the owner already holds raises the hold count (one
-// round trip); the returned context then also ends when the hold ends.
-// While another owner holds the lock, Lock queues on the server behind the
-// waiters already there (FIFO, across processes) and sleeps until a
-// release hands it the lock (see WaitStrategy).
-//
-// The hold counts from the server's lease: a reply that comes late (a
-// retry through an outage, a stalled server) is counted from when the try
-// that got it was sent, and when that leaves less than half the lease the
-// server is asked for the hold's PTTL once more, so a Lock that returns
-// holds a live lease on both sides.
-//
-// With WithReplicas an acquire fewer replicas acknowledged fails with a
-// *ReplicaError once it has been rolled back: nothing of it is held when
-// Lock returns.
-//
-// On failure it returns an already cancelled context and ctx's error, an
-// error matching ErrNoAnswer when no try got an answer within the retry
-// window (WithRetryWindow; a dead or stalled server; it wraps the last
-// connection error), another Redis error, ErrClosed, or ErrNilContext.
-// Against a server that refuses connections Lock returns within the
-// window, also when it first waits for an earlier rollback. When ctx
-// ends while an attempt is in flight, or after a release handed the lock
-// over, the attempt is rolled back in the background (Abandon) and never
-// renewed; until the rollback is done this Mutex's next Lock waits for
-// it. When ctx has a deadline Lock returns at it even if the Redis client
-// holds the call (rueidis does while it redials, up to its dial timeout).
+// On failure it returns an already cancelled context and ctx's error,
+// ErrNoAnswer when no try got an answer within the retry window (a dead
+// or stalled server, also while waiting for an earlier rollback; it wraps
+// the last connection error), another Redis error, ErrClosed, or
+// ErrNilContext. An attempt in flight when ctx ends, or a handoff that
+// came after, is rolled back in the background (Abandon), which this
+// Mutex's next Lock waits for. With a deadline on ctx Lock returns at it
+// even if the Redis client holds the call (rueidis does while it redials).
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	held, _, err := m.acquire(ctx, 0, false)
 	return held, err
@@ -322,34 +310,28 @@ func (m *Mutex) holding() bool {
 	return m.holds > 0
 }
 
-// Unlock releases one hold: the hold count drops by one, and the last
-// release stops the watchdog, cancels the held context (cause ErrUnlocked)
-// and frees the lock, or hands it to the first live waiter in the queue in
-// the same script (see WaitStrategy).
+// Unlock releases one hold: the count drops by one, and the last release
+// stops the watchdog, cancels the held context (cause ErrUnlocked) and
+// frees the lock, or hands it to the first live waiter in the same script
+// (see WaitStrategy). While it waits for the server, the held context
+// still ends when the hold's validity runs out on this process' clock.
 //
-// While the release waits for the server, the held context still ends
-// when the hold's validity runs out on this process' clock.
-//
-// Only the owner can release: when this Mutex holds no lock as far as it
-// knows, Unlock returns ErrNotHeld without asking the server. A hold this
-// process gave up as lost because its lease ran out on the process' clock
-// (ErrLost, ErrLeaseExpired) may still be counted by the server (a renewal
-// that ran but answered too late): it is given back on the server in the
-// background as soon as it is given up, and the next Unlock waits for that
-// (within ctx) and returns ErrNotHeld saying what the server had: "the
-// server still counted it, and it was released", "the server had ended it
-// too", or why giving it back failed. When the
-// server says the hold is gone (expired, or taken over by another owner)
-// Unlock changes nothing, returns an error matching ErrNotHeld, and a held
-// context that was still live is cancelled with cause ErrLost. After
-// Client.Close it returns ErrClosed and sends nothing (the lock expires
-// with its lease).
+// When this Mutex holds nothing as far as it knows, Unlock returns
+// ErrNotHeld without asking the server. A hold given up as lost on this
+// process' clock (ErrLost, ErrLeaseExpired) may still be counted by the
+// server (a renewal that answered too late); it is given back at once in
+// the background, and the next Unlock waits for that (within ctx) and
+// returns ErrNotHeld saying what the server had: "the server still counted
+// it, and it was released", "the server had ended it too", or why giving
+// it back failed. When the server says the hold is gone (expired, taken
+// over) Unlock changes nothing, returns an error matching ErrNotHeld, and
+// cancels a held context still live with cause ErrLost. After
+// Client.Close it returns ErrClosed and sends nothing.
 //
 // A release whose reply was lost is retried within the retry window and
-// never releases two holds. Since the common "defer m.Unlock(ctx)" may run
-// after ctx has ended, an already ended ctx is replaced by
-// context.WithoutCancel(ctx) bounded by the retry window: a release that
-// is never sent would keep everyone else waiting for a whole lease.
+// never releases two holds. An already ended ctx (a "defer m.Unlock(ctx)"
+// after ctx's end) is replaced by context.WithoutCancel(ctx) bounded by the
+// retry window: a release never sent would keep others waiting a lease.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext

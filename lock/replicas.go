@@ -9,32 +9,26 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// WithReplicas counts a hold only once at least n replicas have
-// acknowledged its write, waiting at most timeout for them: every acquire
-// (first, reentrant, and the one that claims a handoff), and every
-// watchdog renewal, is followed by WAIT n timeout on the connection that
-// ran the script, in the same round trip (see the package documentation,
-// "Failover"). An acquire that fewer replicas acknowledged is rolled back
-// and Lock or TryLock fails with a *ReplicaError saying how many did; a
-// renewal that fewer acknowledged counts as a failed renewal
-// (EventRenewFailed with the *ReplicaError) and the hold keeps the lease
-// its last acknowledged write gave it, ending with ErrLost when no
-// acknowledged renewal comes before that runs out.
+// WithReplicas counts a hold only once at least n replicas acknowledged
+// its write within timeout: every acquire (first, reentrant, the claim of
+// a handoff) and every renewal is followed by WAIT n timeout on the
+// connection that ran the script, in the same round trip (see the package
+// documentation, "Failover"; Redisson: checkLockSyncedSlaves). An acquire
+// fewer acknowledged is rolled back, and Lock or TryLock then fails with a
+// *ReplicaError; a renewal fewer acknowledged is a failed renewal
+// (EventRenewFailed), and the hold ends with ErrLost when no acknowledged
+// renewal comes before the lease of the last one runs out.
 //
-// n = 0 turns it off (the default). timeout is sent as whole milliseconds
-// and must be between 1 ms and a third of the lease (of a handoff's grant
-// lease too); TryLock's bound grows by it (wait + WaitStrategy.Grace +
-// timeout, the grace counted apart from WAIT's timeout), and when the
-// replicas fell short TryLock also waits for the rollback's answer (one
-// round trip; at most the retry window against a server that stops
-// answering), so that nothing is held when it returns the *ReplicaError.
-// An attempt whose WAIT has not answered by that bound (Redis checks a
-// blocked WAIT's timeout in its event loop, up to 1/hz = 100 ms late) is
-// rolled back at once, and reported as a *ReplicaError when the rollback
-// gave back the hold it had taken. The executor must implement runtime.ReplicaWaiter, as the
-// Client's rueidis client and runtime/goredis do (with go-redis keep
-// timeout below the client's ReadTimeout); New fails with ErrBadOption
-// otherwise. Redisson: checkLockSyncedSlaves.
+// n = 0 (the default) turns it off. timeout is sent as whole milliseconds,
+// between 1 ms and a third of the lease and of a handoff's grant lease.
+// TryLock's bound becomes wait + WaitStrategy.Grace + timeout, plus, when
+// the replicas fell short, the rollback's round trip (at most the retry
+// window against a server that stops answering). An attempt whose WAIT has
+// not answered by then (Redis may answer 1/hz = 100 ms late) is rolled back
+// at once, a *ReplicaError when that gave back a hold. The executor must
+// implement runtime.ReplicaWaiter, as the Client's rueidis client and
+// runtime/goredis do (with go-redis keep timeout below its ReadTimeout);
+// New fails with ErrBadOption otherwise.
 func WithReplicas(n int, timeout time.Duration) Option {
 	return func(c *config) { c.replicas, c.replicaTimeout = n, timeout }
 }
