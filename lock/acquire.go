@@ -26,14 +26,15 @@ type acquisition struct {
 	answered bool      // an attempt got the server's answer: another owner holds the lock
 
 	// In the queue: the wake subscription (nil: none yet, or PollOnly),
-	// the polls' pace without one, and when the first and the last
-	// refused attempts were sent (the place dates from the first; a
-	// handoff's lease began after the last).
-	sub             *subscription
-	pace            queuePace
-	queued, refused time.Time
+	// the polls' pace without one, and when the first refused attempt was
+	// sent (the place in the queue dates from it).
+	sub    *subscription
+	pace   queuePace
+	queued time.Time
 }
 
+// acquire is Lock (bounded false) and TryLock (bounded, waiting at most
+// wait), step by step.
 func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (context.Context, bool, error) {
 	if ctx == nil {
 		return notHeld, false, ErrNilContext
@@ -154,7 +155,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			}
 			return a.timedOut()
 		}
-		a.refused, a.answered = sent, true
+		a.answered = true
 		if a.queued.IsZero() {
 			a.queued = sent
 		}
@@ -169,7 +170,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			// Handed over by a release: the grant's lease began after
 			// the refused attempt was sent.
 			res = scripts.AcquireResult{Acquired: true, HoldCount: 1, Token: token, TTL: m.cfg.grantLease()}
-			sent, handed = a.refused, true
+			handed = true
 		}
 		// With WithReplicas the grant was written on the releaser's
 		// connection, and WAIT covers only the caller's own writes: the
