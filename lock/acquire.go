@@ -417,8 +417,9 @@ func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint
 // returns the token of a handoff when a wake message brings one; a.trigger
 // says what ended the wait. With wake messages (notifies) it subscribes
 // first; a subscription not ready before sent may have missed a handoff,
-// so it waits for it to settle (at most to a bounded wait's deadline) and
-// the next attempt comes at once (TriggerSubscribed).
+// so it waits for it to settle (at most to a bounded wait's deadline; a
+// wake message meanwhile is left for later) and the next attempt comes at
+// once (TriggerSubscribed).
 func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token int64, err error) {
 	m := a.m
 	var settled <-chan struct{}
@@ -441,8 +442,16 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 		defer t.Stop()
 		timeout = t.C
 	}
+	// While the subscription settles, a wake message (a nudge, a stale
+	// token) waits in m.wake for after the settled attempt: taken now, it
+	// would send the next attempt before the subscription can hear of a
+	// handoff after it.
+	wake := m.wake
+	if settled != nil {
+		wake = nil
+	}
 	select {
-	case token = <-m.wake:
+	case token = <-wake:
 		if token <= m.newestToken() {
 			// 0: a resubscription, a handoff may have been missed. Else
 			// the late message of a handoff this Mutex has already
