@@ -365,11 +365,7 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 		return until, nil
 	}
 	sent = time.Now()
-	var in scripts.Inspection
-	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
-		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
-		return err
-	})
+	in, err := m.inspect(ctx) // ErrClosed on a closed Client, sending nothing
 	switch {
 	case err != nil:
 		return time.Time{}, err
