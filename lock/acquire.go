@@ -121,7 +121,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			}
 			var err error
 			if res, sent, err = a.call(keys, args, from, m.abandonCall(seq)); err != nil {
-				return a.fail(err)
+				return a.failAttempt(err)
 			}
 		}
 		if res.Acquired {
@@ -366,11 +366,7 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 		return until, nil
 	}
 	sent = time.Now()
-	var in scripts.Inspection
-	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
-		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
-		return err
-	})
+	in, err := m.inspect(ctx) // ErrClosed on a closed Client, sending nothing
 	switch {
 	case err != nil:
 		return time.Time{}, err
@@ -418,8 +414,9 @@ func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint
 // returns the token of a handoff when a wake message brings one; a.trigger
 // says what ended the wait. With wake messages (notifies) it subscribes
 // first; a subscription not ready before sent may have missed a handoff,
-// so it waits for it to settle (at most to a bounded wait's deadline) and
-// the next attempt comes at once (TriggerSubscribed).
+// so it waits for it to settle (at most to a bounded wait's deadline; a
+// wake message meanwhile is left for later) and the next attempt comes at
+// once (TriggerSubscribed).
 func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token int64, err error) {
 	m := a.m
 	var settled <-chan struct{}
@@ -442,8 +439,16 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 		defer t.Stop()
 		timeout = t.C
 	}
+	// While the subscription settles, a wake message (a nudge, a stale
+	// token) waits in m.wake for after the settled attempt: taken now, it
+	// would send the next attempt before the subscription can hear of a
+	// handoff after it.
+	wake := m.wake
+	if settled != nil {
+		wake = nil
+	}
 	select {
-	case token = <-m.wake:
+	case token = <-wake:
 		if token <= m.newestToken() {
 			// 0: a resubscription, a handoff may have been missed. Else
 			// the late message of a handoff this Mutex has already
@@ -471,18 +476,37 @@ func (a *acquisition) timedOut() (context.Context, bool, error) {
 	return notHeld, false, nil
 }
 
+// failAttempt is fail for the error of an attempt's call. A deadline
+// error past TryLock's wait (rueidis may report it a moment before actx
+// ends; a WAIT that failed with it is one too) ends the wait, before
+// anything else is looked at: (false, nil) when an earlier attempt got the
+// server's answer, else ErrNoAnswer. Only the attempt's own call counts
+// so: a step after it that got no answer (validity's PTTL question) is
+// ErrNoAnswer unless actx is over.
+func (a *acquisition) failAttempt(err error) (context.Context, bool, error) {
+	if !a.bounded || a.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || time.Now().Before(a.deadline) {
+		return a.fail(err)
+	}
+	if a.answered {
+		return a.timedOut()
+	}
+	if !errors.Is(err, ErrNoAnswer) {
+		err = fmt.Errorf("%w in %v", ErrNoAnswer, time.Since(a.start).Round(time.Millisecond))
+	}
+	a.m.emit(Event{Kind: EventAcquireFailed, Attempt: a.n, Wait: time.Since(a.start), Err: err})
+	return notHeld, false, a.m.wrap(err)
+}
+
 // fail ends the acquisition without a hold: the caller's ctx error,
 // ErrClosed, a *ReplicaError (the replicas fell short) as they are. When
-// TryLock's wait and grace are over (actx's deadline, or a deadline error
-// past the wait, which rueidis may report before actx does), TryLock
-// reports (false, nil) if an attempt got the server's answer, ErrNoAnswer
-// if none did. A step that got no answer (a dead or stalled server) is
-// ErrNoAnswer too, wrapping the last transport error, if any.
+// TryLock's wait and grace are over (actx's deadline), TryLock reports
+// (false, nil) if an attempt got the server's answer, ErrNoAnswer if none
+// did. A step that got no answer (a dead or stalled server) is ErrNoAnswer
+// too, wrapping the last transport error, if any.
 func (a *acquisition) fail(err error) (context.Context, bool, error) {
 	m := a.m
 	var ra *ReplicaError
-	waitOver := a.bounded && (a.actx.Err() != nil ||
-		(errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(a.deadline)))
+	waitOver := a.bounded && a.actx.Err() != nil
 	switch {
 	case a.ctx.Err() != nil:
 		if !errors.Is(err, a.ctx.Err()) {
