@@ -24,6 +24,7 @@ type acquisition struct {
 	n        int       // attempts so far
 	trigger  Trigger   // what started the attempt in progress
 	answered bool      // an attempt got the server's answer: another owner holds the lock
+	late     bool      // the attempt's own call failed with a deadline past TryLock's wait
 
 	// In the queue: the wake subscription (nil: none yet, or PollOnly),
 	// the polls' pace without one, and when the first refused attempt was
@@ -121,7 +122,9 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			}
 			var err error
 			if res, sent, err = a.call(keys, args, from, m.abandonCall(seq)); err != nil {
-				return a.failAttempt(err)
+				// rueidis may report TryLock's end before actx does.
+				a.late = bounded && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(a.deadline)
+				return a.fail(err)
 			}
 		}
 		if res.Acquired {
@@ -366,7 +369,14 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 		return until, nil
 	}
 	sent = time.Now()
-	in, err := m.inspect(ctx) // ErrClosed on a closed Client, sending nothing
+	if m.c.isClosed() { // nothing is sent on a closed Client
+		return time.Time{}, ErrClosed
+	}
+	var in scripts.Inspection
+	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
+		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
+		return err
+	})
 	switch {
 	case err != nil:
 		return time.Time{}, err
@@ -419,36 +429,37 @@ func (a *acquisition) won(count, token int64, validUntil time.Time, losses *uint
 // once (TriggerSubscribed).
 func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token int64, err error) {
 	m := a.m
-	var settled <-chan struct{}
-	var d time.Duration
-	next := TriggerSubscribed
 	if a.sub == nil && m.notifies() {
 		if a.sub, err = m.c.subscribe(m.keys.Wake + m.c.id); err != nil {
 			return 0, err
 		}
 		if !a.sub.readyBefore(sent) {
-			settled, d = a.sub.settled, max(time.Until(a.deadline), 0)
+			// A wake message (a nudge, a stale token) waits in m.wake
+			// meanwhile: taken now, it would send the next attempt before
+			// the subscription can hear of a handoff after it.
+			var timeout <-chan time.Time
+			if a.bounded {
+				t := time.NewTimer(time.Until(a.deadline))
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case <-a.sub.settled:
+			case <-timeout:
+			case <-a.ctx.Done():
+				return 0, a.ctx.Err()
+			case <-m.c.done:
+				return 0, ErrClosed
+			}
+			a.trigger = TriggerSubscribed
+			return 0, nil
 		}
 	}
-	if settled == nil {
-		d, next = m.nap(res, &a.pace, a.sub, time.Since(a.queued), a.deadline, a.bounded)
-	}
-	var timeout <-chan time.Time
-	if settled == nil || a.bounded {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
-	}
-	// While the subscription settles, a wake message (a nudge, a stale
-	// token) waits in m.wake for after the settled attempt: taken now, it
-	// would send the next attempt before the subscription can hear of a
-	// handoff after it.
-	wake := m.wake
-	if settled != nil {
-		wake = nil
-	}
+	d, next := m.nap(res, &a.pace, a.sub, time.Since(a.queued), a.deadline, a.bounded)
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case token = <-wake:
+	case token = <-m.wake:
 		if token <= m.newestToken() {
 			// 0: a resubscription, a handoff may have been missed. Else
 			// the late message of a handoff this Mutex has already
@@ -458,15 +469,14 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 		}
 		a.trigger = TriggerHandoff
 		return token, a.ctx.Err()
-	case <-settled:
-	case <-timeout:
+	case <-t.C:
+		a.trigger = next
+		return 0, nil
 	case <-a.ctx.Done():
 		return 0, a.ctx.Err()
 	case <-m.c.done:
 		return 0, ErrClosed
 	}
-	a.trigger = next
-	return 0, nil
 }
 
 // timedOut is TryLock's (false, nil): the wait ended while another owner
@@ -476,45 +486,25 @@ func (a *acquisition) timedOut() (context.Context, bool, error) {
 	return notHeld, false, nil
 }
 
-// failAttempt is fail for the error of an attempt's call. A deadline
-// error past TryLock's wait (rueidis may report it a moment before actx
-// ends; a WAIT that failed with it is one too) ends the wait, before
-// anything else is looked at: (false, nil) when an earlier attempt got the
-// server's answer, else ErrNoAnswer. Only the attempt's own call counts
-// so: a step after it that got no answer (validity's PTTL question) is
-// ErrNoAnswer unless actx is over.
-func (a *acquisition) failAttempt(err error) (context.Context, bool, error) {
-	if !a.bounded || a.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || time.Now().Before(a.deadline) {
-		return a.fail(err)
-	}
-	if a.answered {
-		return a.timedOut()
-	}
-	if !errors.Is(err, ErrNoAnswer) {
-		err = fmt.Errorf("%w in %v", ErrNoAnswer, time.Since(a.start).Round(time.Millisecond))
-	}
-	a.m.emit(Event{Kind: EventAcquireFailed, Attempt: a.n, Wait: time.Since(a.start), Err: err})
-	return notHeld, false, a.m.wrap(err)
-}
-
 // fail ends the acquisition without a hold: the caller's ctx error,
 // ErrClosed, a *ReplicaError (the replicas fell short) as they are. When
-// TryLock's wait and grace are over (actx's deadline), TryLock reports
-// (false, nil) if an attempt got the server's answer, ErrNoAnswer if none
-// did. A step that got no answer (a dead or stalled server) is ErrNoAnswer
-// too, wrapping the last transport error, if any.
+// TryLock's wait and grace are over (actx's deadline; or, before anything
+// else, the attempt's own call failed with a deadline past the wait: late),
+// TryLock reports (false, nil) if an attempt got the server's answer,
+// ErrNoAnswer if none did. A step that got no answer (a dead or stalled
+// server) is ErrNoAnswer too, wrapping the last transport error, if any.
 func (a *acquisition) fail(err error) (context.Context, bool, error) {
 	m := a.m
 	var ra *ReplicaError
-	waitOver := a.bounded && a.actx.Err() != nil
+	waitOver := a.late || (a.bounded && a.actx.Err() != nil)
 	switch {
 	case a.ctx.Err() != nil:
 		if !errors.Is(err, a.ctx.Err()) {
 			err = a.ctx.Err()
 		}
-	case m.c.isClosed():
+	case !a.late && m.c.isClosed():
 		err = ErrClosed
-	case errors.As(err, &ra):
+	case !a.late && errors.As(err, &ra):
 	case waitOver && a.answered:
 		return a.timedOut()
 	case errors.Is(err, ErrNoAnswer):
