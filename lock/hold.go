@@ -181,10 +181,10 @@ func (h *hold) over(cause error, lost, giveBack bool) {
 	if g != nil {
 		m.startGiveBack(g)
 	}
-	h.cancel(cause)
-	if lost {
+	if lost { // before the context ends, so whoever sees it end sees the event
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
 	}
+	h.cancel(cause)
 }
 
 // expire runs when the validity may have run out.
@@ -208,8 +208,8 @@ func (h *hold) expire() {
 	if halted {
 		// An Unlock is releasing the hold and ends it when done; the
 		// holder learns now that it no longer holds it.
-		h.cancel(cause)
 		h.m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: cause})
+		h.cancel(cause)
 		return
 	}
 	// The server's lease may outlast this one (a renewal that ran but
