@@ -387,15 +387,22 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
 	switch {
 	case m.cfg.wait.PollOnly:
-		// Normal mode: any waiter may take a free lock, so each asks
-		// every defaultSection, as bsm/redislock's waiters do. Once the
-		// next two in line have waited about PollStarvation, a release
-		// hands them the lock (starvation mode), and they ask again as
-		// soon as each answer is in.
-		if res.Ahead <= 1 && waited >= PollStarvation-defaultSection {
+		// Normal mode: the head of the queue asks every defaultSection,
+		// as bsm/redislock's waiters do, and takes the lock when it finds
+		// it free. A waiter further back could take it only from those
+		// ahead of it, at the price of a script call per ask, so it
+		// sleeps until it has waited about PollStarvation. From then on
+		// a release may hand it the lock (starvation mode serves every
+		// waiter that has waited that long, in queue order, a section
+		// each), so it asks again as soon as each answer is in.
+		starving := PollStarvation - defaultSection - waited
+		switch {
+		case starving <= 0:
 			sleep = 0
-		} else {
-			sleep = min(sleep, defaultSection)
+		case res.Ahead == 0:
+			sleep = min(sleep, defaultSection, starving)
+		default:
+			sleep = min(sleep, starving)
 		}
 	case sub == nil: // no wake messages
 		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
