@@ -77,8 +77,8 @@
 // head of the queue, and newcomers queue behind, until the head is a
 // waiter that has waited less. Normal mode keeps the lock busy (a holder
 // that asks again needs no other client to wake up); starvation mode
-// bounds how long a waiter is passed over. Meanwhile the head asks every
-// millisecond and the waiters behind it sleep; each waiter that has
+// bounds how long a waiter is passed over. Meanwhile the next two in line
+// ask every millisecond and the waiters behind them sleep; each that has
 // waited about PollStarvation asks as soon as each answer is in, so a
 // contended lock passes in bursts of about PollStarvation, each followed
 // by a section for every waiter that waited that long, in queue order.

@@ -387,19 +387,22 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
 	switch {
 	case m.cfg.wait.PollOnly:
-		// Normal mode: the head of the queue asks every defaultSection,
-		// as bsm/redislock's waiters do, and takes the lock when it finds
-		// it free. A waiter further back could take it only from those
-		// ahead of it, at the price of a script call per ask, so it
-		// sleeps until it has waited about PollStarvation. From then on
-		// a release may hand it the lock (starvation mode serves every
+		// Normal mode: the next two in line ask every defaultSection,
+		// as bsm/redislock's waiters do, and take the lock when they
+		// find it free (the second is the head after one section). A
+		// waiter further back could take it only from those ahead of
+		// it, at the price of a script call per ask, so it sleeps until
+		// it has waited about PollStarvation; a lock freed meanwhile
+		// with no one else asking idles until then. From then on a
+		// release may hand it the lock (starvation mode serves every
 		// waiter that has waited that long, in queue order, a section
-		// each), so it asks again as soon as each answer is in.
+		// each), so it asks again as soon as each answer is in: one
+		// asleep would idle the lock handed to it.
 		starving := PollStarvation - defaultSection - waited
 		switch {
 		case starving <= 0:
 			sleep = 0
-		case res.Ahead == 0:
+		case res.Ahead <= 1:
 			sleep = min(sleep, defaultSection, starving)
 		default:
 			sleep = min(sleep, starving)

@@ -119,24 +119,24 @@ type WaitStrategy struct {
 	// PollOnly turns wake messages off, for deployments where pub/sub is
 	// unavailable (some proxies), and follows Go's sync.Mutex (see the
 	// package documentation, "Waiting and handoff"): waiters keep their
-	// place in the queue, but while the first of them has waited less
-	// than PollStarvation a release frees the lock and whoever asks first
-	// takes it (normal mode: mostly the releaser asking again); once it
-	// has waited longer, releases hand the lock over in queue order
-	// (starvation mode) until the first waiter is one that has not. The
-	// head of the queue asks every millisecond (bsm/redislock's
-	// LinearBackoff as its users set it), the waiters behind it not
-	// until they have waited about PollStarvation; from then on each
-	// asks again as soon as its answer is in, so a handoff idles the lock
-	// about half a round trip. That is the cost: every waiter that has
-	// waited that long sends a script call every round trip until it is
-	// served, a few sections later. A contended lock passes in bursts:
-	// the holder that asks again keeps it for about PollStarvation, then
-	// each waiter that waited that long gets a section, so a wait lasts
-	// about PollStarvation, and the polls cost about a quarter of a
-	// script call per section (a local server: the pub/sub default sends
-	// about two per wait, with every section a handoff). Use PollOnly
-	// only where pub/sub cannot work.
+	// place in the queue, but while the first of them has waited less than
+	// PollStarvation a release frees the lock and whoever asks first takes
+	// it (normal mode: mostly the releaser asking again); once it has waited
+	// longer, releases hand the lock over in queue order (starvation mode)
+	// until the first waiter is one that has not. The next two in line ask
+	// every millisecond (bsm/redislock's LinearBackoff as its users set it),
+	// the waiters behind them not until they have waited about
+	// PollStarvation (a lock freed while none of them asks idles until one
+	// does, at most that long); from then on each asks again as soon as its
+	// answer is in, so a handoff idles the lock about half a round trip.
+	// That is the cost: every waiter that has waited that long sends a
+	// script call every round trip until it is served, a few sections later.
+	// A contended lock passes in bursts: the holder that asks again keeps it
+	// for about PollStarvation, then each waiter that waited that long gets
+	// a section, so a wait lasts about PollStarvation, and the polls cost
+	// a few tenths of a script call per section (8 clients on a local
+	// server; the pub/sub default sends about two per wait, with every
+	// section a handoff). Use PollOnly only where pub/sub cannot work.
 	PollOnly bool
 	// QueueTTL is how long a waiter's place in the queue lives without a
 	// renewal (default DefaultQueueTTL): a waiter that died is skipped
