@@ -388,9 +388,9 @@ func TestPollOnly(t *testing.T) {
 
 // Without wake messages a handed-over lock does not idle until the heir's
 // fallback poll (QueueTTL/3, 10 s here; it used to, so 8 waiters made one
-// section a second): the waiters next in line ask again as soon as their
-// answer is in, those further back after about the time the sections
-// ahead of them take, so each handoff is taken within a few round trips.
+// section a second): every waiter that has waited about PollStarvation
+// asks again as soon as its answer is in, so each handoff is taken within
+// a round trip or two.
 func TestPollOnlyHandoffDoesNotIdle(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()

@@ -71,14 +71,19 @@
 // only at its next poll, so strict FIFO would idle the lock for a poll at
 // every section. Polling waiters follow Go's sync.Mutex instead. In normal
 // mode a release frees the lock and whoever asks first takes it: the
-// releaser asking again, a newcomer, or any waiter, which then leaves the
+// releaser asking again, a newcomer, or a waiter, which then leaves the
 // queue. Once the first waiter in the queue has waited PollStarvation
-// (10 ms), the lock switches to starvation mode: releases hand it to the
+// (7 ms), the lock switches to starvation mode: releases hand it to the
 // head of the queue, and newcomers queue behind, until the head is a
 // waiter that has waited less. Normal mode keeps the lock busy (a holder
 // that asks again needs no other client to wake up); starvation mode
-// bounds how long a waiter is passed over. Waiters woken by messages are
-// never passed: a queue whose first live waiter is one is strict FIFO.
+// bounds how long a waiter is passed over. Meanwhile the next two in line
+// ask every millisecond and the waiters behind them sleep; each that has
+// waited about PollStarvation asks as soon as each answer is in, so a
+// contended lock passes in bursts of about PollStarvation, each followed
+// by a section for every waiter that waited that long, in queue order.
+// Waiters woken by messages are never passed: a queue whose first live
+// waiter is one is strict FIFO.
 //
 // A waiter subscribes to its Client's wake channel after its first refusal
 // (one subscription per Client and lock, shared by its waiters) and

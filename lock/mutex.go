@@ -184,15 +184,25 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
 	switch {
 	case m.cfg.wait.PollOnly:
-		// Normal mode: any waiter may take a free lock, so each asks
-		// every defaultSection, as bsm/redislock's waiters do. Once the
-		// next two in line have waited about PollStarvation, a release
-		// hands them the lock (starvation mode), and they ask again as
-		// soon as each answer is in.
-		if res.Ahead <= 1 && waited >= PollStarvation-defaultSection {
+		// Normal mode: the next two in line ask every defaultSection,
+		// as bsm/redislock's waiters do, and take the lock when they
+		// find it free (the second is the head after one section). A
+		// waiter further back could take it only from those ahead of
+		// it, at the price of a script call per ask, so it sleeps until
+		// it has waited about PollStarvation; a lock freed meanwhile
+		// with no one else asking idles until then. From then on a
+		// release may hand it the lock (starvation mode serves every
+		// waiter that has waited that long, in queue order, a section
+		// each), so it asks again as soon as each answer is in: one
+		// asleep would idle the lock handed to it.
+		starving := PollStarvation - defaultSection - waited
+		switch {
+		case starving <= 0:
 			sleep = 0
-		} else {
-			sleep = min(sleep, defaultSection)
+		case res.Ahead <= 1:
+			sleep = min(sleep, defaultSection, starving)
+		default:
+			sleep = min(sleep, starving)
 		}
 	case sub == nil: // no wake messages
 		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
@@ -203,12 +213,12 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 	return sleep, next
 }
 
-// queuePace paces the polls of a waiter that hears of no handoff (no wake
-// messages: PollOnly, or the subscription failed), so that a lock handed
-// over does not idle until a fallback poll: the next waiter (ahead 0) asks
-// again as soon as its answer is in, and a waiter further back after
-// about the time the sections ahead of it take, measured from how fast
-// its place moves (1 ms a section until it has moved).
+// queuePace paces the polls of a waiter that hears of no handoff because
+// its subscription failed (nap paces PollOnly waiters itself), so that a
+// lock handed over does not idle until a fallback poll: the next waiter
+// (ahead 0) asks again as soon as its answer is in, and a waiter further
+// back after about the time the sections ahead of it take, measured from
+// how fast its place moves (1 ms a section until it has moved).
 type queuePace struct {
 	at      time.Time     // when ahead was last seen to change
 	ahead   int64         // waiters ahead at that time
