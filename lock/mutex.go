@@ -213,12 +213,12 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 	return sleep, next
 }
 
-// queuePace paces the polls of a waiter that hears of no handoff because
-// its subscription failed (nap paces PollOnly waiters itself), so that a
-// lock handed over does not idle until a fallback poll: the next waiter
-// (ahead 0) asks again as soon as its answer is in, and a waiter further
-// back after about the time the sections ahead of it take, measured from
-// how fast its place moves (1 ms a section until it has moved).
+// queuePace paces the polls of a waiter that hears of no handoff, of a
+// Client without a rueidis client (WithExecutor; PollOnly waiters are
+// paced by nap), so that a lock handed over does not idle until a fallback
+// poll: the next waiter (ahead 0) asks again as soon as its answer is in,
+// and a waiter further back after about the time the sections ahead of it
+// take, measured from how fast its place moves (1 ms a section until then).
 type queuePace struct {
 	at      time.Time     // when ahead was last seen to change
 	ahead   int64         // waiters ahead at that time
