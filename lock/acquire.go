@@ -73,12 +73,32 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		return a.fail(err)
 	}
 
-	// Held already: raise the count, unless the hold turned out to be over.
+	// Held already: one attempt raises the hold count under a latch (a
+	// retry returns the first answer), unless the server no longer counts
+	// this owner's hold: it is then over, and a first acquire follows.
 	if m.holding() {
-		if held, ok, err, done := a.again(); done {
-			return held, ok, err
+		a.n = 1
+		m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
+		m.mu.Lock()
+		losses := m.losses
+		m.mu.Unlock()
+		keys, args := m.acquireCall(1)
+		keys.Latch = []string{m.newLatch()}
+		res, sent, err := a.call(keys, args, time.Now(), 1)
+		var validUntil time.Time
+		if err == nil && res.Acquired {
+			validUntil, err = m.validity(a.actx, sent, res.TTL, m.cfg.leaseFor())
 		}
-		if err := m.waitUndo(a.actx, time.Now()); err != nil { // the hold was given back
+		if err != nil {
+			return a.fail(err)
+		}
+		if !validUntil.IsZero() {
+			if held, ok, err := a.won(res.HoldCount, 0, validUntil, &losses); ok {
+				return held, ok, err
+			}
+		}
+		m.forget(res.Acquired, losses)
+		if err := m.waitUndo(a.actx, time.Now()); err != nil {
 			return a.fail(err)
 		}
 		a.n = 0
@@ -121,7 +141,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 				from = begun
 			}
 			var err error
-			if res, sent, err = a.call(keys, args, from, m.abandonCall(seq)); err != nil {
+			if res, sent, err = a.call(keys, args, from, seq); err != nil {
 				// rueidis may report TryLock's end before actx does.
 				a.late = bounded && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(a.deadline)
 				return a.fail(err)
@@ -183,41 +203,17 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 	}
 }
 
-// again is a reentrant acquire: one attempt raises the hold count under a
-// latch (a retry returns the first answer). done is false when the server
-// no longer counts this owner's hold: it is then over (ErrLost) and the
-// caller acquires anew.
-func (a *acquisition) again() (held context.Context, ok bool, err error, done bool) {
-	m := a.m
-	a.n = 1
-	m.emit(Event{Kind: EventAttempt, Attempt: 1, Trigger: TriggerFirst})
-	m.mu.Lock()
-	losses := m.losses
-	m.mu.Unlock()
-	latch := m.newLatch()
-	keys, args := m.acquireCall(1)
-	keys.Latch = []string{latch}
-	res, sent, err := a.call(keys, args, time.Now(), m.undoAgain(latch))
-	var validUntil time.Time
-	if err == nil && res.Acquired {
-		validUntil, err = m.validity(a.actx, sent, res.TTL, m.cfg.leaseFor())
-	}
-	if err != nil {
-		held, ok, err = a.fail(err)
-		return held, ok, err, true
-	}
-	if !validUntil.IsZero() {
-		if held, ok, err = a.won(res.HoldCount, 0, validUntil, &losses); ok {
-			return held, ok, err, true
-		}
-	}
-	// The hold is over: the server no longer counts it, its lease ran out
-	// before this process heard of the reply, or it ended while the call
-	// was out (lost, and then given back, which takes this count along).
+// forget ends a hold this Mutex counted that turned out to be over after a
+// reentrant attempt (ErrLost): the server no longer counts it, its lease
+// ran out before this process heard of the reply, or it ended while the
+// call was out (lost, and then given back, which took this count along).
+// When the attempt acquired and no loss came since losses, the server
+// still counts it, and it is given back.
+func (m *Mutex) forget(acquired bool, losses uint64) {
 	m.mu.Lock()
 	var g *givenUp
-	if res.Acquired && m.losses == losses {
-		g = m.giveUpLocked(ErrLost) // the server counted it: give it back
+	if acquired && m.losses == losses {
+		g = m.giveUpLocked(ErrLost)
 	}
 	h := m.hold
 	m.holds, m.token, m.hold = 0, 0, nil
@@ -229,7 +225,6 @@ func (a *acquisition) again() (held context.Context, ok bool, err error, done bo
 		h.end(ErrLost)
 		m.emit(Event{Kind: EventLost, Hold: time.Since(h.start), Err: ErrLost})
 	}
-	return nil, false, nil, false
 }
 
 // call runs one attempt: the acquire script with keys and args, retried
@@ -251,64 +246,29 @@ func (a *acquisition) again() (held context.Context, ok bool, err error, done bo
 // the caller's goroutine (a goroutine per attempt would cost the
 // uncontended Lock a quarter of its allocations).
 //
-// An attempt that failed after it may have run is rolled back with undo,
+// An attempt that failed after it may have run is rolled back (Abandon of
+// attempt seq; a reentrant one is sent again and released, undoAgain),
 // in the background; when the replicas did not confirm it (WAIT fell
 // short, failed, or had not answered by actx's deadline: Redis may answer
 // 1/hz late) and ctx is live, call waits for the rollback, so that nothing
 // is held when it returns the *ReplicaError (ErrNoAnswer when the rollback
 // got no answer; the wait may pass TryLock's bound).
-func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, undo func(context.Context) (bool, error)) (scripts.AcquireResult, time.Time, error) {
+func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, seq int64) (scripts.AcquireResult, time.Time, error) {
 	m := a.m
-	type reply struct {
-		res  scripts.AcquireResult
-		sent time.Time
-		err  error
-	}
 	window := max(m.cfg.retryWindow-time.Since(from), time.Millisecond)
-	send := func(ctx context.Context) (r reply) {
-		reentrant, tries := len(keys.Latch) > 0, 0
-		var short *ReplicaError
-		r.err = m.retry(ctx, window, func(ctx context.Context) (err error) {
-			tries++
-			r.sent = time.Now()
-			cctx, w := m.askAcks(ctx)
-			r.res, err = m.scripts.Acquire(cctx, keys, args)
-			short = nil
-			if err == nil && r.res.Acquired {
-				if short = m.short(w); short != nil && short.Err != nil && !reentrant {
-					return short
-				}
-			}
-			return err
-		})
-		if reentrant && tries > 1 && r.err == nil && r.res.Acquired && short == nil && m.cfg.replicas > 0 {
-			cctx, w := m.askAcks(ctx)
-			ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
-			if err == nil && !ok {
-				err = ErrLost
-			}
-			if short = m.short(w); err != nil {
-				short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
-			}
-		}
-		if r.err == nil && short != nil {
-			r.err = short // a hold too few replicas acknowledged
-		}
-		return r
-	}
-	var r reply
+	var r acquireReply
 	if _, ok := a.actx.Deadline(); !ok {
-		r = send(a.actx)
+		r = m.send(a.actx, keys, args, window)
 	} else {
 		// The call itself may outlive actx, so that an answer that came
 		// in time but found this goroutine not yet running again (a GC
 		// pause, a busy or throttled host) still counts; it is cancelled
 		// once the caller stops waiting.
 		cctx, cancel := context.WithCancel(context.WithoutCancel(a.actx))
-		ch := make(chan reply, 1)
+		ch := make(chan acquireReply, 1)
 		go func() {
 			defer cancel()
-			ch <- send(cctx)
+			ch <- m.send(cctx, keys, args, window)
 		}()
 		select {
 		case r = <-ch:
@@ -319,7 +279,7 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 		case r = <-ch:
 		default:
 		}
-		if r == (reply{}) {
+		if r == (acquireReply{}) {
 			cancel()
 			if r.err = a.actx.Err(); r.err == nil {
 				r.err = ErrClosed
@@ -329,6 +289,10 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 	err := r.err
 	if err == nil || !mayHaveRun(err) {
 		return r.res, r.sent, err
+	}
+	undo := m.abandonCall(seq)
+	if len(keys.Latch) > 0 {
+		undo = m.undoAgain(keys.Latch[0])
 	}
 	rolledBack := m.rollback(true, false, undo)
 	var ra *ReplicaError
@@ -353,6 +317,48 @@ func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, f
 		err = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout}
 	}
 	return r.res, r.sent, err
+}
+
+// acquireReply is an attempt's outcome: its answer, when the try that got
+// it was sent, and its error (a *ReplicaError for a hold too few replicas
+// acknowledged).
+type acquireReply struct {
+	res  scripts.AcquireResult
+	sent time.Time
+	err  error
+}
+
+// send is call's script call, on the caller's goroutine or its own.
+func (m *Mutex) send(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
+	reentrant, tries := len(keys.Latch) > 0, 0
+	var short *ReplicaError
+	r.err = m.retry(ctx, window, func(ctx context.Context) (err error) {
+		tries++
+		r.sent = time.Now()
+		cctx, w := m.askAcks(ctx)
+		r.res, err = m.scripts.Acquire(cctx, keys, args)
+		short = nil
+		if err == nil && r.res.Acquired {
+			if short = m.short(w); short != nil && short.Err != nil && !reentrant {
+				return short
+			}
+		}
+		return err
+	})
+	if reentrant && tries > 1 && r.err == nil && r.res.Acquired && short == nil && m.cfg.replicas > 0 {
+		cctx, w := m.askAcks(ctx)
+		ok, err := m.scripts.Renew(cctx, m.keys.Renew(), scripts.RenewArgs{Owner: m.owner, Lease: m.cfg.leaseFor()})
+		if err == nil && !ok {
+			err = ErrLost
+		}
+		if short = m.short(w); err != nil {
+			short = &ReplicaError{Want: m.cfg.replicas, Timeout: m.cfg.replicaTimeout, Err: err}
+		}
+	}
+	if r.err == nil && short != nil {
+		r.err = short // a hold too few replicas acknowledged
+	}
+	return r
 }
 
 // validity returns until when, on this process' clock, a hold is valid

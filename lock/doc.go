@@ -77,11 +77,9 @@
 // head of the queue, and newcomers queue behind, until the head is a
 // waiter that has waited less. Normal mode keeps the lock busy (a holder
 // that asks again needs no other client to wake up); starvation mode
-// bounds how long a waiter is passed over. Meanwhile the next two in line
-// ask every millisecond and the waiters behind them sleep; each that has
-// waited about PollStarvation asks as soon as each answer is in, so a
-// contended lock passes in bursts of about PollStarvation, each followed
-// by a section for every waiter that waited that long, in queue order.
+// bounds how long a waiter is passed over. A contended lock so passes in
+// bursts of about PollStarvation, each followed by a section for every
+// waiter that waited that long, in queue order.
 // Waiters woken by messages are never passed: a queue whose first live
 // waiter is one is strict FIFO.
 //

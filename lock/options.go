@@ -117,26 +117,18 @@ func WithExecutor(e runtime.Executor) Option {
 // attempt also renews the waiter's place in the queue.
 type WaitStrategy struct {
 	// PollOnly turns wake messages off, for deployments where pub/sub is
-	// unavailable (some proxies), and follows Go's sync.Mutex (see the
-	// package documentation, "Waiting and handoff"): waiters keep their
-	// place in the queue, but while the first of them has waited less than
-	// PollStarvation a release frees the lock and whoever asks first takes
-	// it (normal mode: mostly the releaser asking again); once it has waited
-	// longer, releases hand the lock over in queue order (starvation mode)
-	// until the first waiter is one that has not. The next two in line ask
-	// every millisecond (bsm/redislock's LinearBackoff as its users set it),
-	// the waiters behind them not until they have waited about
-	// PollStarvation (a lock freed while none of them asks idles until one
-	// does, at most that long); from then on each asks again as soon as its
-	// answer is in, so a handoff idles the lock about half a round trip.
-	// That is the cost: every waiter that has waited that long sends a
-	// script call every round trip until it is served, a few sections later.
-	// A contended lock passes in bursts: the holder that asks again keeps it
-	// for about PollStarvation, then each waiter that waited that long gets
-	// a section, so a wait lasts about PollStarvation, and the polls cost
-	// a few tenths of a script call per section (8 clients on a local
-	// server; the pub/sub default sends about two per wait, with every
-	// section a handoff). Use PollOnly only where pub/sub cannot work.
+	// unavailable (some proxies). Waiters then follow Go's sync.Mutex (see
+	// the package documentation, "Waiting and handoff"): in normal mode a
+	// release frees the lock and whoever asks first takes it, mostly the
+	// releaser asking again; once the first waiter has waited
+	// PollStarvation, releases hand the lock over in queue order
+	// (starvation mode). The next two in line ask every millisecond
+	// (bsm/redislock's LinearBackoff as its users set it), the waiters
+	// behind them once they have waited about PollStarvation, and from then
+	// on each asks again as soon as its answer is in. The cost: a contended
+	// wait lasts about PollStarvation, and the polls add a few tenths of a
+	// script call per section (8 clients on a local server; pub/sub sends
+	// about two per wait). Use PollOnly only where pub/sub cannot work.
 	PollOnly bool
 	// QueueTTL is how long a waiter's place in the queue lives without a
 	// renewal (default DefaultQueueTTL): a waiter that died is skipped
@@ -294,19 +286,14 @@ func (c *config) grace() time.Duration {
 }
 
 // PollStarvation is how long a PollOnly waiter lets others take a free
-// lock ahead of it (normal mode) before releases hand the lock to it in
-// queue order (starvation mode); see WaitStrategy.PollOnly. Go's
-// sync.Mutex uses 1 ms for sections of nanoseconds; a Redis section costs
-// two round trips (tens of µs on loopback, hundreds across a data
-// centre), so 7 ms lets a releaser keep the lock for some tens of
-// sections at most. A wait under contention lasts about this long (it is
-// the p99), and each burst of a holder ends with the starved waiters
-// polling every round trip for a millisecond or so. On loopback with 8
-// clients a longer bound buys few sections (20 ms: about as many as
-// 10 ms) for longer waits shared less evenly (the fewest sections of a
-// client 0.79 of the most, against 0.9 at 7 ms); a shorter one (2 to
-// 4 ms) hands over more often and polls more, which costs the server CPU
-// where it shares a host with its clients.
+// lock ahead of it (normal mode) before releases hand it the lock in queue
+// order (starvation mode); see WaitStrategy.PollOnly. Go's sync.Mutex uses
+// 1 ms for sections of nanoseconds; a Redis section costs two round trips,
+// so 7 ms lets a releaser keep the lock for some tens of sections, and it
+// is about a contended wait's p99. On loopback with 8 clients (bench/lock)
+// 10 or 20 ms bought no more sections and spread them less evenly (the
+// fewest of a client 0.79 of the most at 20 ms, 0.9 at 7 ms); 2 to 4 ms
+// polled more, which costs server CPU on a host shared with clients.
 const PollStarvation = 7 * time.Millisecond
 
 // starve is the bound a waiter puts in its queue entry: PollStarvation
