@@ -251,19 +251,27 @@ func (s *Sentinel) WaitFailover(old *Server, timeout time.Duration) (*Server, er
 // WaitReplica waits until r is a replica of the primary the sentinels
 // name, with its link up, and every sentinel counts it (as after a
 // restart of an old primary, which the sentinels turn into a replica of
-// the new one).
+// the new one). Should the sentinels meanwhile have promoted r again (a
+// second failover: on a loaded machine the new primary can miss
+// down-after-milliseconds), it waits until every other node replicates r
+// instead: either way the deployment is whole again.
 func (s *Sentinel) WaitReplica(r *Server, timeout time.Duration) error {
 	err := poll(timeout, 100*time.Millisecond, func() error {
 		m, err := s.Master()
 		if err != nil {
 			return err
 		}
-		out, err := do(r.Addr, "INFO", "replication")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, "master_port:"+strconv.Itoa(m.Port)+"\r\n") || !strings.Contains(out, "master_link_status:up") {
-			return fmt.Errorf("%s is not yet a replica of %s in sync", r.Addr, m.Addr)
+		for _, n := range append([]*Server{s.Primary}, s.Replicas...) {
+			if n == m || (m != r && n != r) {
+				continue
+			}
+			out, err := do(n.Addr, "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out, "master_port:"+strconv.Itoa(m.Port)+"\r\n") || !strings.Contains(out, "master_link_status:up") {
+				return fmt.Errorf("%s is not yet a replica of %s in sync", n.Addr, m.Addr)
+			}
 		}
 		return s.sentinelsReady()
 	})
