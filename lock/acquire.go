@@ -11,20 +11,25 @@ import (
 	"github.com/luagen/luagen/runtime"
 )
 
-// acquisition is one Lock or TryLock call, from its start to its return.
-// acquire reads top to bottom as the steps of an acquire; its methods are
-// the steps too long to stand inline.
+// acquisition is one Lock or TryLock call, from its start to its return:
+// acquire reads top to bottom as its steps (turn, reentrant attempt,
+// attempts, claim, sleep in the queue), and the steps too long to stand
+// inline follow it in this file: attempt (with the replicas' confirmation
+// and the rollback of an unknown outcome), validity, won, sleep, fail.
 type acquisition struct {
-	m        *Mutex
-	ctx      context.Context // the caller's: bounds the hold
-	actx     context.Context // the attempts': TryLock's ends at deadline + grace
-	start    time.Time
-	deadline time.Time // the end of TryLock's wait
-	bounded  bool      // TryLock: the wait ends at deadline
-	n        int       // attempts so far
-	trigger  Trigger   // what started the attempt in progress
-	answered bool      // an attempt got the server's answer: another owner holds the lock
-	late     bool      // the attempt's own call failed with a deadline past TryLock's wait
+	m *Mutex
+	// ctx is the caller's: it bounds the hold, the sleeps in the queue and
+	// the wait for a rollback a *ReplicaError promises. actx bounds every
+	// server call and the waits for this Mutex's turn and for earlier
+	// rollbacks: TryLock's ends at deadline + grace, Lock's is ctx.
+	ctx, actx context.Context
+	start     time.Time
+	deadline  time.Time // the end of TryLock's wait
+	bounded   bool      // TryLock: the wait ends at deadline
+	n         int       // attempts so far
+	trigger   Trigger   // what started the attempt in progress
+	answered  bool      // an attempt got the server's answer: another owner holds the lock
+	late      bool      // the attempt's own call failed with a deadline past TryLock's wait
 
 	// In the queue: the wake subscription (nil: none yet, or PollOnly),
 	// the polls' pace without one, and when the first refused attempt was
@@ -84,7 +89,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 		m.mu.Unlock()
 		keys, args := m.acquireCall(1)
 		keys.Latch = []string{m.newLatch()}
-		res, sent, err := a.call(keys, args, time.Now(), 1)
+		res, sent, err := a.attempt(keys, args, time.Now(), 1)
 		var validUntil time.Time
 		if err == nil && res.Acquired {
 			validUntil, err = m.validity(a.actx, sent, res.TTL, m.cfg.leaseFor())
@@ -141,7 +146,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 				from = begun
 			}
 			var err error
-			if res, sent, err = a.call(keys, args, from, seq); err != nil {
+			if res, sent, err = a.attempt(keys, args, from, seq); err != nil {
 				// rueidis may report TryLock's end before actx does.
 				a.late = bounded && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(a.deadline)
 				return a.fail(err)
@@ -190,16 +195,15 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration, bounded bool) (
 			m.abandon(seq) // gives back a handoff too
 			return a.fail(err)
 		case token != 0 && m.cfg.replicas == 0:
-			// Handed over by a release: the grant's lease began after
-			// the refused attempt was sent.
+			// Handed over by a release: claimed above, on the next pass,
+			// the grant's lease counted from the refused attempt's send.
+			// (With WithReplicas the grant was written on the releaser's
+			// connection, which WAIT cannot cover: the next attempt finds
+			// the grant, writes its lease anew and WAITs; replicas that
+			// have that write have the grant before it.)
 			res = scripts.AcquireResult{Acquired: true, HoldCount: 1, Token: token, TTL: m.cfg.grantLease()}
 			handed = true
 		}
-		// With WithReplicas the grant was written on the releaser's
-		// connection, and WAIT covers only the caller's own writes: the
-		// next attempt finds the grant held by this owner, writes its
-		// lease anew and WAITs, and the replicas that have that write
-		// have the grant before it.
 	}
 }
 
@@ -227,7 +231,7 @@ func (m *Mutex) forget(acquired bool, losses uint64) {
 	}
 }
 
-// call runs one attempt: the acquire script with keys and args, retried
+// attempt runs one attempt: the acquire script with keys and args, retried
 // after a lost reply within the retry window counted from from. It returns
 // the answer and when the try that got it was sent: the answer's lease
 // began after that, so sent + its TTL is a safe end of the hold even when
@@ -240,20 +244,20 @@ func (m *Mutex) forget(acquired bool, losses uint64) {
 // a reentrant one whose answer came from a retry (a replayed latch writes
 // nothing) writes its lease once more (Renew) for WAIT to cover.
 //
-// With a deadline on actx (TryLock's) the call runs on a goroutine of its
-// own, and call returns at the deadline or at Close even if the executor
-// does not (rueidis holds a call while it redials); without one it runs on
-// the caller's goroutine (a goroutine per attempt would cost the
-// uncontended Lock a quarter of its allocations).
+// With a deadline on actx (TryLock's, or the caller's) the call runs on a
+// goroutine of its own, and attempt returns at the deadline or at Close
+// even if the executor does not (rueidis holds a call while it redials);
+// without one it runs on the caller's goroutine (a goroutine per attempt
+// would cost the uncontended Lock a quarter of its allocations).
 //
 // An attempt that failed after it may have run is rolled back (Abandon of
 // attempt seq; a reentrant one is sent again and released, undoAgain),
 // in the background; when the replicas did not confirm it (WAIT fell
 // short, failed, or had not answered by actx's deadline: Redis may answer
-// 1/hz late) and ctx is live, call waits for the rollback, so that nothing
-// is held when it returns the *ReplicaError (ErrNoAnswer when the rollback
-// got no answer; the wait may pass TryLock's bound).
-func (a *acquisition) call(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, seq int64) (scripts.AcquireResult, time.Time, error) {
+// 1/hz late) and ctx is live, attempt waits for the rollback, so that
+// nothing is held when it returns the *ReplicaError (ErrNoAnswer when the
+// rollback got no answer; the wait may pass TryLock's bound).
+func (a *acquisition) attempt(keys scripts.AcquireKeys, args scripts.AcquireArgs, from time.Time, seq int64) (scripts.AcquireResult, time.Time, error) {
 	m := a.m
 	window := max(m.cfg.retryWindow-time.Since(from), time.Millisecond)
 	var r acquireReply
@@ -328,7 +332,7 @@ type acquireReply struct {
 	err  error
 }
 
-// send is call's script call, on the caller's goroutine or its own.
+// send is attempt's script call, on the caller's goroutine or its own.
 func (m *Mutex) send(ctx context.Context, keys scripts.AcquireKeys, args scripts.AcquireArgs, window time.Duration) (r acquireReply) {
 	reentrant, tries := len(keys.Latch) > 0, 0
 	var short *ReplicaError
@@ -483,6 +487,89 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 	case <-m.c.done:
 		return 0, ErrClosed
 	}
+}
+
+// nap is how long sleep waits after res refused an attempt when no wake
+// message comes, and which Trigger ends that wait: the fallback poll for
+// res's lease, cut to a bounded wait's deadline. Without wake messages the
+// waiter asks sooner: PollOnly as below, a Client without a rueidis client
+// (sub nil) as pace finds the queue moving.
+func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
+	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
+	switch {
+	case m.cfg.wait.PollOnly:
+		// Normal mode: the next two in line ask every defaultSection, as
+		// bsm/redislock's waiters do, and take the lock when they find it
+		// free. A waiter further back could take it only from those ahead
+		// of it, so it sleeps until it has waited about PollStarvation (a
+		// lock freed meanwhile with no one else asking idles until then).
+		// From then on a release may hand it the lock (starvation mode),
+		// so for another PollStarvation it asks again as soon as each
+		// answer is in: a handoff comes within a few sections, and one
+		// asleep would idle the lock handed to it. A lock still held after
+		// that is held long: it asks every defaultSection again.
+		starving := PollStarvation - defaultSection - waited
+		switch {
+		case starving <= -PollStarvation:
+			sleep = min(sleep, defaultSection)
+		case starving <= 0:
+			sleep = 0
+		case res.Ahead <= 1:
+			sleep = min(sleep, defaultSection, starving)
+		default:
+			sleep = min(sleep, starving)
+		}
+	case sub == nil: // no wake messages
+		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
+	}
+	if rem := time.Until(deadline); bounded && rem <= sleep {
+		sleep, next = max(rem, 0), TriggerDeadline
+	}
+	return sleep, next
+}
+
+// queuePace paces the polls of a waiter that hears of no handoff, of a
+// Client without a rueidis client (WithExecutor; PollOnly waiters are
+// paced by nap), so that a lock handed over does not idle until a fallback
+// poll: the next waiter (ahead 0) asks again as soon as its answer is in,
+// and a waiter further back after about the time the sections ahead of it
+// take, measured from how fast its place moves (1 ms a section until then).
+type queuePace struct {
+	at      time.Time     // when ahead was last seen to change
+	ahead   int64         // waiters ahead at that time
+	section time.Duration // time per section ahead, once measured
+}
+
+// defaultSection is queuePace's guess of a section's length before it
+// has measured one: the polling interval of bsm/redislock's LinearBackoff
+// as its users configure it most.
+const defaultSection = time.Millisecond
+
+// sleep returns how long to wait before the next attempt, after one that
+// found ahead waiters ahead and the holder's lease at ttl, at most most
+// (the fallback poll).
+func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
+	now := time.Now()
+	switch {
+	case p.at.IsZero() || ahead > p.ahead:
+		p.at, p.ahead = now, ahead
+	case ahead < p.ahead:
+		p.section = now.Sub(p.at) / time.Duration(p.ahead-ahead)
+		p.at, p.ahead = now, ahead
+	}
+	section := p.section
+	if section == 0 {
+		section = defaultSection
+	}
+	// The next two ask again as soon as their answer is in: the first
+	// is the heir of the next release, the second of the one after, and
+	// a release comes a round trip or two after a handoff. The others
+	// wake when about half the sections ahead of them are done.
+	d := section * time.Duration(min(max(ahead-1, 0), 1<<20)) / 2
+	if ttl > 0 {
+		d = min(d, ttl)
+	}
+	return min(d, most)
 }
 
 // timedOut is TryLock's (false, nil): the wait ended while another owner

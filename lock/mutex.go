@@ -138,7 +138,8 @@ var notHeld = func() context.Context {
 // A Mutex that holds the lock raises its hold count (one round trip); the
 // context returned then also ends with the hold. While another owner
 // holds it, Lock queues on the server (FIFO across processes) and sleeps
-// until a release hands it the lock (see WaitStrategy). A late reply (a
+// until a release hands it the lock, or with PollOnly polls, taking a
+// freed lock or a handoff (see WaitStrategy). A late reply (a
 // retry, a stalled server) counts from the send of the try that got it,
 // and when that leaves less than half the lease the server is asked for
 // the hold's PTTL once more, so a Lock that returns holds a live lease on
@@ -168,93 +169,13 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // then is abandoned and rolled back in the background as for a cancelled
 // Lock, and when no attempt got an answer the error matches ErrNoAnswer
 // (wrapping the last transport error, if any), whatever ctx, so a dead
-// server is never taken for a busy lock. ctx bounds the hold as for Lock.
+// server is never taken for a busy lock. When ctx ends first, its error is
+// returned, also after refusals. ctx bounds the hold as for Lock.
 // With WithReplicas the bound is wait + WaitGrace + the replica timeout,
 // and a *ReplicaError is returned only once its rollback was answered
 // (see WithReplicas).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, bool, error) {
 	return m.acquire(ctx, max(wait, 0), true)
-}
-
-// nap is how long a waiter sleeps after res refused an attempt, and what ends
-// the sleep if no wake message does: the poll interval for res's lease
-// (paced by the queue when sub is nil, without wake messages), cut to the
-// deadline of a bounded wait.
-func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
-	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
-	switch {
-	case m.cfg.wait.PollOnly:
-		// Normal mode: the next two in line ask every defaultSection,
-		// as bsm/redislock's waiters do, and take the lock when they
-		// find it free (the second is the head after one section). A
-		// waiter further back could take it only from those ahead of
-		// it, at the price of a script call per ask, so it sleeps until
-		// it has waited about PollStarvation; a lock freed meanwhile
-		// with no one else asking idles until then. From then on a
-		// release may hand it the lock (starvation mode serves every
-		// waiter that has waited that long, in queue order, a section
-		// each), so it asks again as soon as each answer is in: one
-		// asleep would idle the lock handed to it.
-		starving := PollStarvation - defaultSection - waited
-		switch {
-		case starving <= 0:
-			sleep = 0
-		case res.Ahead <= 1:
-			sleep = min(sleep, defaultSection, starving)
-		default:
-			sleep = min(sleep, starving)
-		}
-	case sub == nil: // no wake messages
-		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
-	}
-	if rem := time.Until(deadline); bounded && rem <= sleep {
-		sleep, next = max(rem, 0), TriggerDeadline
-	}
-	return sleep, next
-}
-
-// queuePace paces the polls of a waiter that hears of no handoff, of a
-// Client without a rueidis client (WithExecutor; PollOnly waiters are
-// paced by nap), so that a lock handed over does not idle until a fallback
-// poll: the next waiter (ahead 0) asks again as soon as its answer is in,
-// and a waiter further back after about the time the sections ahead of it
-// take, measured from how fast its place moves (1 ms a section until then).
-type queuePace struct {
-	at      time.Time     // when ahead was last seen to change
-	ahead   int64         // waiters ahead at that time
-	section time.Duration // time per section ahead, once measured
-}
-
-// defaultSection is queuePace's guess of a section's length before it
-// has measured one: the polling interval of bsm/redislock's LinearBackoff
-// as its users configure it most.
-const defaultSection = time.Millisecond
-
-// sleep returns how long to wait before the next attempt, after one that
-// found ahead waiters ahead and the holder's lease at ttl, at most most
-// (the fallback poll).
-func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
-	now := time.Now()
-	switch {
-	case p.at.IsZero() || ahead > p.ahead:
-		p.at, p.ahead = now, ahead
-	case ahead < p.ahead:
-		p.section = now.Sub(p.at) / time.Duration(p.ahead-ahead)
-		p.at, p.ahead = now, ahead
-	}
-	section := p.section
-	if section == 0 {
-		section = defaultSection
-	}
-	// The next two ask again as soon as their answer is in: the first
-	// is the heir of the next release, the second of the one after, and
-	// a release comes a round trip or two after a handoff. The others
-	// wake when about half the sections ahead of them are done.
-	d := section * time.Duration(min(max(ahead-1, 0), 1<<20)) / 2
-	if ttl > 0 {
-		d = min(d, ttl)
-	}
-	return min(d, most)
 }
 
 // giveUpLocked records a hold this process has given up as lost on its
@@ -369,7 +290,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	h, holds, g := m.hold, m.holds, m.gaveUp
 	m.mu.Unlock()
 	if holds == 0 && g != nil {
-		return m.givenUp(ctx, g)
+		return m.reportGivenUp(ctx, g)
 	}
 	if holds == 0 {
 		return ErrNotHeld
@@ -430,10 +351,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return err
 }
 
-// givenUp is Unlock after this process gave its hold up as lost on its
+// reportGivenUp is Unlock after this process gave its hold up as lost on its
 // own clock: it waits for the rollback that followed and says what it
 // found on the server, once.
-func (m *Mutex) givenUp(ctx context.Context, g *givenUp) error {
+func (m *Mutex) reportGivenUp(ctx context.Context, g *givenUp) error {
 	select {
 	case <-g.done:
 	case <-ctx.Done():
