@@ -186,7 +186,7 @@ func (e *lostConnection) Error() string {
 // error or a timeout below the caller's context) or the server did not run
 // the script and asks to try later.
 func retryable(err error) bool {
-	// A hold whose WAIT failed is asked for again (see acquisition.call); one
+	// A hold whose WAIT failed is asked for again (see Mutex.send); one
 	// that too few replicas acknowledged is an answer.
 	var ra *ReplicaError
 	if errors.As(err, &ra) {

@@ -7,8 +7,9 @@ import (
 )
 
 // The errors of this package; test for them with errors.Is. Lock, TryLock
-// and Unlock return them as they are; a Redis error is returned wrapped
-// with the lock's name ("lock \"order:42\": ...").
+// and Unlock return them as they are, except ErrNoAnswer, which comes
+// wrapped with the lock's name as a Redis error does ("lock \"order:42\":
+// ...").
 var (
 	// ErrNotHeld is returned by Unlock when this Mutex does not hold the
 	// lock: never acquired, already released, expired, or taken over by

@@ -78,7 +78,8 @@ const (
 	TriggerPoll                          // the fallback poll fired (no handoff within the poll interval)
 	TriggerDeadline                      // TryLock's wait ran out: the last attempt
 	// TriggerHandoff: on EventAcquired, a release handed the lock to this
-	// waiter, which sent no attempt after the release.
+	// waiter, which sent no attempt after the release (with PollOnly no
+	// message says so: the next poll finds the handoff, TriggerPoll).
 	TriggerHandoff
 )
 

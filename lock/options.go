@@ -125,10 +125,14 @@ type WaitStrategy struct {
 	// (starvation mode). The next two in line ask every millisecond
 	// (bsm/redislock's LinearBackoff as its users set it), the waiters
 	// behind them once they have waited about PollStarvation, and from then
-	// on each asks again as soon as its answer is in. The cost: a contended
-	// wait lasts about PollStarvation, and the polls add a few tenths of a
+	// on each asks again as soon as its answer is in, for another
+	// PollStarvation, then every millisecond while the lock stays held.
+	// MinPoll does not apply. The cost: a contended wait lasts about
+	// PollStarvation; with short sections the polls add a few tenths of a
 	// script call per section (8 clients on a local server; pub/sub sends
-	// about two per wait). Use PollOnly only where pub/sub cannot work.
+	// about two per wait), and behind a long hold each waiter sends about a
+	// thousand script calls a second (pub/sub: none). Use PollOnly only
+	// where pub/sub cannot work.
 	PollOnly bool
 	// QueueTTL is how long a waiter's place in the queue lives without a
 	// renewal (default DefaultQueueTTL): a waiter that died is skipped
@@ -139,7 +143,8 @@ type WaitStrategy struct {
 	// the lock at most 2 × QueueTTL. With WithLease(d) the grant is d.
 	QueueTTL time.Duration
 	// MinPoll is the shortest fallback sleep, default 5 ms (less when a
-	// third of QueueTTL or of the grant lease is less). An explicit
+	// third of QueueTTL or of the grant lease is less); PollOnly waiters
+	// and those of a Client without a rueidis client ask sooner. An explicit
 	// MinPoll must be at most a third of QueueTTL and of the grant lease:
 	// a waiter that sleeps longer loses its place in the queue, or learns
 	// of a handoff after the lease it was granted may have run out.
