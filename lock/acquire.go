@@ -465,7 +465,7 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 			return 0, nil
 		}
 	}
-	d, next := m.nap(res, &a.pace, a.sub, time.Since(a.queued), a.deadline, a.bounded)
+	d, next := m.pollAfter(res, &a.pace, a.sub, time.Since(a.queued), a.deadline, a.bounded)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -489,12 +489,12 @@ func (a *acquisition) sleep(res scripts.AcquireResult, sent time.Time) (token in
 	}
 }
 
-// nap is how long sleep waits after res refused an attempt when no wake
+// pollAfter is how long sleep waits after res refused an attempt when no wake
 // message comes, and which Trigger ends that wait: the fallback poll for
 // res's lease, cut to a bounded wait's deadline. Without wake messages the
 // waiter asks sooner: PollOnly as below, a Client without a rueidis client
 // (sub nil) as pace finds the queue moving.
-func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
+func (m *Mutex) pollAfter(res scripts.AcquireResult, pace *queuePace, sub *subscription, waited time.Duration, deadline time.Time, bounded bool) (time.Duration, Trigger) {
 	sleep, next := m.cfg.poll(res.TTL), TriggerPoll
 	switch {
 	case m.cfg.wait.PollOnly:
@@ -520,7 +520,7 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 			sleep = min(sleep, starving)
 		}
 	case sub == nil: // no wake messages
-		sleep = pace.sleep(res.Ahead, res.TTL, sleep)
+		sleep = pace.next(res.Ahead, res.TTL, sleep)
 	}
 	if rem := time.Until(deadline); bounded && rem <= sleep {
 		sleep, next = max(rem, 0), TriggerDeadline
@@ -530,7 +530,7 @@ func (m *Mutex) nap(res scripts.AcquireResult, pace *queuePace, sub *subscriptio
 
 // queuePace paces the polls of a waiter that hears of no handoff, of a
 // Client without a rueidis client (WithExecutor; PollOnly waiters are
-// paced by nap), so that a lock handed over does not idle until a fallback
+// paced by pollAfter), so that a lock handed over does not idle until a fallback
 // poll: the next waiter (ahead 0) asks again as soon as its answer is in,
 // and a waiter further back after about the time the sections ahead of it
 // take, measured from how fast its place moves (1 ms a section until then).
@@ -545,10 +545,10 @@ type queuePace struct {
 // as its users configure it most.
 const defaultSection = time.Millisecond
 
-// sleep returns how long to wait before the next attempt, after one that
+// next returns how long to wait before the next attempt, after one that
 // found ahead waiters ahead and the holder's lease at ttl, at most most
 // (the fallback poll).
-func (p *queuePace) sleep(ahead int64, ttl, most time.Duration) time.Duration {
+func (p *queuePace) next(ahead int64, ttl, most time.Duration) time.Duration {
 	now := time.Now()
 	switch {
 	case p.at.IsZero() || ahead > p.ahead:
