@@ -530,10 +530,11 @@ func (m *Mutex) pollAfter(res scripts.AcquireResult, pace *queuePace, sub *subsc
 
 // queuePace paces the polls of a waiter that hears of no handoff, of a
 // Client without a rueidis client (WithExecutor; PollOnly waiters are
-// paced by pollAfter), so that a lock handed over does not idle until a fallback
-// poll: the next waiter (ahead 0) asks again as soon as its answer is in,
-// and a waiter further back after about the time the sections ahead of it
-// take, measured from how fast its place moves (1 ms a section until then).
+// paced by pollAfter), so that a lock handed over does not idle until a
+// fallback poll: the next waiter (ahead 0) asks again as soon as its
+// answer is in, and a waiter further back after about the time the
+// sections ahead of it take, measured from how fast its place moves (1 ms
+// a section until then).
 type queuePace struct {
 	at      time.Time     // when ahead was last seen to change
 	ahead   int64         // waiters ahead at that time
