@@ -62,7 +62,7 @@ func TestHookAllocations(t *testing.T) {
 			}
 		}
 	}
-	// The least of several runs, the two ways interleaved: other
+	// The least of 21 runs each, the two ways interleaved: other
 	// goroutines (rueidis' readers and writers, the race detector's, a
 	// client another test left dialing) only ever add allocations, and a
 	// burst of theirs then cannot cover every run of one way alone.
@@ -70,7 +70,7 @@ func TestHookAllocations(t *testing.T) {
 	none() // warm up
 	with()
 	n, h := testing.AllocsPerRun(500, none), testing.AllocsPerRun(500, with)
-	for range 7 {
+	for range 20 {
 		n = min(n, testing.AllocsPerRun(500, none))
 		h = min(h, testing.AllocsPerRun(500, with))
 	}
@@ -174,7 +174,7 @@ func TestFunctionModeAllocations(t *testing.T) {
 	evalSha() // warm up; the first FCALL loads the library
 	fcall()
 	n, f := testing.AllocsPerRun(500, evalSha), testing.AllocsPerRun(500, fcall)
-	for range 7 {
+	for range 20 {
 		n = min(n, testing.AllocsPerRun(500, evalSha))
 		f = min(f, testing.AllocsPerRun(500, fcall))
 	}
