@@ -379,14 +379,7 @@ func (m *Mutex) validity(ctx context.Context, sent time.Time, ttl, granted time.
 		return until, nil
 	}
 	sent = time.Now()
-	if m.c.isClosed() { // nothing is sent on a closed Client
-		return time.Time{}, ErrClosed
-	}
-	var in scripts.Inspection
-	err := m.retry(ctx, 0, func(ctx context.Context) (err error) {
-		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
-		return err
-	})
+	in, err := m.ask(ctx)
 	switch {
 	case err != nil:
 		return time.Time{}, err

@@ -433,10 +433,22 @@ func (m *Mutex) RemainingLease(ctx context.Context) (time.Duration, error) {
 }
 
 func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
-	switch {
-	case ctx == nil:
+	if ctx == nil {
 		return scripts.Inspection{}, ErrNilContext
-	case m.c.isClosed():
+	}
+	in, err := m.ask(ctx)
+	if err != nil && ctx.Err() == nil && unanswered(err) {
+		err = fmt.Errorf("%w within the retry window: %w", ErrNoAnswer, err)
+	}
+	return in, m.wrap(err)
+}
+
+// ask runs the Inspect script for this owner, retried within the retry
+// window, and returns its answer and error as they are (inspect and
+// validity say them in their own terms); on a closed Client it sends
+// nothing and fails with ErrClosed.
+func (m *Mutex) ask(ctx context.Context) (scripts.Inspection, error) {
+	if m.c.isClosed() {
 		return scripts.Inspection{}, ErrClosed
 	}
 	var in scripts.Inspection
@@ -444,10 +456,7 @@ func (m *Mutex) inspect(ctx context.Context) (scripts.Inspection, error) {
 		in, err = m.scripts.Inspect(ctx, m.keys.Inspect(), scripts.InspectArgs{Owner: m.owner})
 		return err
 	})
-	if err != nil && ctx.Err() == nil && unanswered(err) {
-		err = fmt.Errorf("%w within the retry window: %w", ErrNoAnswer, err)
-	}
-	return in, m.wrap(err)
+	return in, err
 }
 
 // ForceUnlock deletes the lock whoever holds it and hands it to the first
