@@ -171,6 +171,9 @@ func (s *Sentinel) Stop() {
 	}
 }
 
+// nodes returns the deployment's Redis servers, the first primary first.
+func (s *Sentinel) nodes() []*Server { return append([]*Server{s.Primary}, s.Replicas...) }
+
 // Addrs returns the sentinels' addresses: a client's seed list.
 func (s *Sentinel) Addrs() []string {
 	out := make([]string, len(s.Sentinels))
@@ -216,7 +219,7 @@ func (s *Sentinel) Master() (*Server, error) {
 		}
 		addr = a
 	}
-	for _, n := range append([]*Server{s.Primary}, s.Replicas...) {
+	for _, n := range s.nodes() {
 		if n.Addr == addr {
 			return n, nil
 		}
@@ -261,7 +264,7 @@ func (s *Sentinel) WaitReplica(r *Server, timeout time.Duration) error {
 		if err != nil {
 			return err
 		}
-		for _, n := range append([]*Server{s.Primary}, s.Replicas...) {
+		for _, n := range s.nodes() {
 			if n == m || (m != r && n != r) {
 				continue
 			}
